@@ -1,0 +1,36 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'charts/', '.kube-identity/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      complexity: ['warn', 15],
+      'max-params': ['warn', 5],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Only src/cmd reads the process environment or exits.
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read process.env only in src/cmd' },
+        { object: 'process', property: 'exit', message: 'exit only in src/cmd' },
+        { object: 'process', property: 'argv', message: 'read argv only in src/cmd' },
+      ],
+    },
+  },
+  {
+    files: ['src/controller/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/apiserver/**'] }] },
+  },
+  {
+    files: ['src/apiserver/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/controller/**'] }] },
+  },
+  {
+    files: ['src/cmd/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', '**/*.test.ts', '*.js', 'scripts/**'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+);

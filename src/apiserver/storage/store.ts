@@ -1,0 +1,122 @@
+/**
+ * The storage contract of the embedded API server. It is deliberately the shape of etcd's API
+ * (a single revision counter over all writes, compare-and-swap on a key's revision, range reads
+ * at a revision, watch from a revision) so an etcd backend can replace the built-in ones and
+ * several API server replicas can share it.
+ *
+ * Every object a store returns carries `metadata.resourceVersion` set to the revision of the
+ * write that produced it (etcd's modRevision), as kube-apiserver's etcd3 versioner does.
+ * Objects handed out are never mutated by the store afterwards; callers must not mutate them
+ * either (clone before changing).
+ */
+import type { KObject } from '../../api/meta.js';
+
+export interface StoredObject {
+  key: string;
+  object: KObject;
+  /** Revision of the last write to this key (etcd modRevision). */
+  revision: number;
+}
+
+export type StoreEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent {
+  type: StoreEventType;
+  key: string;
+  /** The new state; for DELETED the last state with resourceVersion set to the delete's revision. */
+  object: KObject;
+  /** The state before this write (absent for ADDED), so watchers can see selector transitions. */
+  prevObject?: KObject;
+  revision: number;
+}
+
+export interface RangeOptions {
+  /** Keys starting with this prefix (use a trailing '/'). */
+  prefix: string;
+  /** Only keys strictly greater than this one (pagination). */
+  after?: string;
+  /** At most this many items; absent or 0 means all. */
+  limit?: number;
+  /** Read the state as of this revision (MVCC snapshot). Absent: the latest. */
+  revision?: number;
+}
+
+export interface RangeResult {
+  items: StoredObject[];
+  /** The revision the read was served at: the store's revision, or `RangeOptions.revision`. */
+  revision: number;
+  /** Number of keys under the prefix after the returned ones (0 when the page is the last). */
+  remaining: number;
+}
+
+export type StoreErrorCode =
+  /** create on a key that exists */
+  | 'KeyExists'
+  /** update/delete of a key that does not exist */
+  | 'KeyNotFound'
+  /** compare-and-swap failed: the key's revision differs from the expected one */
+  | 'Conflict'
+  /** the requested revision has been compacted away (410 Expired upstream) */
+  | 'Compacted'
+  /** the requested revision is newer than the store's */
+  | 'FutureRevision';
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: StoreErrorCode,
+    readonly key: string,
+    message: string,
+    /** For Compacted: the oldest revision still available. For Conflict: the key's current revision. */
+    readonly revision?: number,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+export interface WatchHandle {
+  /** Stops delivery; idempotent. */
+  stop(): void;
+}
+
+export interface WatchOptions {
+  /** Deliver every event with revision > fromRevision, in revision order, then live events. */
+  fromRevision: number;
+  onEvent: (event: StoreEvent) => void;
+  /** Called at most once if the watch cannot continue (e.g. Compacted); no events follow. */
+  onError?: (err: StoreError) => void;
+}
+
+export interface Store {
+  /** The revision of the newest write (0 for an empty store). */
+  currentRevision(): number;
+  /** The oldest revision still readable by range/watch; older ones give Compacted. */
+  compactedRevision(): number;
+
+  get(key: string): Promise<StoredObject | undefined>;
+  /** Fails with KeyExists when the key is present. */
+  create(key: string, object: KObject): Promise<StoredObject>;
+  /**
+   * Replaces the value. With `expectedRevision`, fails with Conflict unless the key's current
+   * revision equals it (compare-and-swap). Fails with KeyNotFound when the key is absent.
+   */
+  update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject>;
+  /** Removes the key; the returned object is its last state at the delete's revision. */
+  delete(key: string, expectedRevision?: number): Promise<StoredObject>;
+
+  range(options: RangeOptions): Promise<RangeResult>;
+  /** Throws Compacted synchronously-or-via-onError when `fromRevision` is older than the history kept. */
+  watch(prefix: string, options: WatchOptions): WatchHandle;
+
+  close(): Promise<void>;
+}
+
+/**
+ * The storage key of an object: `/registry/<group or core>/<plural>/[<namespace>/]<name>`.
+ * A collection prefix is the same with the name (and namespace) left off, ending in '/'.
+ */
+export function storageKey(group: string, plural: string, namespace: string | undefined, name?: string): string {
+  const base = `/registry/${group === '' ? 'core' : group}/${plural}/`;
+  if (namespace === undefined) return name === undefined ? base : base + name;
+  return name === undefined ? `${base}${namespace}/` : `${base}${namespace}/${name}`;
+}

@@ -1,0 +1,59 @@
+/** Time as a dependency, so queues, rate limiters and cleaners can be tested with a fake clock. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+}
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+/** A manually advanced clock: timers fire, in due order, only when `advance` passes them. */
+export class FakeClock implements Clock {
+  private current: number;
+  private timers: { at: number; seq: number; fn: () => void; cancelled: boolean }[] = [];
+  private seq = 0;
+
+  constructor(start = 0) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    this.timers.push(timer);
+    return { cancel: () => (timer.cancelled = true) };
+  }
+
+  /** Moves time forward by `ms`, firing every timer due on the way in time order. */
+  advance(ms: number): void {
+    const target = this.current + ms;
+    for (;;) {
+      const due = this.timers
+        .filter((t) => !t.cancelled && t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      this.current = due.at;
+      due.cancelled = true;
+      due.fn();
+    }
+    this.timers = this.timers.filter((t) => !t.cancelled);
+    this.current = target;
+  }
+
+  pendingTimers(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+}
