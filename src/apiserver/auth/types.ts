@@ -1,0 +1,22 @@
+/**
+ * The contract between the request pipeline and the identity layer: the pipeline asks who the
+ * caller is (authentication, including impersonation) and whether they may act (authorization,
+ * the Authorizer in registry/strategy.ts).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { UserInfo } from '../../api/meta.js';
+
+export interface AuthenticationRequest {
+  headers: IncomingHttpHeaders;
+  /** DER certificates the TLS client presented, leaf first (empty when none). */
+  clientCertificateChain: Uint8Array[];
+}
+
+export interface Authenticator {
+  /**
+   * The caller's identity, or undefined when the request carries no credentials at all (the
+   * pipeline then answers 401). Throws ApiError 401 for credentials that are present but invalid,
+   * and ApiError 403 for impersonation the caller may not perform.
+   */
+  authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined>;
+}
