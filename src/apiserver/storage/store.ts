@@ -37,7 +37,7 @@ export interface RangeOptions {
   after?: string;
   /** At most this many items; absent or 0 means all. */
   limit?: number;
-  /** Read the state as of this revision (MVCC snapshot). Absent: the latest. */
+  /** Read the state as of this revision (MVCC snapshot). Absent or <= 0: the latest, as in etcd. */
   revision?: number;
 }
 
@@ -66,7 +66,10 @@ export class StoreError extends Error {
     readonly code: StoreErrorCode,
     readonly key: string,
     message: string,
-    /** For Compacted: the oldest revision still available. For Conflict: the key's current revision. */
+    /**
+     * For Compacted: compactedRevision(), the oldest start revision still served (upstream's
+     * "too old resource version: N (M)" prints M as this minus one). For Conflict: the key's revision.
+     */
     readonly revision?: number,
   ) {
     super(message);
@@ -105,7 +108,11 @@ export interface Store {
   delete(key: string, expectedRevision?: number): Promise<StoredObject>;
 
   range(options: RangeOptions): Promise<RangeResult>;
-  /** Throws Compacted synchronously-or-via-onError when `fromRevision` is older than the history kept. */
+  /**
+   * Reports Compacted through `onError`, asynchronously, when `fromRevision` is older than the
+   * history kept; never throws for it. `onEvent` is never called inside `watch()` or a write call,
+   * and must not throw.
+   */
   watch(prefix: string, options: WatchOptions): WatchHandle;
 
   close(): Promise<void>;

@@ -1,0 +1,30 @@
+/**
+ * How the stores turn a caller's object into a stored one: an independent JSON copy stamped with
+ * the write's revision and deep-frozen, so it can be shared between the current state, the event
+ * history and every watcher without anyone being able to change it later.
+ */
+import type { KObject } from '../../api/meta.js';
+
+/** Freezes a JSON value and everything reachable from it; returns it for chaining. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as object)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** The JSON text of `object` with `metadata.resourceVersion` set to `revision`. */
+export function stampJson(object: KObject, revision: number): string {
+  return JSON.stringify({ ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } });
+}
+
+/** Parses stored JSON into a deep-frozen object. */
+export function parseFrozen(json: string): KObject {
+  return deepFreeze(JSON.parse(json) as KObject);
+}
+
+/** The revision a stored object was written at (its resourceVersion). */
+export function revisionOf(object: KObject): number {
+  return Number(object.metadata?.resourceVersion ?? 0);
+}

@@ -1,0 +1,227 @@
+/**
+ * The in-memory MVCC state both built-in stores serve reads from: the current value of every key
+ * (kept in key order for paginated range reads) plus the newest `historyLimit` write events.
+ *
+ * Every write gets the next revision, so the kept history holds exactly the revisions
+ * `compacted+1 .. revision`. That makes any revision in `compacted .. revision` readable: the state
+ * at R is the current state with every event after R undone (each event carries the key's previous
+ * value), and a watch from R can be served because all events after R are still there.
+ */
+import type { KObject } from '../../api/meta.js';
+import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
+import { parseFrozen, revisionOf, stampJson } from './frozen.js';
+
+export type WriteOp =
+  | { kind: 'create'; key: string; object: KObject }
+  | { kind: 'update'; key: string; object: KObject; expectedRevision?: number }
+  | { kind: 'delete'; key: string; expectedRevision?: number };
+
+/** A validated write that has not been applied yet; `json` is the new value's stored text. */
+export interface PreparedWrite {
+  event: StoreEvent;
+  json: string;
+}
+
+export class MvccIndex {
+  private readonly current = new Map<string, StoredObject>();
+  /** The keys of `current`, sorted (UTF-16 code unit order, as JS compares strings). */
+  private readonly keys: string[] = [];
+  /** Events in revision order; `history[head]` has revision `compacted + 1`. */
+  private history: StoreEvent[] = [];
+  private head = 0;
+  private rev = 0;
+  private compacted = 0;
+
+  constructor(private readonly historyLimit: number) {
+    if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new RangeError('historyLimit must be an integer >= 1');
+  }
+
+  revision(): number {
+    return this.rev;
+  }
+
+  compactedRevision(): number {
+    return this.compacted;
+  }
+
+  get(key: string): StoredObject | undefined {
+    return this.current.get(key);
+  }
+
+  /** Checks `op` against the current state and builds its event at the next revision. */
+  prepare(op: WriteOp): PreparedWrite {
+    const existing = this.current.get(op.key);
+    const revision = this.rev + 1;
+    if (op.kind === 'create') {
+      if (existing) throw new StoreError('KeyExists', op.key, `key ${op.key} already exists`, existing.revision);
+      return this.build('ADDED', op.key, stampJson(op.object, revision), revision);
+    }
+    if (!existing) throw new StoreError('KeyNotFound', op.key, `key ${op.key} not found`);
+    if (op.expectedRevision !== undefined && op.expectedRevision !== existing.revision) {
+      throw new StoreError(
+        'Conflict',
+        op.key,
+        `key ${op.key} is at revision ${existing.revision}, expected ${op.expectedRevision}`,
+        existing.revision,
+      );
+    }
+    const source = op.kind === 'update' ? op.object : existing.object;
+    return this.build(op.kind === 'update' ? 'MODIFIED' : 'DELETED', op.key, stampJson(source, revision), revision, existing);
+  }
+
+  private build(type: StoreEvent['type'], key: string, json: string, revision: number, prev?: StoredObject): PreparedWrite {
+    const event: StoreEvent = { type, key, object: parseFrozen(json), revision };
+    if (prev) event.prevObject = prev.object;
+    return { event: Object.freeze(event), json };
+  }
+
+  /** Applies a prepared write; it must be the next revision. */
+  apply(event: StoreEvent): void {
+    if (event.revision !== this.rev + 1) throw new Error(`out-of-order write: ${event.revision} after ${this.rev}`);
+    this.setCurrent(event);
+    this.rev = event.revision;
+    this.history.push(event);
+    if (this.history.length - this.head > this.historyLimit) {
+      this.head++;
+      this.compacted++;
+      // Drop the consumed prefix now and then instead of shifting on every write.
+      if (this.head >= this.historyLimit) {
+        this.history = this.history.slice(this.head);
+        this.head = 0;
+      }
+    }
+  }
+
+  private setCurrent(event: StoreEvent): void {
+    const index = lowerBound(this.keys, event.key);
+    const present = this.keys[index] === event.key;
+    if (event.type === 'DELETED') {
+      this.current.delete(event.key);
+      if (present) this.keys.splice(index, 1);
+      return;
+    }
+    this.current.set(event.key, Object.freeze({ key: event.key, object: event.object, revision: event.revision }));
+    if (!present) this.keys.splice(index, 0, event.key);
+  }
+
+  /**
+   * Loads persisted state: the current values, the kept events (ascending, contiguous, ending at
+   * `revision`) and the revision. Only valid on an empty index.
+   */
+  restore(current: StoredObject[], events: StoreEvent[], revision: number): void {
+    for (const item of current) this.current.set(item.key, Object.freeze(item));
+    this.keys.push(...[...this.current.keys()].sort(compareKeys));
+    const kept = events.slice(Math.max(0, events.length - this.historyLimit));
+    const first = kept[0]?.revision ?? revision + 1;
+    kept.forEach((event, i) => {
+      if (event.revision !== first + i) throw new Error(`event log has a gap before revision ${event.revision}`);
+    });
+    if (kept.length > 0 && first + kept.length - 1 !== revision) throw new Error('event log does not end at the store revision');
+    this.history = kept;
+    this.rev = revision;
+    this.compacted = first - 1;
+  }
+
+  /** Events after `fromRevision` under `prefix`, oldest first; Compacted when some are gone. */
+  eventsAfter(fromRevision: number, prefix: string): StoreEvent[] {
+    if (fromRevision < this.compacted) throw this.compactedError(prefix, fromRevision);
+    const start = this.head + Math.max(0, fromRevision - this.compacted);
+    const out: StoreEvent[] = [];
+    for (let i = start; i < this.history.length; i++) {
+      const event = this.history[i]!;
+      if (event.key.startsWith(prefix)) out.push(event);
+    }
+    return out;
+  }
+
+  range(options: RangeOptions): RangeResult {
+    const { prefix, after, limit } = options;
+    const at = options.revision !== undefined && options.revision > 0 ? options.revision : this.rev;
+    if (at > this.rev) {
+      throw new StoreError('FutureRevision', prefix, `revision ${at} is newer than the store revision ${this.rev}`, this.rev);
+    }
+    if (at < this.compacted) throw this.compactedError(prefix, at);
+    if (at === this.rev) {
+      const [first, last] = this.bounds(prefix);
+      const start = after === undefined ? first : Math.max(first, upperBound(this.keys, after));
+      const end = limit && limit > 0 ? Math.min(last, start + limit) : last;
+      const items = this.keys.slice(start, end).map((key) => this.current.get(key)!);
+      return { items, revision: at, remaining: last - end };
+    }
+    const past = this.stateAt(at, prefix);
+    const keys = [...past.keys()].sort(compareKeys);
+    const start = after === undefined ? 0 : upperBound(keys, after);
+    const end = limit && limit > 0 ? Math.min(keys.length, start + limit) : keys.length;
+    const items = keys.slice(start, end).map((key) => past.get(key)!);
+    return { items, revision: at, remaining: keys.length - end };
+  }
+
+  /** The index range of the current keys under `prefix` (they are contiguous in key order). */
+  private bounds(prefix: string): [number, number] {
+    const start = lowerBound(this.keys, prefix);
+    let lo = start;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.keys[mid]!.startsWith(prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return [start, lo];
+  }
+
+  /** The values under `prefix` as of revision `at`, by undoing the events after it. */
+  private stateAt(at: number, prefix: string): Map<string, StoredObject> {
+    const undone = new Map<string, StoredObject | undefined>();
+    for (let i = this.head + (at - this.compacted); i < this.history.length; i++) {
+      const event = this.history[i]!;
+      if (!event.key.startsWith(prefix) || undone.has(event.key)) continue;
+      const prev = event.prevObject;
+      undone.set(event.key, prev && { key: event.key, object: prev, revision: revisionOf(prev) });
+    }
+    const state = new Map<string, StoredObject>();
+    const [first, last] = this.bounds(prefix);
+    for (let i = first; i < last; i++) {
+      const key = this.keys[i]!;
+      if (!undone.has(key)) state.set(key, this.current.get(key)!);
+    }
+    for (const [key, value] of undone) if (value) state.set(key, value);
+    return state;
+  }
+
+  private compactedError(key: string, revision: number): StoreError {
+    return new StoreError(
+      'Compacted',
+      key,
+      `revision ${revision} has been compacted; the oldest available is ${this.compacted}`,
+      this.compacted,
+    );
+  }
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** First index whose key is >= `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index whose key is > `key`. */
+function upperBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,118 @@
+/** SqliteStore behaviour across reopen, and its file lock; shared behaviour is in store-conformance.test.ts. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { KObject } from '../../api/meta.js';
+import { SqliteStore } from './sqlite.js';
+import type { StoreEvent } from './store.js';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'sqlite-store-'));
+  file = path.join(dir, 'state.db');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const obj = (name: string, v: string): KObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { v } });
+
+describe('SqliteStore', () => {
+  it('keeps values, history and the revision counter across reopen', async () => {
+    let store = SqliteStore.open(file);
+    await store.create('/r/a', obj('a', '1'));
+    await store.create('/r/b', obj('b', '1'));
+    await store.update('/r/a', obj('a', '2'));
+    await store.create('/r/c', obj('c', '1'));
+    await store.delete('/r/c');
+    await store.close();
+
+    store = SqliteStore.open(file);
+    expect(store.currentRevision()).toBe(5);
+    expect((await store.get('/r/a'))?.object).toEqual({ ...obj('a', '2'), metadata: { name: 'a', resourceVersion: '3' } });
+    expect(await store.get('/r/c')).toBeUndefined();
+    const atTwo = await store.range({ prefix: '/r/', revision: 2 });
+    expect(atTwo.items.map((i) => [i.key, i.object.data, i.revision])).toEqual([
+      ['/r/a', { v: '1' }, 1],
+      ['/r/b', { v: '1' }, 2],
+    ]);
+
+    const events: StoreEvent[] = [];
+    store.watch('/r/', { fromRevision: 2, onEvent: (e) => events.push(e) });
+    // The deleted key held the newest revision; the next write must still get a new one.
+    expect((await store.create('/r/c', obj('c', '2'))).revision).toBe(6);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+      ['MODIFIED', '/r/a', 3],
+      ['ADDED', '/r/c', 4],
+      ['DELETED', '/r/c', 5],
+      ['ADDED', '/r/c', 6],
+    ]);
+    expect(events[1]?.prevObject).toBeUndefined();
+    expect(events[2]?.prevObject?.metadata?.resourceVersion).toBe('4');
+    await store.close();
+  });
+
+  it('compacts the file log, records the compacted revision and never reuses revisions', async () => {
+    let store = SqliteStore.open(file, { historyLimit: 10 });
+    for (let i = 0; i < 25; i++) await store.create(`/r/k${String(i).padStart(2, '0')}`, obj(`k${i}`, '1'));
+    for (let i = 0; i < 25; i++) await store.delete(`/r/k${String(i).padStart(2, '0')}`);
+    expect(store.compactedRevision()).toBe(40);
+    await store.close();
+
+    const raw = new Database(file, { readonly: true });
+    const meta = Object.fromEntries((raw.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]));
+    const { n, oldest } = raw.prepare('SELECT count(*) AS n, min(revision) AS oldest FROM events').get() as { n: number; oldest: number };
+    expect(meta.revision).toBe(50);
+    expect(meta.compacted).toBeGreaterThanOrEqual(39);
+    expect(oldest).toBe(meta.compacted! + 1);
+    expect(n).toBeLessThan(12);
+    expect((raw.prepare('SELECT count(*) AS n FROM kv').get() as { n: number }).n).toBe(0);
+    raw.close();
+
+    store = SqliteStore.open(file, { historyLimit: 10 });
+    expect(store.currentRevision()).toBe(50);
+    expect(store.compactedRevision()).toBe(40);
+    expect((await store.range({ prefix: '/r/', revision: 40 })).items.map((i) => i.key)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `/r/k${String(15 + i).padStart(2, '0')}`),
+    );
+    await expect(store.range({ prefix: '/r/', revision: 39 })).rejects.toMatchObject({ code: 'Compacted', revision: 40 });
+    expect((await store.create('/r/k00', obj('k0', '2'))).revision).toBe(51);
+    await store.close();
+  });
+
+  it('reopens with a different history limit', async () => {
+    let store = SqliteStore.open(file, { historyLimit: 10 });
+    for (let i = 0; i < 30; i++) await store.create(`/r/k${i}`, obj(`k${i}`, '1'));
+    await store.close();
+    store = SqliteStore.open(file, { historyLimit: 100 });
+    const widened = store.compactedRevision();
+    expect(widened).toBeGreaterThanOrEqual(19);
+    expect(widened).toBeLessThanOrEqual(20);
+    expect((await store.range({ prefix: '/r/', revision: widened })).items).toHaveLength(widened);
+    await store.close();
+    store = SqliteStore.open(file, { historyLimit: 3 });
+    expect(store.compactedRevision()).toBe(27);
+    expect((await store.create('/r/last', obj('last', '1'))).revision).toBe(31);
+    await store.close();
+  });
+
+  it('refuses a second store on a file that is open', async () => {
+    await SqliteStore.open(file).close();
+    const store = SqliteStore.open(file, { busyTimeoutMs: 50 });
+    // The lock is held from open on, not only from the first write.
+    expect(() => SqliteStore.open(file, { busyTimeoutMs: 50 })).toThrow(/locked/);
+    await store.create('/r/a', obj('a', '1'));
+    await store.close();
+    const again = SqliteStore.open(file);
+    expect((await again.get('/r/a'))?.revision).toBe(1);
+    await again.close();
+  });
+
+  it('rejects operations after close', async () => {
+    const store = SqliteStore.open(file);
+    await store.close();
+    await expect(store.get('/r/a')).rejects.toThrow(/closed/);
+    await expect(store.create('/r/a', obj('a', '1'))).rejects.toThrow(/closed/);
+  });
+});

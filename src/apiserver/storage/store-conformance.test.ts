@@ -1,0 +1,291 @@
+/**
+ * Behaviour every Store backend must share (the etcd-shaped contract in store.ts), run against
+ * each built-in backend.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { KObject } from '../../api/meta.js';
+import { MemoryStore } from './memory.js';
+import { SqliteStore } from './sqlite.js';
+import { StoreError, type Store, type StoreEvent } from './store.js';
+
+type Factory = (historyLimit?: number) => Store;
+
+const dirs: string[] = [];
+const backends: [string, Factory][] = [
+  ['memory', (historyLimit) => new MemoryStore({ historyLimit })],
+  [
+    'sqlite',
+    (historyLimit) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'store-conformance-'));
+      dirs.push(dir);
+      return SqliteStore.open(path.join(dir, 'state.db'), { historyLimit });
+    },
+  ],
+];
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function obj(name: string, data: Record<string, unknown> = {}): KObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data };
+}
+
+/** Lets queued watch deliveries (microtasks) run. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function watchAll(store: Store, prefix: string, fromRevision: number) {
+  const events: StoreEvent[] = [];
+  const errors: StoreError[] = [];
+  const handle = store.watch(prefix, { fromRevision, onEvent: (e) => events.push(e), onError: (e) => errors.push(e) });
+  return { events, errors, handle };
+}
+
+async function expectStoreError(promise: Promise<unknown>, code: string): Promise<StoreError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StoreError);
+  expect((err as StoreError).code).toBe(code);
+  return err as StoreError;
+}
+
+/** Deterministic PRNG (mulberry32) so the model test is reproducible. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe.each(backends)('%s store', (_name, open) => {
+  let store: Store;
+  beforeEach(() => {
+    store = open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('creates, gets, updates and deletes with resourceVersion set to the revision', async () => {
+    expect(store.currentRevision()).toBe(0);
+    const input = obj('a', { x: '1' });
+    const created = await store.create('/r/a', input);
+    expect(created.revision).toBe(1);
+    expect(created.object.metadata?.resourceVersion).toBe('1');
+    expect(input.metadata?.resourceVersion).toBeUndefined();
+    (input.data as Record<string, string>).x = 'changed';
+    const got = await store.get('/r/a');
+    expect(got?.object.data).toEqual({ x: '1' });
+    expect(Object.isFrozen(got?.object)).toBe(true);
+    expect(Object.isFrozen(got?.object.metadata)).toBe(true);
+
+    const updated = await store.update('/r/a', { ...obj('a', { x: '2' }), metadata: { name: 'a', resourceVersion: '99' } });
+    expect(updated.revision).toBe(2);
+    expect(updated.object.metadata?.resourceVersion).toBe('2');
+    expect((await store.get('/r/a'))?.object.data).toEqual({ x: '2' });
+
+    const deleted = await store.delete('/r/a');
+    expect(deleted.revision).toBe(3);
+    expect(deleted.object.metadata?.resourceVersion).toBe('3');
+    expect(deleted.object.data).toEqual({ x: '2' });
+    expect(await store.get('/r/a')).toBeUndefined();
+    expect(store.currentRevision()).toBe(3);
+  });
+
+  it('reports KeyExists, KeyNotFound and CAS Conflict without consuming a revision', async () => {
+    await store.create('/r/a', obj('a'));
+    await expectStoreError(store.create('/r/a', obj('a')), 'KeyExists');
+    await expectStoreError(store.update('/r/b', obj('b')), 'KeyNotFound');
+    await expectStoreError(store.delete('/r/b'), 'KeyNotFound');
+    await store.update('/r/a', obj('a', { v: '2' }), 1);
+    const conflict = await expectStoreError(store.update('/r/a', obj('a', { v: '3' }), 1), 'Conflict');
+    expect(conflict.revision).toBe(2);
+    await expectStoreError(store.delete('/r/a', 1), 'Conflict');
+    expect(store.currentRevision()).toBe(2);
+    expect((await store.get('/r/a'))?.object.data).toEqual({ v: '2' });
+    expect((await store.delete('/r/a', 2)).revision).toBe(3);
+  });
+
+  it('ranges by prefix in key order with after, limit and remaining', async () => {
+    for (const name of ['c', 'a', 'e', 'b', 'd']) await store.create(`/r/ns/${name}`, obj(name));
+    await store.create('/r/ns2/a', obj('other'));
+    await store.create('/r/n', obj('n'));
+    const all = await store.range({ prefix: '/r/ns/' });
+    expect(all.items.map((i) => i.key)).toEqual(['/r/ns/a', '/r/ns/b', '/r/ns/c', '/r/ns/d', '/r/ns/e']);
+    expect(all).toMatchObject({ revision: 7, remaining: 0 });
+    expect(all.items[2]?.revision).toBe(1);
+    expect(all.items[2]?.object.metadata?.resourceVersion).toBe('1');
+
+    const page1 = await store.range({ prefix: '/r/ns/', limit: 2 });
+    expect(page1.items.map((i) => i.key)).toEqual(['/r/ns/a', '/r/ns/b']);
+    expect(page1.remaining).toBe(3);
+    const page2 = await store.range({ prefix: '/r/ns/', limit: 2, after: '/r/ns/b' });
+    expect(page2.items.map((i) => i.key)).toEqual(['/r/ns/c', '/r/ns/d']);
+    expect(page2.remaining).toBe(1);
+    const page3 = await store.range({ prefix: '/r/ns/', limit: 2, after: '/r/ns/d' });
+    expect(page3.items.map((i) => i.key)).toEqual(['/r/ns/e']);
+    expect(page3.remaining).toBe(0);
+    expect((await store.range({ prefix: '/r/ns/', after: '/r/ns/bb' })).items.map((i) => i.key)).toEqual([
+      '/r/ns/c',
+      '/r/ns/d',
+      '/r/ns/e',
+    ]);
+    expect((await store.range({ prefix: '/r/none/' })).items).toEqual([]);
+  });
+
+  it('ranges at an old revision after later updates, deletes and creates', async () => {
+    await store.create('/r/a', obj('a', { v: 'a1' }));
+    await store.create('/r/b', obj('b', { v: 'b1' }));
+    await store.create('/r/c', obj('c', { v: 'c1' }));
+    const snapshot = store.currentRevision();
+    await store.update('/r/a', obj('a', { v: 'a2' }));
+    await store.delete('/r/b');
+    await store.create('/r/aa', obj('aa'));
+    await store.update('/r/a', obj('a', { v: 'a3' }));
+    await store.create('/r/b', obj('b', { v: 'b2' }));
+
+    const page1 = await store.range({ prefix: '/r/', revision: snapshot, limit: 2 });
+    expect(page1.revision).toBe(snapshot);
+    expect(page1.items.map((i) => [i.key, i.object.data, i.revision, i.object.metadata?.resourceVersion])).toEqual([
+      ['/r/a', { v: 'a1' }, 1, '1'],
+      ['/r/b', { v: 'b1' }, 2, '2'],
+    ]);
+    expect(page1.remaining).toBe(1);
+    const page2 = await store.range({ prefix: '/r/', revision: snapshot, after: '/r/b' });
+    expect(page2.items.map((i) => [i.key, i.object.data])).toEqual([['/r/c', { v: 'c1' }]]);
+    expect((await store.range({ prefix: '/r/', revision: 5 })).items.map((i) => i.key)).toEqual(['/r/a', '/r/c']);
+    expect((await store.range({ prefix: '/r/' })).items.map((i) => i.key)).toEqual(['/r/a', '/r/aa', '/r/b', '/r/c']);
+    await expectStoreError(store.range({ prefix: '/r/', revision: store.currentRevision() + 1 }), 'FutureRevision');
+  });
+
+  it('matches a model of the history at every kept revision', async () => {
+    const random = prng(42);
+    const states: Map<string, string>[] = [new Map()];
+    const model = new Map<string, string>();
+    for (let i = 0; i < 300; i++) {
+      const key = `/m/${Math.floor(random() * 12)
+        .toString()
+        .padStart(2, '0')}`;
+      const value = String(i);
+      if (!model.has(key)) await store.create(key, obj(key, { value }));
+      else if (random() < 0.3) await store.delete(key);
+      else await store.update(key, obj(key, { value }));
+      if (model.has(key) && (await store.get(key)) === undefined) model.delete(key);
+      else model.set(key, value);
+      states.push(new Map(model));
+    }
+    for (let rev = 1; rev <= store.currentRevision(); rev += 7) {
+      const seen = new Map<string, string>();
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.range({ prefix: '/m/', revision: rev, after, limit: 5 });
+        for (const item of page.items) seen.set(item.key, (item.object.data as { value: string }).value);
+        after = page.items.at(-1)?.key;
+        if (page.remaining === 0) break;
+      }
+      expect(seen).toEqual(states[rev]);
+    }
+  });
+
+  it('keeps revisions strictly increasing across prefixes, kinds and deletes of the newest key', async () => {
+    const revisions: number[] = [];
+    revisions.push((await store.create('/registry/core/secrets/ns/a', obj('a'))).revision);
+    revisions.push((await store.create('/registry/coordination.k8s.io/leases/ns/a', obj('a'))).revision);
+    revisions.push((await store.update('/registry/core/secrets/ns/a', obj('a', { v: '1' }))).revision);
+    revisions.push((await store.delete('/registry/coordination.k8s.io/leases/ns/a')).revision);
+    revisions.push((await store.create('/registry/coordination.k8s.io/leases/ns/a', obj('a'))).revision);
+    expect(revisions).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('reports Compacted for revisions older than the kept history, for range and watch', async () => {
+    await store.close();
+    store = open(5);
+    for (let i = 0; i < 12; i++) await store.create(`/r/k${i}`, obj(`k${i}`));
+    expect(store.compactedRevision()).toBe(7);
+    const err = await expectStoreError(store.range({ prefix: '/r/', revision: 6 }), 'Compacted');
+    expect(err.revision).toBe(7);
+    expect((await store.range({ prefix: '/r/', revision: 7 })).items).toHaveLength(7);
+
+    const old = watchAll(store, '/r/', 6);
+    const ok = watchAll(store, '/r/', 7);
+    expect(old.errors).toEqual([]);
+    await settle();
+    expect(old.errors.map((e) => [e.code, e.revision])).toEqual([['Compacted', 7]]);
+    expect(old.events).toEqual([]);
+    expect(ok.errors).toEqual([]);
+    expect(ok.events.map((e) => e.revision)).toEqual([8, 9, 10, 11, 12]);
+    ok.handle.stop();
+  });
+
+  it('replays history after the start revision, then goes live, in order and asynchronously', async () => {
+    await store.create('/r/a', obj('a', { v: '1' }));
+    const from = store.currentRevision();
+    await store.create('/r/b', obj('b'));
+    await store.update('/r/a', obj('a', { v: '2' }));
+    const w = watchAll(store, '/r/', from);
+    expect(w.events).toEqual([]);
+    const deleting = store.delete('/r/a');
+    expect(w.events).toEqual([]);
+    await deleting;
+    await settle();
+    await store.create('/r/c', obj('c'));
+    await settle();
+    expect(w.events.map((e) => [e.type, e.key, e.revision, e.object.metadata?.resourceVersion])).toEqual([
+      ['ADDED', '/r/b', 2, '2'],
+      ['MODIFIED', '/r/a', 3, '3'],
+      ['DELETED', '/r/a', 4, '4'],
+      ['ADDED', '/r/c', 5, '5'],
+    ]);
+    expect(w.events[1]?.prevObject?.data).toEqual({ v: '1' });
+    expect(w.events[2]?.object.data).toEqual({ v: '2' });
+    expect(w.events[2]?.prevObject?.metadata?.resourceVersion).toBe('3');
+    expect(w.events[0]?.prevObject).toBeUndefined();
+    w.handle.stop();
+    await store.create('/r/d', obj('d'));
+    await settle();
+    expect(w.events).toHaveLength(4);
+  });
+
+  it('filters watch events by prefix and starts a future-revision watch after that revision', async () => {
+    const secrets = watchAll(store, '/registry/core/secrets/', 0);
+    const future = watchAll(store, '/registry/', 2);
+    await store.create('/registry/core/secrets/ns/a', obj('a'));
+    await store.create('/registry/core/secretsx/ns/a', obj('a'));
+    await store.create('/registry/core/configmaps/ns/a', obj('a'));
+    await store.update('/registry/core/secrets/ns/a', obj('a', { v: '2' }));
+    await settle();
+    expect(secrets.events.map((e) => [e.type, e.revision])).toEqual([
+      ['ADDED', 1],
+      ['MODIFIED', 4],
+    ]);
+    expect(future.events.map((e) => e.revision)).toEqual([3, 4]);
+  });
+
+  it('delivers writes made from a watch callback after the events before them, to every watcher', async () => {
+    const order: number[][] = [[], []];
+    const handles = [0, 1].map((i) =>
+      store.watch('/r/', {
+        fromRevision: 0,
+        onEvent: (e) => {
+          order[i]!.push(e.revision);
+          if (i === 0 && e.key === '/r/a') void store.create(`/r/reaction-${e.revision}`, obj('r'));
+        },
+      }),
+    );
+    await store.create('/r/a', obj('a'));
+    await store.create('/r/b', obj('b'));
+    await store.update('/r/a', obj('a', { v: '2' }));
+    await settle();
+    expect(store.currentRevision()).toBe(5);
+    expect(order[0]).toEqual([1, 2, 3, 4, 5]);
+    expect(order[1]).toEqual([1, 2, 3, 4, 5]);
+    for (const h of handles) h.stop();
+  });
+});
