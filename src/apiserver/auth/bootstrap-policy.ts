@@ -1,0 +1,138 @@
+/**
+ * The default RBAC objects a kubeadm-built cluster has for the resources this server serves
+ * (upstream's bootstrappolicy plus the one kubeadm binding for node bootstrap). The server creates
+ * each one at start if absent. kubeadm's CSR auto-approval bindings are not upstream defaults, so
+ * they are offered separately for installations that want kubeadm's behaviour.
+ */
+import type { KObject } from '../../api/meta.js';
+import type { PolicyRule } from './rbac-authorizer.js';
+
+const RBAC_V1 = 'rbac.authorization.k8s.io/v1';
+const CERTS = 'certificates.k8s.io';
+
+type Rule = Partial<PolicyRule> & { verbs: string[] };
+
+function meta(name: string, bootstrapping = true): KObject['metadata'] {
+  return bootstrapping
+    ? {
+        name,
+        labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' },
+        annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
+      }
+    : { name };
+}
+
+function clusterRole(name: string, rules: Rule[], bootstrapping = true): KObject {
+  return { apiVersion: RBAC_V1, kind: 'ClusterRole', metadata: meta(name, bootstrapping), rules };
+}
+
+type SubjectSpec = { kind: 'Group' | 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
+
+function binding(name: string, role: string, subjects: SubjectSpec[], bootstrapping = true): KObject {
+  return {
+    apiVersion: RBAC_V1,
+    kind: 'ClusterRoleBinding',
+    metadata: meta(name, bootstrapping),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: subjects.map((s) => (s.kind === 'ServiceAccount' ? s : { apiGroup: 'rbac.authorization.k8s.io', ...s })),
+  };
+}
+
+const group = (name: string): SubjectSpec => ({ kind: 'Group', name });
+
+function approver(name: string, signer: string): KObject {
+  return clusterRole(`system:certificates.k8s.io:${name}`, [
+    { apiGroups: [CERTS], resources: ['signers'], resourceNames: [signer], verbs: ['approve'] },
+  ]);
+}
+
+const PUBLIC_INFO = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
+const DISCOVERY = ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...PUBLIC_INFO];
+const OIDC = ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/'];
+
+function clusterRoles(): KObject[] {
+  return [
+    clusterRole('cluster-admin', [
+      { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+      { nonResourceURLs: ['*'], verbs: ['*'] },
+    ]),
+    clusterRole('system:discovery', [{ nonResourceURLs: DISCOVERY, verbs: ['get'] }]),
+    clusterRole('system:public-info-viewer', [{ nonResourceURLs: PUBLIC_INFO, verbs: ['get'] }]),
+    clusterRole('system:basic-user', [
+      { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+    ]),
+    clusterRole('system:auth-delegator', [
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]),
+    clusterRole('system:service-account-issuer-discovery', [{ nonResourceURLs: OIDC, verbs: ['get'] }]),
+    clusterRole('system:node-bootstrapper', [
+      { apiGroups: [CERTS], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
+    ]),
+    clusterRole('system:certificates.k8s.io:certificatesigningrequests:nodeclient', [
+      { apiGroups: [CERTS], resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] },
+    ]),
+    clusterRole('system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [
+      { apiGroups: [CERTS], resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] },
+    ]),
+    approver('legacy-unknown-approver', 'kubernetes.io/legacy-unknown'),
+    approver('kubelet-serving-approver', 'kubernetes.io/kubelet-serving'),
+    approver('kube-apiserver-client-approver', 'kubernetes.io/kube-apiserver-client'),
+    approver('kube-apiserver-client-kubelet-approver', 'kubernetes.io/kube-apiserver-client-kubelet'),
+    clusterRole('system:controller:certificate-controller', [
+      { apiGroups: [CERTS], resources: ['certificatesigningrequests'], verbs: ['delete', 'get', 'list', 'watch'] },
+      { apiGroups: [CERTS], resources: ['certificatesigningrequests/approval', 'certificatesigningrequests/status'], verbs: ['update'] },
+      { apiGroups: [CERTS], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'], verbs: ['approve'] },
+      {
+        apiGroups: [CERTS],
+        resources: ['signers'],
+        resourceNames: [
+          'kubernetes.io/kube-apiserver-client',
+          'kubernetes.io/kube-apiserver-client-kubelet',
+          'kubernetes.io/kubelet-serving',
+          'kubernetes.io/legacy-unknown',
+        ],
+        verbs: ['sign'],
+      },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    ]),
+  ];
+}
+
+function clusterRoleBindings(): KObject[] {
+  return [
+    binding('cluster-admin', 'cluster-admin', [group('system:masters')]),
+    binding('system:discovery', 'system:discovery', [group('system:authenticated')]),
+    binding('system:basic-user', 'system:basic-user', [group('system:authenticated')]),
+    binding('system:public-info-viewer', 'system:public-info-viewer', [
+      group('system:authenticated'),
+      group('system:unauthenticated'),
+    ]),
+    binding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', [
+      group('system:serviceaccounts'),
+    ]),
+    binding('system:controller:certificate-controller', 'system:controller:certificate-controller', [
+      { kind: 'ServiceAccount', name: 'certificate-controller', namespace: 'kube-system' },
+    ]),
+    // kubeadm's binding that lets bootstrap-token holders create CSRs (kubeadm:kubelet-bootstrap).
+    binding('kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', [group('system:bootstrappers')], false),
+  ];
+}
+
+/** Every ClusterRole and ClusterRoleBinding to create at start, roles first. */
+export function bootstrapPolicyObjects(): KObject[] {
+  return [...clusterRoles(), ...clusterRoleBindings()];
+}
+
+/**
+ * kubeadm's auto-approval bindings (first client certificate for bootstrap-token holders, renewals
+ * for nodes). Not upstream defaults: opt in explicitly.
+ */
+export function kubeadmAutoApproveBindings(): KObject[] {
+  return [
+    binding('kubeadm:node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')], false),
+    binding('kubeadm:node-autoapprove-certificate-rotation', 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [group('system:nodes')], false),
+  ];
+}

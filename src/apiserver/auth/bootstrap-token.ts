@@ -1,0 +1,68 @@
+/**
+ * Bootstrap tokens (`<id>.<secret>`), checked against the Secret kube-system/bootstrap-token-<id>
+ * of type bootstrap.kubernetes.io/token as upstream's bootstrap authenticator does. Every failure
+ * is "not mine" (upstream only logs it), which the token union reports as `invalid bearer token`.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { KObject, UserInfo } from '../../api/meta.js';
+import type { ObjectReader } from '../registry/strategy.js';
+import { record, SECRETS, str } from './objects.js';
+import type { AudienceAgnosticTokenAuthenticator } from './token-union.js';
+
+const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
+const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+export const BOOTSTRAP_SECRET_TYPE = 'bootstrap.kubernetes.io/token';
+export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
+
+export interface BootstrapTokenOptions {
+  objects: ObjectReader;
+  now: () => Date;
+}
+
+/** A Secret data value as text (data is base64 on the wire; stringData if the store kept it). */
+function dataValue(secret: KObject, key: string): string | undefined {
+  const b64 = str(record(secret.data)[key]);
+  if (b64 !== undefined) return Buffer.from(b64, 'base64').toString('utf8');
+  return str(record(secret.stringData)[key]);
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function groupsOf(secret: KObject): string[] | undefined {
+  const groups = [BOOTSTRAPPERS_GROUP];
+  const extra = dataValue(secret, 'auth-extra-groups');
+  for (const g of (extra ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    if (!EXTRA_GROUP.test(g)) return undefined;
+    if (!groups.includes(g)) groups.push(g);
+  }
+  return groups;
+}
+
+function expired(secret: KObject, now: Date): boolean {
+  const exp = dataValue(secret, 'expiration');
+  if (exp === undefined) return false;
+  const t = Date.parse(exp);
+  return Number.isNaN(t) || t <= now.getTime();
+}
+
+export function createBootstrapTokenAuthenticator(o: BootstrapTokenOptions): AudienceAgnosticTokenAuthenticator {
+  return {
+    async authenticateToken(token): Promise<UserInfo | undefined> {
+      const m = TOKEN.exec(token);
+      if (!m) return undefined;
+      const [, id = '', secretPart = ''] = m;
+      const secret = await o.objects.get(SECRETS, 'kube-system', `bootstrap-token-${id}`);
+      if (!secret || secret.metadata?.deletionTimestamp || secret.type !== BOOTSTRAP_SECRET_TYPE) return undefined;
+      if (dataValue(secret, 'token-id') !== id) return undefined;
+      if (!sameSecret(dataValue(secret, 'token-secret') ?? '', secretPart)) return undefined;
+      if (expired(secret, o.now())) return undefined;
+      if (dataValue(secret, 'usage-bootstrap-authentication') !== 'true') return undefined;
+      const groups = groupsOf(secret);
+      return groups ? { username: `system:bootstrap:${id}`, groups } : undefined;
+    },
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * Validating bound service-account JWTs (apiserver.md §5.3): the unverified issuer decides whether
+ * the token is ours at all; then signature (algorithm pinned per key, keys as KeyObjects so an
+ * HS256 forgery keyed with the public key cannot verify), issuer, audiences, time with upstream's
+ * 60 s leeway, and finally liveness of the account and bound object, with upstream's messages.
+ */
+import { compactVerify, decodeProtectedHeader } from 'jose';
+import type { UserInfo } from '../../api/meta.js';
+import type { ObjectReader } from '../registry/strategy.js';
+import { deletedBefore, NODES, PODS, record, SECRETS, SERVICE_ACCOUNTS, str, strings } from './objects.js';
+import type { VerificationKey } from './sa-keys.js';
+import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
+import { serviceAccountUsername } from './sa-token.js';
+import { intersect, type TokenAuthenticator, type TokenResponse } from './token-union.js';
+
+export const LEEWAY_SECONDS = 60;
+const MAX_KID_LENGTH = 128;
+
+export interface VerifyOptions {
+  keys: readonly VerificationKey[];
+  issuers: readonly string[];
+  /** Target audiences; the token must share at least one. */
+  audiences: readonly string[];
+  now: Date;
+}
+
+const INVALID = 'token could not be validated.';
+
+/** Go's `%q` of a []string: `["a" "b"]`. */
+function goQuoted(list: readonly string[]): string {
+  return `[${list.map((s) => JSON.stringify(s)).join(' ')}]`;
+}
+
+function decodeSegment(seg: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(seg, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The unverified issuer when the token looks like one of ours; undefined means "not mine". */
+function ownIssuer(token: string, issuers: readonly string[]): string | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || token.startsWith('{')) return undefined;
+  const iss = str(record(decodeSegment(parts[1] ?? '')).iss);
+  return iss !== undefined && issuers.includes(iss) ? iss : undefined;
+}
+
+async function verifySignature(token: string, keys: readonly VerificationKey[]): Promise<Uint8Array> {
+  let kid: string | undefined;
+  try {
+    const header = decodeProtectedHeader(token);
+    kid = typeof header.kid === 'string' ? header.kid : undefined;
+  } catch {
+    throw new Error('square/go-jose: compact JWS format must have three parts');
+  }
+  const candidates = kid === undefined ? keys : keys.filter((k) => kid.length <= MAX_KID_LENGTH && k.kid === kid);
+  if (candidates.length === 0) throw new Error('invalid signature, no keys found');
+  for (const k of candidates) {
+    try {
+      return (await compactVerify(token, k.publicKey, { algorithms: [k.alg] })).payload;
+    } catch {
+      // try the next key with the same kid; all failing is one error below
+    }
+  }
+  throw new Error('square/go-jose: error in cryptographic primitive');
+}
+
+function isRef(v: unknown): v is ObjectRefClaim {
+  const r = record(v);
+  return v !== undefined && (r.name === undefined || typeof r.name === 'string') && (r.uid === undefined || typeof r.uid === 'string');
+}
+
+/** Shape-checks verified claims; bound tokens must carry every time claim and the private claim. */
+function parseClaims(payload: Uint8Array): ServiceAccountClaims {
+  const raw = record(decodeSegment(Buffer.from(payload).toString('base64url')));
+  const k8s = record(raw['kubernetes.io']);
+  const aud = typeof raw.aud === 'string' ? [raw.aud] : strings(raw.aud);
+  const ok =
+    typeof raw.iss === 'string' &&
+    typeof raw.sub === 'string' &&
+    ['exp', 'iat', 'nbf'].every((c) => typeof raw[c] === 'number') &&
+    aud.length > 0 &&
+    typeof k8s.namespace === 'string' &&
+    isRef(k8s.serviceaccount) &&
+    [k8s.pod, k8s.secret, k8s.node].every((r) => r === undefined || isRef(r));
+  if (!ok) throw new Error(INVALID);
+  return { ...(raw as unknown as ServiceAccountClaims), aud };
+}
+
+/**
+ * Signature, issuer, audience and time checks; returns the verified claims and the audiences they
+ * share with the target. Throws an Error carrying upstream's message; undefined means "not mine".
+ */
+export async function verifyServiceAccountToken(
+  token: string,
+  o: VerifyOptions,
+): Promise<{ claims: ServiceAccountClaims; audiences: string[] } | undefined> {
+  if (ownIssuer(token, o.issuers) === undefined) return undefined;
+  const claims = parseClaims(await verifySignature(token, o.keys));
+  if (!o.issuers.includes(claims.iss)) throw new Error(`token issuer "${claims.iss}" is invalid`);
+  const audiences = intersect(claims.aud, o.audiences);
+  if (audiences.length === 0) {
+    throw new Error(`token audiences ${goQuoted(claims.aud)} is invalid for the target audiences ${goQuoted(o.audiences)}`);
+  }
+  const now = Math.floor(o.now.getTime() / 1000);
+  if (now - LEEWAY_SECONDS > claims.exp) throw new Error('service account token has expired');
+  if (now + LEEWAY_SECONDS < claims.nbf) throw new Error('service account token is not valid yet');
+  if (now + LEEWAY_SECONDS < claims.iat) throw new Error('service account token is issued in the future');
+  const k8s = claims['kubernetes.io'];
+  if (!k8s.serviceaccount.name || claims.sub !== serviceAccountUsername(k8s.namespace, k8s.serviceaccount.name)) {
+    throw new Error(INVALID);
+  }
+  return { claims, audiences };
+}
+
+export interface ServiceAccountAuthenticatorOptions {
+  keys: readonly VerificationKey[];
+  issuers: readonly string[];
+  objects: ObjectReader;
+  now: () => Date;
+}
+
+const GRACE_MS = LEEWAY_SECONDS * 1000;
+
+/** The live object a bound claim names must exist, not be long deleting, and keep its uid. */
+async function checkBound(
+  objects: ObjectReader,
+  kind: 'secret' | 'pod' | 'node',
+  ref: ObjectRefClaim,
+  namespace: string,
+  now: Date,
+): Promise<string | undefined> {
+  const info = kind === 'secret' ? SECRETS : kind === 'pod' ? PODS : NODES;
+  const live = await objects.get(info, kind === 'node' ? undefined : namespace, ref.name ?? '');
+  if (!live || deletedBefore(live, now, GRACE_MS)) throw new Error('service account token has been invalidated');
+  const uid = live.metadata?.uid ?? '';
+  const claimName = kind === 'secret' ? 'service account secret ref claim' : `service account ${kind} ref claim`;
+  if (ref.uid && ref.uid !== uid) throw new Error(`${kind} UID (${uid}) does not match ${claimName} (${ref.uid})`);
+  return uid;
+}
+
+/** Secret, pod, or (for tokens not bound to a pod) node bindings must still hold. */
+async function checkBindings(objects: ObjectReader, k8s: KubernetesClaim, now: Date): Promise<void> {
+  if (k8s.secret) await checkBound(objects, 'secret', k8s.secret, k8s.namespace, now);
+  if (k8s.pod) await checkBound(objects, 'pod', k8s.pod, k8s.namespace, now);
+  else if (k8s.node) await checkBound(objects, 'node', k8s.node, k8s.namespace, now);
+}
+
+function extraOf(k8s: KubernetesClaim, jti: string | undefined): Record<string, string[]> {
+  const extra: Record<string, string[]> = {};
+  if (k8s.pod?.name && k8s.pod.uid) {
+    extra['authentication.kubernetes.io/pod-name'] = [k8s.pod.name];
+    extra['authentication.kubernetes.io/pod-uid'] = [k8s.pod.uid];
+  }
+  if (k8s.node?.name) {
+    extra['authentication.kubernetes.io/node-name'] = [k8s.node.name];
+    if (k8s.node.uid) extra['authentication.kubernetes.io/node-uid'] = [k8s.node.uid];
+  }
+  if (jti) extra['authentication.kubernetes.io/credential-id'] = [`JTI=${jti}`];
+  return extra;
+}
+
+async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): Promise<UserInfo> {
+  const k8s: KubernetesClaim = claims['kubernetes.io'];
+  const ns = k8s.namespace;
+  const saName = k8s.serviceaccount.name ?? '';
+  const sa = await objects.get(SERVICE_ACCOUNTS, ns, saName);
+  if (!sa) throw new Error(`serviceaccounts "${saName}" not found`);
+  if (deletedBefore(sa, now, GRACE_MS)) throw new Error(`service account ${ns}/${saName} has been deleted`);
+  const saUid = sa.metadata?.uid ?? '';
+  if (k8s.serviceaccount.uid !== saUid) {
+    throw new Error(`service account UID (${saUid}) does not match claim (${k8s.serviceaccount.uid ?? ''})`);
+  }
+  await checkBindings(objects, k8s, now);
+  const extra = extraOf(k8s, claims.jti);
+  const user: UserInfo = {
+    username: serviceAccountUsername(ns, saName),
+    uid: saUid,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`],
+  };
+  if (Object.keys(extra).length) user.extra = extra;
+  return user;
+}
+
+export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
+  return {
+    async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
+      const now = o.now();
+      const verified = await verifyServiceAccountToken(token, { keys: o.keys, issuers: o.issuers, audiences, now });
+      if (!verified) return undefined;
+      return { user: await liveUser(o.objects, verified.claims, now), audiences: verified.audiences };
+    },
+  };
+}

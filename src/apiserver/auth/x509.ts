@@ -1,0 +1,116 @@
+/**
+ * Client-certificate authentication as kube-apiserver's x509 authenticator does it: the TLS layer
+ * only collects the peer's certificates (Node hands them over even when untrusted), and this
+ * module decides: chain to the client CA through the presented intermediates, every certificate
+ * within its validity, ExtKeyUsage compatible with clientAuth along the whole chain (Go's rule: a
+ * certificate without the extension is unrestricted), then CN = user and O = groups.
+ */
+import 'reflect-metadata';
+import { createHash, X509Certificate } from 'node:crypto';
+import * as px509 from '@peculiar/x509';
+import type { UserInfo } from '../../api/meta.js';
+import { decodePemBlocks } from '../../pki/pem.js';
+
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+const ANY_EKU = '2.5.29.37.0';
+const MAX_CHAIN = 8;
+const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
+
+export interface X509AuthenticatorOptions {
+  clientCaPem: string;
+  now: () => Date;
+}
+
+export interface CertificateAuthenticator {
+  /** undefined for no certificate or an empty CN; throws an Error when the certificate is not trusted. */
+  authenticate(chainDer: readonly Uint8Array[]): UserInfo | undefined;
+}
+
+/** The CA certificates of a PEM bundle; non-certificate blocks are ignored. */
+export function parseCaBundle(pem: string): X509Certificate[] {
+  return decodePemBlocks(pem)
+    .filter((b) => b.type === 'CERTIFICATE')
+    .map((b) => new X509Certificate(Buffer.from(b.der)));
+}
+
+function parse(der: Uint8Array): X509Certificate {
+  try {
+    return new X509Certificate(Buffer.from(der));
+  } catch {
+    throw new Error('x509: malformed certificate');
+  }
+}
+
+function issuedBy(child: X509Certificate, parent: X509Certificate): boolean {
+  return child.checkIssued(parent) && child.verify(parent.publicKey);
+}
+
+function withinValidity(cert: X509Certificate, now: Date): boolean {
+  const t = now.getTime();
+  return Date.parse(cert.validFrom) <= t && t <= Date.parse(cert.validTo);
+}
+
+/** Go checks the requested usage against every certificate of the chain, root included. */
+function allowsClientAuth(cert: X509Certificate): boolean {
+  const eku = cert.keyUsage as string[] | undefined;
+  return !eku || eku.length === 0 || eku.includes(CLIENT_AUTH) || eku.includes(ANY_EKU);
+}
+
+/** Depth-first search for a path leaf → intermediates → root; returns it leaf first. */
+function buildPath(
+  cert: X509Certificate,
+  intermediates: X509Certificate[],
+  roots: X509Certificate[],
+  depth: number,
+): X509Certificate[] | undefined {
+  const root = roots.find((r) => issuedBy(cert, r));
+  if (root) return [cert, root];
+  if (depth >= MAX_CHAIN) return undefined;
+  for (const next of intermediates) {
+    if (next === cert || !next.ca || !issuedBy(cert, next)) continue;
+    const rest = buildPath(
+      next,
+      intermediates.filter((i) => i !== next),
+      roots,
+      depth + 1,
+    );
+    if (rest) return [cert, ...rest];
+  }
+  return undefined;
+}
+
+function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[], now: Date): void {
+  const path = buildPath(leaf, intermediates, roots, 0);
+  if (!path) {
+    const expired = !withinValidity(leaf, now);
+    throw new Error(
+      expired ? 'x509: certificate has expired or is not yet valid' : 'x509: certificate signed by unknown authority',
+    );
+  }
+  if (!path.every((c) => withinValidity(c, now))) {
+    throw new Error('x509: certificate has expired or is not yet valid');
+  }
+  if (!path.every(allowsClientAuth)) throw new Error('x509: certificate specifies an incompatible key usage');
+}
+
+/** CN and every O of the subject, parsed structurally so no escaped text can inject a group. */
+function subjectOf(der: Uint8Array): { cn: string; orgs: string[] } {
+  const name = new px509.X509Certificate(der).subjectName;
+  return { cn: name.getField('CN')[0] ?? '', orgs: name.getField('O') };
+}
+
+export function createX509Authenticator(o: X509AuthenticatorOptions): CertificateAuthenticator {
+  const roots = parseCaBundle(o.clientCaPem);
+  return {
+    authenticate(chainDer) {
+      const [leafDer, ...rest] = chainDer;
+      if (!leafDer) return undefined;
+      const leaf = parse(leafDer);
+      verifyChain(leaf, rest.map(parse), roots, o.now());
+      const { cn, orgs } = subjectOf(leafDer);
+      if (!cn) return undefined;
+      const fingerprint = createHash('sha256').update(leafDer).digest('hex');
+      return { username: cn, groups: orgs, extra: { [CREDENTIAL_ID]: [`X509SHA256=${fingerprint}`] } };
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { createX509Authenticator } from '../../src/apiserver/auth/x509.js';
+import { createCa, issueLeaf, type TestCa } from './fixtures.js';
+
+describe('x509 client certificate authenticator', () => {
+  let ca: TestCa;
+  let other: TestCa;
+  beforeAll(async () => {
+    ca = await createCa('client-ca');
+    other = await createCa('client-ca'); // same name, different key: must not be trusted
+  });
+  const auth = (): ReturnType<typeof createX509Authenticator> =>
+    createX509Authenticator({ clientCaPem: ca.pem, now: () => new Date() });
+
+  it('maps CN to user and every O to groups, with the certificate fingerprint', async () => {
+    const der = await issueLeaf(ca, { cn: 'alice', orgs: ['system:masters', 'dev'] });
+    const user = auth().authenticate([der]);
+    const fp = createHash('sha256').update(der).digest('hex');
+    expect(user).toEqual({
+      username: 'alice',
+      groups: ['system:masters', 'dev'],
+      extra: { 'authentication.kubernetes.io/credential-id': [`X509SHA256=${fp}`] },
+    });
+  });
+
+  it('refuses a certificate from another CA with the same subject', async () => {
+    const der = await issueLeaf(other, { cn: 'admin', orgs: ['system:masters'] });
+    expect(() => auth().authenticate([der])).toThrow('x509: certificate signed by unknown authority');
+  });
+
+  it('refuses a self-signed certificate presented as its own CA', async () => {
+    const self = await createCa('admin');
+    expect(() => auth().authenticate([new Uint8Array(self.cert.rawData)])).toThrow(/unknown authority/);
+  });
+
+  it('refuses expired and not-yet-valid certificates', async () => {
+    const now = Date.now();
+    const expired = await issueLeaf(ca, { cn: 'bob', notBefore: new Date(now - 7200_000), notAfter: new Date(now - 3600_000) });
+    const future = await issueLeaf(ca, { cn: 'bob', notBefore: new Date(now + 3600_000), notAfter: new Date(now + 7200_000) });
+    expect(() => auth().authenticate([expired])).toThrow(/expired or is not yet valid/);
+    expect(() => auth().authenticate([future])).toThrow(/expired or is not yet valid/);
+  });
+
+  it('refuses a serving-only certificate (ExtKeyUsage without clientAuth)', async () => {
+    const der = await issueLeaf(ca, { cn: 'system:node:n1', usage: 'server' });
+    expect(() => auth().authenticate([der])).toThrow(/incompatible key usage/);
+  });
+
+  it('treats an empty CN as not authenticated rather than an error', async () => {
+    const der = await issueLeaf(ca, { cn: '' , orgs: ['x'] });
+    expect(auth().authenticate([der])).toBeUndefined();
+  });
+
+  it('verifies through a presented intermediate CA and refuses it when missing', async () => {
+    const intermediate = await createCa('intermediate', ca);
+    const der = await issueLeaf(intermediate, { cn: 'carol' });
+    expect(auth().authenticate([der, new Uint8Array(intermediate.cert.rawData)])?.username).toBe('carol');
+    expect(() => auth().authenticate([der])).toThrow(/unknown authority/);
+  });
+
+  it('refuses garbage bytes with an error, not a crash', () => {
+    expect(() => auth().authenticate([new Uint8Array([1, 2, 3])])).toThrow('x509: malformed certificate');
+  });
+});
