@@ -1,0 +1,61 @@
+/**
+ * The controller's configuration: one table drives flags (`--kebab-case`), environment variables
+ * (`KUBE_IDENTITY_UPPER_SNAKE`), YAML file keys (camelCase) and `--help`. Durations are Go-style
+ * strings outside and milliseconds inside.
+ */
+export type FieldType = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'enum';
+
+export interface FieldSpec {
+  type: FieldType;
+  default: string | number | boolean;
+  description: string;
+  values?: readonly string[];
+  min?: number;
+}
+
+export const CONTROLLER_CONFIG_SCHEMA = {
+  kubeconfig: { type: 'string', default: '', description: 'Path to a kubeconfig; empty uses in-cluster config, then $KUBECONFIG and ~/.kube/config.' },
+  metricsBindAddress: { type: 'string', default: ':8080', description: 'Address serving /metrics, /healthz and /readyz (host:port; port 0 picks one).' },
+  logLevel: { type: 'enum', default: 'info', values: ['debug', 'info', 'warn', 'error'], description: 'Log level.' },
+  leaderElect: { type: 'bool', default: true, description: 'Run controllers only while holding the leader Lease.' },
+  leaderElectionNamespace: { type: 'string', default: 'kube-system', description: 'Namespace of the leader election Lease.' },
+  leaderElectionId: { type: 'string', default: 'kube-identity-controller', description: 'Name of the leader election Lease.' },
+  leaderElectionIdentity: { type: 'string', default: '', description: 'Holder identity; empty means <hostname>_<random suffix>.' },
+  leaderElectionLeaseDuration: { type: 'duration', default: '15s', description: 'How long a non-renewed lease stays valid for the other candidates.' },
+  leaderElectionRenewDeadline: { type: 'duration', default: '10s', description: 'How long the leader retries renewing before it gives up leadership.' },
+  leaderElectionRetryPeriod: { type: 'duration', default: '2s', description: 'Interval between acquire and renew attempts.' },
+  resyncPeriod: { type: 'duration', default: '10m', description: 'How often informers re-queue every cached object (0 disables).' },
+  gracefulShutdownTimeout: { type: 'duration', default: '30s', description: 'How long in-flight reconciles may run after shutdown starts.' },
+  rateLimiterBaseDelay: { type: 'duration', default: '200ms', description: 'Per-key retry backoff start (doubles per failure).' },
+  rateLimiterMaxDelay: { type: 'duration', default: '1000s', description: 'Per-key retry backoff cap.' },
+  rateLimiterQps: { type: 'number', default: 10, min: 0.001, description: 'Overall retry token bucket refill rate per second.' },
+  rateLimiterBurst: { type: 'int', default: 100, min: 1, description: 'Overall retry token bucket size.' },
+  approverWorkers: { type: 'int', default: 5, min: 1, description: 'Concurrent reconciles of the CSR approver.' },
+  signerWorkers: { type: 'int', default: 5, min: 1, description: 'Concurrent reconciles of each CSR signer.' },
+  cleanerWorkers: { type: 'int', default: 1, min: 1, description: 'Concurrent reconciles of the CSR cleaner.' },
+  clusterSigningCertFile: { type: 'string', default: '', description: 'PEM CA certificate used to sign CSRs; empty disables signing.' },
+  clusterSigningKeyFile: { type: 'string', default: '', description: 'PEM CA private key matching --cluster-signing-cert-file.' },
+  clusterSigningDuration: { type: 'duration', default: '8760h', description: 'Maximum lifetime of signed certificates.' },
+} as const satisfies Record<string, FieldSpec>;
+
+export type ConfigKey = keyof typeof CONTROLLER_CONFIG_SCHEMA;
+
+type ValueOf<F extends FieldSpec> = F['type'] extends 'bool' ? boolean : F['type'] extends 'string' | 'enum' ? string : number;
+
+/** The validated configuration; durations in milliseconds. */
+export type ControllerConfig = { readonly [K in ConfigKey]: ValueOf<(typeof CONTROLLER_CONFIG_SCHEMA)[K]> };
+
+export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+export const envName = (key: string): string => `KUBE_IDENTITY_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+/** One line per option, for `--help`: flag, env, default, description. */
+export function describeConfig(): { key: ConfigKey; flag: string; env: string; type: FieldType; default: string; description: string }[] {
+  return (Object.entries(CONTROLLER_CONFIG_SCHEMA) as [ConfigKey, FieldSpec][]).map(([key, f]) => ({
+    key,
+    flag: `--${flagName(key)}`,
+    env: envName(key),
+    type: f.type,
+    default: String(f.default),
+    description: f.values ? `${f.description} One of: ${f.values.join(', ')}.` : f.description,
+  }));
+}

@@ -1,0 +1,264 @@
+/**
+ * A client-go style informer (reflector + indexer + handlers) for one collection:
+ * - LIST in pages, replace the cache, then WATCH from the list's resourceVersion with bookmarks;
+ * - on EVERY watch end (error, clean close, server timeout) reconnect with jittered exponential backoff
+ *   from the last seen resourceVersion (events and bookmarks advance it); the backoff resets once a
+ *   watch delivered something;
+ * - on 410 (an ERROR event with code 410, or HTTP 410) relist; objects missing from the new list are
+ *   delivered as deletes with their last known state (`finalStateUnknown`, client-go's DeletedFinalStateUnknown);
+ * - a watchdog restarts a watch that stayed silent longer than 1.5× the bookmark interval (half-open
+ *   connections, client-node issues #364/#596);
+ * - a periodic resync calls `update(obj, obj)` for every cached object so level-based controllers re-check.
+ * Handlers run synchronously; a throwing handler is logged and does not stop the informer.
+ */
+import type { KObject, WatchEvent } from '../../api/meta.js';
+import { Backoff, sleep } from '../../lib/backoff.js';
+import type { Clock, TimerHandle } from '../../lib/clock.js';
+import type { Logger } from '../../log/logger.js';
+import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
+import { isGone } from '../errors.js';
+import { Cache, keyOf, deepFreeze, type Indexers, type ReadonlyCache } from './cache.js';
+import type { ListWatch, WatchHandle } from './list-watch.js';
+
+export interface DeleteInfo {
+  /** True when the delete was inferred from a relist: `obj` is the last state the cache saw. */
+  finalStateUnknown: boolean;
+}
+
+export interface EventHandlers<T> {
+  add?(obj: Readonly<T>): void;
+  update?(oldObj: Readonly<T>, newObj: Readonly<T>): void;
+  delete?(obj: Readonly<T>, info: DeleteInfo): void;
+}
+
+export interface InformerOptions<T extends KObject> {
+  name: string;
+  listWatch: ListWatch<T>;
+  clock: Clock;
+  logger: Logger;
+  metrics?: InformerMetrics;
+  indexers?: Indexers<T>;
+  /** 0 disables resync. */
+  resyncPeriodMs?: number;
+  pageSize?: number;
+  /** How often the server sends bookmarks; the watchdog fires after 1.5× this much silence. */
+  bookmarkIntervalMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  random?: () => number;
+}
+
+type WatchEnd = WatchRestartReason | 'stopped';
+
+export class Informer<T extends KObject = KObject> {
+  readonly name: string;
+  private readonly cache: Cache<T>;
+  private readonly handlers: EventHandlers<T>[] = [];
+  private readonly logger: Logger;
+  private readonly backoff: Backoff;
+  private readonly random: () => number;
+  private lastRV = '';
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private resyncTimer: TimerHandle | undefined;
+
+  constructor(private readonly opts: InformerOptions<T>) {
+    this.name = opts.name;
+    this.cache = new Cache(opts.indexers);
+    this.logger = opts.logger.child({ informer: opts.name });
+    this.random = opts.random ?? Math.random;
+    this.backoff = new Backoff({ initialMs: opts.backoffInitialMs ?? 800, maxMs: opts.backoffMaxMs ?? 30_000, jitter: 1, random: this.random });
+    opts.metrics?.synced.set({ informer: opts.name }, 0);
+  }
+
+  get store(): ReadonlyCache<T> {
+    return this.cache;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** The resourceVersion the next watch resumes from. */
+  lastSyncResourceVersion(): string {
+    return this.lastRV;
+  }
+
+  /** Resolves once synced, or when `signal` aborts (check hasSynced()). */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.syncWaiters.push(resolve);
+      signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+
+  /** Registers handlers; once synced, a late handler first gets `add` for every cached object. */
+  addHandlers(h: EventHandlers<T>): void {
+    this.handlers.push(h);
+    if (this.synced) for (const obj of this.cache.list()) this.call(() => h.add?.(obj));
+  }
+
+  /** Lists and watches until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      if (needList) {
+        try {
+          await this.relist(signal);
+          needList = false;
+        } catch (err) {
+          if (signal.aborted) break;
+          this.logger.info({ err }, 'list failed, retrying');
+          await sleep(this.opts.clock, this.backoff.next(), signal);
+          continue;
+        }
+      }
+      const { reason, sawEvents, err } = await this.watchOnce(signal);
+      if (reason === 'stopped') break;
+      this.opts.metrics?.watchRestarts.inc({ informer: this.name, reason });
+      if (reason === 'expired') needList = true;
+      if (sawEvents) this.backoff.reset();
+      this.logger.debug({ reason, err, resourceVersion: this.lastRV }, 'watch ended, reconnecting');
+      await sleep(this.opts.clock, this.backoff.next(), signal);
+    }
+    this.resyncTimer?.cancel();
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    this.opts.metrics?.relists.inc({ informer: this.name });
+    const items: T[] = [];
+    let rv: string | undefined;
+    let cont: string | undefined;
+    do {
+      const page = await this.opts.listWatch.list({ limit: this.opts.pageSize ?? 500, continue: cont }, signal);
+      rv ??= page.metadata.resourceVersion ?? '';
+      const kind = page.kind.replace(/List$/, '');
+      for (const item of page.items) items.push({ ...item, kind: item.kind ?? kind, apiVersion: item.apiVersion ?? page.apiVersion });
+      cont = page.metadata.continue || undefined;
+    } while (cont && !signal.aborted);
+    if (signal.aborted) return;
+    this.replace(items);
+    this.lastRV = rv ?? '';
+    this.markSynced();
+  }
+
+  private replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const item of items) {
+      const { key, old, obj } = this.cache.upsert(item);
+      seen.add(key);
+      if (old) this.emit((h) => h.update?.(old, obj));
+      else this.emit((h) => h.add?.(obj));
+    }
+    for (const key of this.cache.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.cache.delete(key) as Readonly<T>;
+      this.emit((h) => h.delete?.(old, { finalStateUnknown: true }));
+    }
+    this.opts.metrics?.objects.set({ informer: this.name }, this.cache.size());
+  }
+
+  private markSynced(): void {
+    if (this.synced) return;
+    this.synced = true;
+    this.opts.metrics?.synced.set({ informer: this.name }, 1);
+    for (const w of this.syncWaiters.splice(0)) w();
+    this.scheduleResync();
+  }
+
+  private scheduleResync(): void {
+    const period = this.opts.resyncPeriodMs ?? 0;
+    if (period <= 0) return;
+    this.resyncTimer = this.opts.clock.setTimeout(() => {
+      for (const obj of this.cache.list()) this.emit((h) => h.update?.(obj, obj));
+      this.scheduleResync();
+    }, period);
+  }
+
+  private watchOnce(signal: AbortSignal): Promise<{ reason: WatchEnd; sawEvents: boolean; err?: unknown }> {
+    const { clock, metrics } = this.opts;
+    const silenceMs = 1.5 * (this.opts.bookmarkIntervalMs ?? 60_000);
+    return new Promise((resolve) => {
+      let finished = false;
+      let sawEvents = false;
+      let handle: WatchHandle | undefined;
+      let watchdog: TimerHandle | undefined;
+      const finish = (reason: WatchEnd, err?: unknown): void => {
+        if (finished) return;
+        finished = true;
+        watchdog?.cancel();
+        signal.removeEventListener('abort', onAbort);
+        handle?.stop();
+        resolve({ reason, sawEvents, err });
+      };
+      const onAbort = (): void => finish('stopped');
+      const arm = (): void => {
+        watchdog?.cancel();
+        watchdog = clock.setTimeout(() => finish('watchdog'), silenceMs);
+      };
+      const alive = (): void => metrics?.lastWatchEvent.set({ informer: this.name }, clock.now() / 1000);
+      signal.addEventListener('abort', onAbort, { once: true });
+      arm();
+      const timeoutSeconds = 300 + Math.floor(this.random() * 300);
+      this.opts.listWatch
+        .watch(
+          { resourceVersion: this.lastRV, allowWatchBookmarks: true, timeoutSeconds },
+          {
+            onEvent: (ev) => {
+              if (finished) return;
+              sawEvents = true;
+              arm();
+              alive();
+              const end = this.handleEvent(ev);
+              if (end) finish(end, ev.object);
+            },
+            onDone: (err) => finish(err === undefined || err === null ? 'closed' : isGone(err) ? 'expired' : 'error', err),
+          },
+        )
+        .then(
+          (h) => {
+            handle = h;
+            if (finished) h.stop();
+            else alive();
+          },
+          (err: unknown) => finish('error', err),
+        );
+    });
+  }
+
+  /** Applies one event; returns why the watch must end, if it must. */
+  private handleEvent(ev: WatchEvent<T>): WatchRestartReason | undefined {
+    const obj = ev.object;
+    if (ev.type === 'ERROR') {
+      const code = (obj as { code?: unknown }).code;
+      this.logger.info({ status: obj }, 'watch error event');
+      return code === 410 ? 'expired' : 'error';
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (ev.type === 'ADDED' || ev.type === 'MODIFIED') {
+      const { old, obj: stored } = this.cache.upsert(obj);
+      if (old) this.emit((h) => h.update?.(old, stored));
+      else this.emit((h) => h.add?.(stored));
+    } else if (ev.type === 'DELETED') {
+      this.cache.delete(keyOf(obj));
+      const final = deepFreeze(obj);
+      this.emit((h) => h.delete?.(final, { finalStateUnknown: false }));
+    }
+    if (rv) this.lastRV = rv;
+    this.opts.metrics?.objects.set({ informer: this.name }, this.cache.size());
+    return undefined;
+  }
+
+  private emit(fn: (h: EventHandlers<T>) => void): void {
+    for (const h of this.handlers) this.call(() => fn(h));
+  }
+
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.logger.error({ err }, 'event handler failed');
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The entry src/cmd calls for `kube-identity controller`: builds the measured client, the manager
+ * (with leader election when configured) and the probe server, lets `register` add the controllers,
+ * and runs until `signal` aborts. Resolves after a clean shutdown; rejects when leadership is lost or
+ * the probe address cannot be bound (the caller exits non-zero).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import type { ControllerConfig } from '../config/schema.js';
+import { realClock, type Clock } from '../lib/clock.js';
+import type { Logger } from '../log/logger.js';
+import { startProbeServer, type ProbeServer } from '../metrics/http.js';
+import { registerProcessMetrics } from '../metrics/registry.js';
+import { RestClientMetrics } from '../metrics/rest-client.js';
+import { KubeClient } from './client/kube-client.js';
+import { defaultIdentity } from './leader-election.js';
+import { Manager } from './manager.js';
+
+export interface ControllerDeps {
+  logger: Logger;
+  registry: Registry;
+  kubeConfig: KubeConfig;
+  signal: AbortSignal;
+  /** Used for the default leader identity (the pod name). */
+  hostname: string;
+  /** Adds informers, controllers and runnables to the manager. */
+  register?: (mgr: Manager, client: KubeClient, config: ControllerConfig) => void | Promise<void>;
+  clock?: Clock;
+  /** Called once the probe server listens (tests read the bound URL). */
+  onListening?: (server: ProbeServer) => void;
+}
+
+export async function runController(config: ControllerConfig, deps: ControllerDeps): Promise<void> {
+  const clock = deps.clock ?? realClock;
+  registerProcessMetrics(deps.registry);
+  const client = new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics: RestClientMetrics.for(deps.registry) });
+  const mgr = new Manager({
+    client,
+    logger: deps.logger,
+    registry: deps.registry,
+    clock,
+    gracefulShutdownMs: config.gracefulShutdownTimeout,
+    informerDefaults: { resyncPeriodMs: config.resyncPeriod },
+    leaderElection: config.leaderElect
+      ? {
+          namespace: config.leaderElectionNamespace,
+          name: config.leaderElectionId,
+          identity: config.leaderElectionIdentity || defaultIdentity(deps.hostname),
+          leaseDurationMs: config.leaderElectionLeaseDuration,
+          renewDeadlineMs: config.leaderElectionRenewDeadline,
+          retryPeriodMs: config.leaderElectionRetryPeriod,
+        }
+      : undefined,
+  });
+  await deps.register?.(mgr, client, config);
+  const server = await startProbeServer({
+    registry: deps.registry,
+    logger: deps.logger,
+    bindAddress: config.metricsBindAddress,
+    readyChecks: () => mgr.readyChecks(),
+  });
+  deps.logger.info({ url: server.url }, 'serving metrics and probes');
+  deps.onListening?.(server);
+  try {
+    await mgr.run(deps.signal);
+  } finally {
+    await server.close();
+  }
+}
