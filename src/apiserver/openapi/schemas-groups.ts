@@ -1,0 +1,156 @@
+/** certificates, coordination, apps (ControllerRevision), events and rbac, all v1. */
+import {
+  arr,
+  bytes,
+  CORE,
+  int32,
+  int64,
+  kindAndList,
+  kindSchema,
+  map,
+  META,
+  microTime,
+  obj,
+  ref,
+  type Schemas,
+  str,
+  time,
+} from './builder.js';
+
+const CERT = 'io.k8s.api.certificates.v1.';
+const RBAC = 'io.k8s.api.rbac.v1.';
+const gvk = (group: string, kind: string) => ({ group, version: 'v1', kind });
+const csr = gvk('certificates.k8s.io', 'CertificateSigningRequest');
+const rbac = (kind: string) => gvk('rbac.authorization.k8s.io', kind);
+
+const csrSpec = obj(
+  {
+    expirationSeconds: int32('Requested duration of validity of the issued certificate (minimum 600).'),
+    extra: map(arr(str()), 'Extra attributes of the requesting user; set by the server.'),
+    groups: arr(str(), { description: 'Groups of the requesting user; set by the server.' }),
+    request: bytes('A PKCS#10 certificate signing request in a "CERTIFICATE REQUEST" PEM block, base64 encoded in JSON.'),
+    signerName: str('The requested signer, a qualified name such as kubernetes.io/kube-apiserver-client-kubelet.'),
+    uid: str('UID of the requesting user; set by the server.'),
+    usages: arr(str(), { description: 'Key usages requested in the issued certificate.' }),
+    username: str('Name of the requesting user; set by the server.'),
+  },
+  { required: ['request', 'signerName'], description: 'CertificateSigningRequestSpec contains the certificate request.' },
+);
+
+const csrStatus = obj({
+  certificate: bytes('The issued certificate, PEM encoded; base64 encoded in JSON.'),
+  conditions: arr(
+    obj(
+      {
+        lastTransitionTime: time(),
+        lastUpdateTime: time(),
+        message: str(),
+        reason: str(),
+        status: str('True, False or Unknown.'),
+        type: str('Approved, Denied or Failed.'),
+      },
+      { required: ['type', 'status'] },
+    ),
+    { listType: 'map', mapKeys: ['type'], description: 'Approved, Denied and Failed conditions.' },
+  ),
+});
+
+const policyRule = obj(
+  {
+    apiGroups: arr(str()),
+    nonResourceURLs: arr(str()),
+    resourceNames: arr(str()),
+    resources: arr(str()),
+    verbs: arr(str()),
+  },
+  { required: ['verbs'] },
+);
+
+const bindingProps = {
+  roleRef: ref(`${RBAC}RoleRef`, 'The Role or ClusterRole being granted.'),
+  subjects: arr(ref(`${RBAC}Subject`)),
+};
+
+export const GROUP_SCHEMAS: Schemas = {
+  ...kindAndList(
+    CERT,
+    csr,
+    kindSchema(
+      csr,
+      { spec: csrSpec, status: csrStatus },
+      { required: ['spec'], description: 'CertificateSigningRequest objects provide a mechanism to obtain x509 certificates.' },
+    ),
+  ),
+  ...kindAndList(
+    'io.k8s.api.coordination.v1.',
+    gvk('coordination.k8s.io', 'Lease'),
+    kindSchema(gvk('coordination.k8s.io', 'Lease'), {
+      spec: obj({
+        acquireTime: microTime(),
+        holderIdentity: str(),
+        leaseDurationSeconds: int32(),
+        leaseTransitions: int32(),
+        preferredHolder: str(),
+        renewTime: microTime(),
+        strategy: str(),
+      }),
+    }),
+  ),
+  ...kindAndList(
+    'io.k8s.api.apps.v1.',
+    gvk('apps', 'ControllerRevision'),
+    kindSchema(
+      gvk('apps', 'ControllerRevision'),
+      {
+        data: ref('io.k8s.apimachinery.pkg.runtime.RawExtension', 'The serialized state.'),
+        revision: int64('The revision of the state represented by data.'),
+      },
+      { required: ['revision'] },
+    ),
+  ),
+  ...kindAndList(
+    'io.k8s.api.events.v1.',
+    gvk('events.k8s.io', 'Event'),
+    kindSchema(
+      gvk('events.k8s.io', 'Event'),
+      {
+        action: str(),
+        deprecatedCount: int32(),
+        deprecatedFirstTimestamp: time(),
+        deprecatedLastTimestamp: time(),
+        deprecatedSource: ref(`${CORE}EventSource`),
+        eventTime: microTime(),
+        note: str(),
+        reason: str(),
+        regarding: ref(`${CORE}ObjectReference`),
+        related: ref(`${CORE}ObjectReference`),
+        reportingController: str(),
+        reportingInstance: str(),
+        series: obj({ count: int32(), lastObservedTime: microTime() }, { required: ['count', 'lastObservedTime'] }),
+        type: str(),
+      },
+      { required: ['eventTime'] },
+    ),
+  ),
+  [`${RBAC}PolicyRule`]: policyRule,
+  [`${RBAC}Subject`]: obj(
+    { apiGroup: str(), kind: str('User, Group or ServiceAccount.'), name: str(), namespace: str() },
+    { required: ['kind', 'name'] },
+  ),
+  [`${RBAC}RoleRef`]: obj({ apiGroup: str(), kind: str(), name: str() }, { required: ['apiGroup', 'kind', 'name'] }),
+  ...kindAndList(RBAC, rbac('Role'), kindSchema(rbac('Role'), { rules: arr(ref(`${RBAC}PolicyRule`)) })),
+  ...kindAndList(
+    RBAC,
+    rbac('ClusterRole'),
+    kindSchema(rbac('ClusterRole'), {
+      aggregationRule: obj({ clusterRoleSelectors: arr(ref(`${META}LabelSelector`)) }),
+      rules: arr(ref(`${RBAC}PolicyRule`)),
+    }),
+  ),
+  ...kindAndList(RBAC, rbac('RoleBinding'), kindSchema(rbac('RoleBinding'), bindingProps, { required: ['roleRef'] })),
+  ...kindAndList(
+    RBAC,
+    rbac('ClusterRoleBinding'),
+    kindSchema(rbac('ClusterRoleBinding'), bindingProps, { required: ['roleRef'] }),
+  ),
+};

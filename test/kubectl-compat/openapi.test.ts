@@ -1,0 +1,105 @@
+import { RESOURCES } from '../../src/api/resources.js';
+import { serveDiscovery } from '../../src/apiserver/discovery/index.js';
+import { schemaFor, unknownFields } from '../../src/apiserver/openapi/index.js';
+
+interface Doc {
+  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; 'x-kubernetes-group-version-kind'?: unknown }>>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+}
+
+function fetchJson(path: string): unknown {
+  const res = serveDiscovery({ path, accept: 'application/json' });
+  if (res?.status !== 200) throw new Error(`GET ${path}: ${res?.status}`);
+  return JSON.parse(String(res.body));
+}
+
+const index = fetchJson('/openapi/v3') as { paths: Record<string, { serverRelativeURL: string }> };
+const docFor = (group: string, version: string): Doc => {
+  const key = group === '' ? `api/${version}` : `apis/${group}/${version}`;
+  const entry = index.paths[key];
+  if (!entry) throw new Error(`${key} missing from /openapi/v3`);
+  return fetchJson(entry.serverRelativeURL) as Doc;
+};
+
+describe('OpenAPI v3', () => {
+  it('indexes every served group-version with a hash that changes with the document', () => {
+    const gvs = new Set(RESOURCES.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`)));
+    expect(Object.keys(index.paths).sort()).toEqual([...gvs].sort());
+    const hashes = Object.values(index.paths).map((p) => /\?hash=([0-9A-F]{128})$/.exec(p.serverRelativeURL)?.[1]);
+    expect(hashes.every((h) => h !== undefined)).toBe(true);
+    expect(new Set(hashes).size).toBe(hashes.length);
+  });
+
+  it.each(RESOURCES.map((r) => [`${r.group || 'core'}/${r.kind}`, r] as const))(
+    '%s: a schema tagged with its GVK, and a PATCH with fieldValidation when patchable',
+    (_name, r) => {
+      const doc = docFor(r.group, r.version);
+      const gvk = { group: r.group, version: r.version, kind: r.kind };
+      const schemas = Object.values(doc.components.schemas);
+      expect(schemas.some((s) => JSON.stringify(s['x-kubernetes-group-version-kind']) === JSON.stringify([gvk]))).toBe(true);
+      const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
+      const patch = Object.values(doc.paths)
+        .map((p) => p.patch)
+        .find((op) => op && JSON.stringify(op['x-kubernetes-group-version-kind']) === JSON.stringify(gvk));
+      if (r.verbs.includes('patch')) {
+        expect(patch?.parameters).toContainEqual(expect.objectContaining({ name: 'fieldValidation', in: 'query' }));
+      } else {
+        expect(patch).toBeUndefined();
+        expect(ops.length).toBeGreaterThan(0);
+      }
+      // Every $ref resolves inside the same document.
+      const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] ?? '');
+      expect(refs.filter((n) => !(n in doc.components.schemas))).toEqual([]);
+    },
+  );
+
+  it('describes CSR bytes, list-map conditions and required spec fields', () => {
+    /** The inlined schema at a property path. */
+    const at = (...keys: string[]): Record<string, unknown> =>
+      keys.reduce<Record<string, unknown>>(
+        (node, k) => ((node.properties ?? {}) as Record<string, Record<string, unknown>>)[k] ?? {},
+        schemaFor('certificates.k8s.io', 'v1', 'CertificateSigningRequest') ?? {},
+      );
+    expect(at('spec', 'request')).toMatchObject({ type: 'string', format: 'byte' });
+    expect(at('spec').required).toEqual(['request', 'signerName']);
+    expect(at('status', 'certificate').format).toBe('byte');
+    expect(at('status', 'conditions')).toMatchObject({
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    });
+    expect(at('metadata', 'ownerReferences')['x-kubernetes-patch-merge-key']).toBe('uid');
+  });
+
+  it('answers 404 for /openapi/v2 and unknown group-versions', () => {
+    expect(serveDiscovery({ path: '/openapi/v2', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' })?.status).toBe(404);
+    expect(serveDiscovery({ path: '/openapi/v3/apis/example.com/v1', accept: 'application/json' })?.status).toBe(404);
+  });
+});
+
+describe('unknownFields', () => {
+  it('accepts the golden-shaped objects it describes', () => {
+    const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'a', labels: { x: 'y' } }, secrets: [{ name: 's' }] };
+    expect(unknownFields(sa, '', 'v1', 'ServiceAccount')).toEqual([]);
+  });
+
+  it('reports unknown fields with their paths, inside lists and references', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', bogus: 1 },
+      spec: { containers: [{ name: 'c', image: 'i', imagePolicy: 'x' }], foo: true, affinity: { anything: 1 } },
+    };
+    expect(unknownFields(pod, '', 'v1', 'Pod').sort()).toEqual(['.metadata.bogus', '.spec.containers[0].imagePolicy', '.spec.foo']);
+  });
+
+  it('keeps free-form data (ControllerRevision.data) and map values unchecked', () => {
+    const cr = { apiVersion: 'apps/v1', kind: 'ControllerRevision', revision: 1, data: { any: { thing: 1 } } };
+    expect(unknownFields(cr, 'apps', 'v1', 'ControllerRevision')).toEqual([]);
+    const sec = { apiVersion: 'v1', kind: 'Secret', data: { 'tls.crt': 'AA==' }, extra: 1 };
+    expect(unknownFields(sec, '', 'v1', 'Secret')).toEqual(['.extra']);
+  });
+
+  it('returns nothing for kinds without a schema', () => {
+    expect(unknownFields({ a: 1 }, 'example.com', 'v1', 'Widget')).toEqual([]);
+  });
+});

@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const run = promisify(execFile);
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await srv.close();
+});
+
+async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const cacheDir = path.join(srv.dataDir, 'kubectl-cache');
+  return run('kubectl', ['--kubeconfig', srv.kubeconfigPath, '--cache-dir', cacheDir, ...args], { timeout: 20000 });
+}
+
+describe('kubectl 1.32 against the embedded API server: discovery and OpenAPI', () => {
+  it('api-resources prints every group without warnings', async () => {
+    const { stdout, stderr } = await kubectl('api-resources', '--no-headers');
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.k8s\.io\/v1\s+false\s+CertificateSigningRequest$/m);
+    expect(stdout).toMatch(/^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
+  });
+
+  it('explain csr.spec', async () => {
+    const { stdout, stderr } = await kubectl('explain', 'csr.spec');
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/request\s+<string> -required-/);
+  });
+
+  it('create -f a ServiceAccount with default (strict) validation', async () => {
+    const file = path.join(srv.dataDir, 'sa.yaml');
+    fs.writeFileSync(file, 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: builder\n  namespace: default\n');
+    const { stdout, stderr } = await kubectl('create', '-f', file);
+    expect(stderr).toBe('');
+    expect(stdout.trim()).toBe('serviceaccount/builder created');
+  });
+
+  it('create namespace sends a protobuf body that the server decodes', async () => {
+    const { stdout, stderr } = await kubectl('create', 'namespace', 'proto-ns');
+    expect(stderr).toBe('');
+    expect(stdout.trim()).toBe('namespace/proto-ns created');
+    const { stdout: got } = await kubectl('get', 'namespace', 'proto-ns', '-o', 'jsonpath={.metadata.name}');
+    expect(got).toBe('proto-ns');
+  });
+});
