@@ -1,0 +1,59 @@
+/**
+ * PATCH bodies: one dispatch point from the request's Content-Type to the patch implementation.
+ * The result is a new object; the original (possibly a frozen stored object) is never touched.
+ */
+import type { KObject } from '../../api/meta.js';
+import { errors } from '../errors.js';
+import { invalid } from '../field-errors.js';
+import { applyJsonPatch, goJsonKind } from './json-patch.js';
+import { patchSchemaFor } from './merge-keys.js';
+import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';
+import { strategicMergePatch } from './strategic-merge-patch.js';
+
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+export const APPLY_PATCH = 'application/apply-patch+yaml';
+
+/** In upstream's order, for the 415 message. */
+export const PATCH_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH];
+
+export interface PatchKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** The media type of a Content-Type header, without parameters such as `charset`. */
+export function patchMediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+export function applyPatch(patchType: string, original: KObject, patchBody: Buffer | string, kind: PatchKind): KObject {
+  const text = typeof patchBody === 'string' ? patchBody : patchBody.toString('utf8');
+  const doc = structuredClone(original) as Record<string, unknown>;
+  let result: unknown;
+  switch (patchMediaType(patchType)) {
+    case JSON_PATCH:
+      result = applyJsonPatch(doc, text);
+      break;
+    case MERGE_PATCH:
+      result = applyMergePatch(doc, text);
+      break;
+    case STRATEGIC_MERGE_PATCH: {
+      const patch = decodeObjectPatch(text, '');
+      result = patch === null ? doc : strategicMergePatch(doc, patch, patchSchemaFor(kind.group, kind.kind));
+      break;
+    }
+    // Server-side apply (APPLY_PATCH) is not implemented yet: it lands here, as any unknown type.
+    default:
+      throw errors.unsupportedMediaType([...PATCH_TYPES]);
+  }
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+    // Upstream fails decoding the patched JSON into the kind: 422 against the `patch` field.
+    throw errors.invalid(kind.kind, kind.group, original.metadata?.name ?? '', [
+      invalid('patch', JSON.stringify(result), `json: cannot unmarshal ${goJsonKind(result)} into Go value of type ${kind.kind}`),
+    ]);
+  }
+  return result as KObject;
+}

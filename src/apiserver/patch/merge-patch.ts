@@ -1,0 +1,47 @@
+/**
+ * JSON Merge Patch (RFC 7386, application/merge-patch+json): objects merge recursively, `null`
+ * deletes, anything else (arrays included) replaces. Decoding errors are upstream's 400s.
+ */
+import { errors } from '../errors.js';
+import { goJsonSyntaxError } from '../validation/json-syntax.js';
+import { goJsonKind } from './json-patch.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Decodes a patch that must be a JSON object, as `map[string]interface{}` decoding does.
+ * `prefix` is `error decoding patch: ` for merge patches and empty for strategic ones.
+ * Returns null for a literal `null` body.
+ */
+export function decodeObjectPatch(text: string, prefix: string): Obj | null {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw errors.badRequest(`${prefix}${goJsonSyntaxError(text) ?? (e as Error).message}`);
+  }
+  if (doc !== null && !isObj(doc)) {
+    throw errors.badRequest(
+      `${prefix}json: cannot unmarshal ${goJsonKind(doc)} into Go value of type map[string]interface {}`,
+    );
+  }
+  return doc;
+}
+
+/** RFC 7386 MergePatch(target, patch); modifies and returns `target` when both are objects. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObj(patch)) return patch;
+  const out: Obj = isObj(target) ? target : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+export function applyMergePatch(doc: unknown, text: string): unknown {
+  const patch = decodeObjectPatch(text, 'error decoding patch: ');
+  if (patch === null) throw errors.badRequest('Invalid JSON Patch');
+  return mergePatch(doc, patch);
+}
