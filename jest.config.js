@@ -7,6 +7,8 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  // @peculiar/x509 needs the Reflect polyfill loaded once per process, as src/cmd/main.ts does.
+  setupFiles: ['reflect-metadata'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -23,6 +23,15 @@ export interface FieldError {
   detail: string;
 }
 
+/** A value whose Go rendering differs from its JSON one (e.g. `[]byte{0x2d, ...}`); printed as is. */
+export interface GoSyntax {
+  goSyntax: string;
+}
+
+function isGoSyntax(value: unknown): value is GoSyntax {
+  return typeof value === 'object' && value !== null && typeof (value as GoSyntax).goSyntax === 'string';
+}
+
 /** Go's `%q`/`%v` rendering of a value, as field.Error prints it. */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -30,6 +39,7 @@ export function formatValue(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   // Go prints slices as `[]string{"a", "b"}`; every slice we validate is of strings.
   if (Array.isArray(value)) return `[]string{${value.map(formatValue).join(', ')}}`;
+  if (isGoSyntax(value)) return value.goSyntax;
   return JSON.stringify(value);
 }
 

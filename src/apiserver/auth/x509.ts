@@ -5,7 +5,6 @@
  * within its validity, ExtKeyUsage compatible with clientAuth along the whole chain (Go's rule: a
  * certificate without the extension is unrestricted), then CN = user and O = groups.
  */
-import 'reflect-metadata';
 import { createHash, X509Certificate } from 'node:crypto';
 import * as px509 from '@peculiar/x509';
 import type { UserInfo } from '../../api/meta.js';
