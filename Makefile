@@ -5,7 +5,7 @@ STAMP := node_modules/.package-lock.json
 
 ##@ General
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
 $(STAMP): package.json package-lock.json
@@ -35,3 +35,63 @@ clean: ## Remove build output
 	rm -rf dist coverage
 
 .PHONY: help deps build typecheck lint test run bench clean
+
+##@ Deploy
+IMAGE ?= kube-identity:dev
+KIND_CLUSTER ?= kube-identity
+KIND_CONTEXT := kind-$(KIND_CLUSTER)
+DEPLOY_NAMESPACE ?= kube-identity
+KIND_KUBECONFIG := .kube-identity/kind.kubeconfig
+# $(call require,tool,why): stop with a clear message when a tool is missing.
+require = command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; $@ needs it $(2)" >&2; exit 1; }
+require-docker = $(call require,docker,to build and run the image) && { docker info >/dev/null 2>&1 || { echo "error: docker is installed but its daemon is not reachable; $@ needs a running Docker engine" >&2; exit 1; }; }
+
+image: ## Build the container image (IMAGE=name:tag, default kube-identity:dev; needs Docker)
+	@$(require-docker)
+	docker build -t $(IMAGE) .
+
+chart-check: deps ## Check the Helm chart without helm: render every template, schema, RBAC = deploy/
+	npm run test:jest -- test/deploy/chart.test.ts test/deploy/template.test.ts
+
+chart-lint: ## helm lint + helm template the chart (skipped when helm is not installed)
+	@if ! command -v helm >/dev/null 2>&1; then echo "skip: helm is not installed; 'make chart-check' runs the built-in chart check"; exit 0; fi; \
+	set -e; helm lint charts/kube-identity; \
+	helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) >/dev/null; \
+	helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) --api-versions monitoring.coreos.com/v1 --set metrics.serviceMonitor.enabled=true >/dev/null; \
+	echo "chart-lint: ok"
+
+manifests-check: deps ## Build deploy/ with kubectl kustomize and check the objects and examples
+	@$(call require,kubectl,to run kustomize)
+	kubectl kustomize deploy/ >/dev/null
+	npm run test:jest -- test/deploy/kustomize.test.ts test/deploy/examples.test.ts
+
+kind-up: ## Create the kind cluster from deploy/kind/cluster.yaml (needs Docker and kind)
+	@$(require-docker)
+	@$(call require,kind,to create the cluster (https://kind.sigs.k8s.io))
+	kind create cluster --name $(KIND_CLUSTER) --config deploy/kind/cluster.yaml
+
+kind-deploy: ## Build the image, load it into kind and install the chart with the cluster CA (needs Docker, kind, helm, kubectl)
+	@$(require-docker)
+	@$(call require,kind,to load the image)
+	@$(call require,helm,to install the chart)
+	@$(call require,kubectl,to create the CA Secret)
+	$(MAKE) image IMAGE=$(IMAGE)
+	kind load docker-image $(IMAGE) --name $(KIND_CLUSTER)
+	kubectl --context $(KIND_CONTEXT) create namespace $(DEPLOY_NAMESPACE) --dry-run=client -o yaml | kubectl --context $(KIND_CONTEXT) apply -f -
+	@# kube-identity signs with the cluster CA so that the apiserver accepts the client certificates it issues.
+	@mkdir -p .kube-identity && chmod 700 .kube-identity
+	docker exec $(KIND_CLUSTER)-control-plane cat /etc/kubernetes/pki/ca.crt > .kube-identity/kind-ca.crt
+	docker exec $(KIND_CLUSTER)-control-plane cat /etc/kubernetes/pki/ca.key > .kube-identity/kind-ca.key
+	kubectl --context $(KIND_CONTEXT) -n $(DEPLOY_NAMESPACE) create secret tls kube-identity-ca --cert .kube-identity/kind-ca.crt --key .kube-identity/kind-ca.key --dry-run=client -o yaml | kubectl --context $(KIND_CONTEXT) apply -f -
+	rm -f .kube-identity/kind-ca.key
+	helm upgrade --install kube-identity charts/kube-identity --kube-context $(KIND_CONTEXT) --namespace $(DEPLOY_NAMESPACE) \
+	  --set image.repository=$(firstword $(subst :, ,$(IMAGE))) --set image.tag=$(lastword $(subst :, ,$(IMAGE))) --set image.pullPolicy=Never \
+	  --set ca.existingSecret=kube-identity-ca --wait --timeout 3m
+
+kind-e2e: build ## Run `kube-identity demo` against the kind cluster (after kind-up and kind-deploy)
+	@$(call require,kind,to read the cluster kubeconfig)
+	@mkdir -p .kube-identity && chmod 700 .kube-identity
+	kind get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
+	node dist/src/cmd/main.js demo --kubeconfig $(KIND_KUBECONFIG)
+
+.PHONY: image chart-check chart-lint manifests-check kind-up kind-deploy kind-e2e

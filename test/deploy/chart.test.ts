@@ -1,0 +1,236 @@
+/**
+ * The Helm chart check (no helm binary here): values against values.schema.json, every value
+ * documented, every template rendered and parsed, RBAC equal to deploy/, and the rendered controller
+ * configuration accepted by the controller's own config loader.
+ */
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMap, isPair, isScalar, isSeq, parseDocument, type YAMLMap } from 'yaml';
+import { CONTROLLER_CONFIG_SCHEMA } from '../../src/config/schema.js';
+import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
+import { loadValues, renderChart, type RenderOptions } from './helm-chart.js';
+import { CHART_DIR, DEPLOY_DIR, controllerContainer, findDoc, normaliseRbac, podSpec, readKustomizeResources, rulesOf, type Obj } from './manifests.js';
+
+const render = (opts: RenderOptions = {}) => renderChart(CHART_DIR, { releaseName: 'kube-identity', namespace: 'kube-identity', ...opts });
+const docsOf = (opts: RenderOptions = {}): Obj[] => render(opts).docs.map((d) => d.doc);
+
+describe('values', () => {
+  it('values.yaml satisfies values.schema.json', () => {
+    expect(() => loadValues(CHART_DIR)).not.toThrow();
+  });
+
+  it('the schema rejects unknown keys and bad values', () => {
+    expect(() => loadValues(CHART_DIR, { replicas: 2 })).toThrow(/additionalProperties/);
+    expect(() => loadValues(CHART_DIR, { config: { notAKey: 1 } })).toThrow(/additionalProperties/);
+    expect(() => loadValues(CHART_DIR, { logLevel: 'trace' })).toThrow(/enum/);
+    expect(() => loadValues(CHART_DIR, { leaderElection: { leaseDuration: '15 seconds' } })).toThrow(/pattern/);
+    expect(() => loadValues(CHART_DIR, { rbac: { extraSignerNames: ['not a signer'] } })).toThrow(/pattern/);
+  });
+
+  it('values.schema.json `config` lists exactly the controller config keys, with matching types', () => {
+    const schema = JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8')) as { properties: { config: { properties: Record<string, { type: string }> } } };
+    const props = schema.properties.config.properties;
+    expect(Object.keys(props).sort()).toEqual(Object.keys(CONTROLLER_CONFIG_SCHEMA).sort());
+    const jsonType = { bool: 'boolean', int: 'integer', number: 'number', string: 'string', enum: 'string', duration: 'string' } as const;
+    for (const [key, spec] of Object.entries(CONTROLLER_CONFIG_SCHEMA)) expect([key, props[key]?.type]).toEqual([key, jsonType[spec.type]]);
+  });
+
+  it('every value in values.yaml carries a comment (a commented block documents its children)', () => {
+    const doc = parseDocument(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8'));
+    const undocumented: string[] = [];
+    const walk = (map: YAMLMap, path: string): void => {
+      map.items.forEach((pair, i) => {
+        if (!isPair(pair) || !isScalar(pair.key)) return;
+        const key = `${path}${String(pair.key.value)}`;
+        const comment = pair.key.commentBefore ?? (i === 0 ? map.commentBefore : undefined);
+        if (comment) return;
+        if (isMap(pair.value) && pair.value.items.length > 0) walk(pair.value, `${key}.`);
+        else undocumented.push(key);
+      });
+    };
+    if (!isMap(doc.contents)) throw new Error('values.yaml is not a mapping');
+    walk(doc.contents, '');
+    expect(undocumented).toEqual([]);
+    expect(isSeq(doc.get('tolerations'))).toBe(true);
+  });
+});
+
+describe('rendering with default values', () => {
+  const rendered = render();
+  const docs = rendered.docs.map((d) => d.doc);
+
+  it('renders every template into parseable Kubernetes objects', () => {
+    const templates = readdirSync(join(CHART_DIR, 'templates')).filter((f) => !f.startsWith('_'));
+    expect([...rendered.files.keys()].sort()).toEqual(templates.sort());
+    for (const doc of docs) {
+      expect(typeof doc.apiVersion).toBe('string');
+      expect(typeof doc.kind).toBe('string');
+      expect((doc.metadata as Obj).name).toMatch(/^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/);
+    }
+    const kinds = docs.map((d) => `${String(d.kind)}/${String((d.metadata as Obj).name)}`).sort();
+    expect(kinds).toEqual(
+      [
+        'ClusterRole/kube-identity:approver',
+        'ClusterRole/kube-identity:cleaner',
+        'ClusterRole/kube-identity:signer',
+        'ClusterRoleBinding/kube-identity:approver',
+        'ClusterRoleBinding/kube-identity:cleaner',
+        'ClusterRoleBinding/kube-identity:signer',
+        'ConfigMap/kube-identity-config',
+        'Deployment/kube-identity',
+        'PodDisruptionBudget/kube-identity',
+        'Role/kube-identity:leader-election',
+        'Role/kube-identity:revisions',
+        'RoleBinding/kube-identity:leader-election',
+        'RoleBinding/kube-identity:revisions',
+        'Secret/kube-identity-ca',
+        'Service/kube-identity-metrics',
+        'ServiceAccount/kube-identity',
+      ].sort(),
+    );
+    for (const doc of docs.filter((d) => !String(d.kind).startsWith('Cluster'))) expect((doc.metadata as Obj).namespace).toBe('kube-identity');
+  });
+
+  it('grants exactly the RBAC that deploy/ grants', () => {
+    const fromDeploy = normaliseRbac(readKustomizeResources(join(DEPLOY_DIR, 'kustomization.yaml')));
+    expect(Object.fromEntries(normaliseRbac(docs))).toEqual(Object.fromEntries(fromDeploy));
+  });
+
+  it('hardens the controller pod and probes the metrics listener', () => {
+    const deployment = findDoc(docs, 'Deployment');
+    expectHardenedController(deployment);
+    const port = (controllerContainer(deployment).ports as Obj[])[0];
+    expect(port?.containerPort).toBe(8080);
+  });
+
+  it('writes a configuration the controller loads: leader election on, signing with the mounted CA', async () => {
+    const deployment = findDoc(docs, 'Deployment');
+    const config = await loadMountedConfig(deployment, docs);
+    expect(config).toMatchObject({ leaderElect: true, metricsBindAddress: ':8080', logLevel: 'info', customSigners: '' });
+    expect([config.leaderElectionNamespace, config.controllerNamespace, config.trustBundleNamespace]).toEqual(['kube-identity', 'kube-identity', 'kube-identity']);
+    const caVolume = (podSpec(deployment).volumes as Obj[]).find((v) => v.name === 'ca');
+    expect(caVolume).toEqual({ name: 'ca', secret: { secretName: 'kube-identity-ca' } });
+    const mount = (controllerContainer(deployment).volumeMounts as Obj[]).find((m) => m.name === 'ca');
+    expect(config.clusterSigningCertFile).toBe(`${String(mount?.mountPath)}/tls.crt`);
+    expect(config.clusterSigningKeyFile).toBe(`${String(mount?.mountPath)}/tls.key`);
+  });
+
+  it('generates a usable CA into a kept kubernetes.io/tls Secret', () => {
+    const secret = findDoc(docs, 'Secret');
+    expect(secret.type).toBe('kubernetes.io/tls');
+    expect((secret.metadata as Obj).annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    const data = secret.data as Record<string, string>;
+    const cert = new X509Certificate(Buffer.from(data['tls.crt'] as string, 'base64'));
+    expect(cert.ca).toBe(true);
+    expect(cert.subject).toBe('CN=kube-identity-ca');
+    const key = createPrivateKey(Buffer.from(data['tls.key'] as string, 'base64').toString());
+    expect(cert.checkPrivateKey(key)).toBe(true);
+    expect(createPublicKey(key).asymmetricKeyType).toBe('rsa');
+  });
+
+  it('renders NOTES.txt with the release and the CA Secret', () => {
+    const notes = rendered.files.get('NOTES.txt') ?? '';
+    expect(notes).toContain('release kube-identity in namespace kube-identity');
+    expect(notes).toContain('Secret kube-identity-ca (generated by Helm');
+  });
+});
+
+describe('rendering with other values', () => {
+  it('uses an existing CA Secret instead of generating one', async () => {
+    const docs = docsOf({ values: { ca: { existingSecret: 'cluster-ca' } } });
+    expect(docs.some((d) => d.kind === 'Secret')).toBe(false);
+    const deployment = findDoc(docs, 'Deployment');
+    expect((podSpec(deployment).volumes as Obj[]).find((v) => v.name === 'ca')).toEqual({ name: 'ca', secret: { secretName: 'cluster-ca' } });
+    expect((await loadMountedConfig(deployment, docs)).clusterSigningCertFile).not.toBe('');
+  });
+
+  it('runs without signing when there is no CA at all', async () => {
+    const docs = docsOf({ values: { ca: { generate: false } } });
+    const deployment = findDoc(docs, 'Deployment');
+    expect((podSpec(deployment).volumes as Obj[]).map((v) => v.name)).toEqual(['config', 'tmp']);
+    const config = await loadMountedConfig(deployment, docs);
+    expect([config.clusterSigningCertFile, config.clusterSigningKeyFile]).toEqual(['', '']);
+  });
+
+  it('refuses several replicas without leader election', () => {
+    expect(() => render({ values: { leaderElection: { enabled: false } } })).toThrow(/replicaCount > 1 requires leaderElection.enabled/);
+  });
+
+  it('runs a single replica without leader election, Lease Role or PDB', async () => {
+    const docs = docsOf({ values: { replicaCount: 1, leaderElection: { enabled: false } } });
+    expect(docs.filter((d) => d.kind === 'PodDisruptionBudget' || String((d.metadata as Obj).name).endsWith(':leader-election'))).toEqual([]);
+    const config = await loadMountedConfig(findDoc(docs, 'Deployment'), docs);
+    expect(config.leaderElect).toBe(false);
+  });
+
+  it('renders the ServiceMonitor only when enabled and the cluster serves monitoring.coreos.com/v1', () => {
+    const values = { metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } } };
+    const without = render({ values });
+    expect(without.docs.some((d) => d.doc.kind === 'ServiceMonitor')).toBe(false);
+    expect(without.files.get('NOTES.txt')).toContain('does not serve monitoring.coreos.com/v1');
+    const sm = findDoc(docsOf({ values, apiVersions: ['monitoring.coreos.com/v1'] }), 'ServiceMonitor');
+    expect((sm.metadata as Obj).labels).toMatchObject({ release: 'prom', 'app.kubernetes.io/instance': 'kube-identity' });
+    expect((sm.spec as Obj).endpoints).toEqual([{ port: 'http-metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false }]);
+    expect(docsOf({ apiVersions: ['monitoring.coreos.com/v1'] }).some((d) => d.kind === 'ServiceMonitor')).toBe(false);
+    expect(() => render({ values: { metrics: { serviceMonitor: { enabled: true }, service: { enabled: false } } } })).toThrow(/requires metrics.service.enabled/);
+  });
+
+  it('signs custom signers with the mounted CA and grants sign on them', async () => {
+    const docs = docsOf({ values: { signing: { customSigners: ['example.com/a', 'example.com/b'] } } });
+    expect((await loadMountedConfig(findDoc(docs, 'Deployment'), docs)).customSigners).toBe('example.com/a;example.com/b');
+    const sign = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').find((r) => (r.verbs as string[]).includes('sign'));
+    expect(sign?.resourceNames).toEqual(expect.arrayContaining(['example.com/a', 'example.com/b', 'kubernetes.io/kubelet-serving']));
+  });
+
+  it('derives signer resourceNames from values', () => {
+    const docs = docsOf({ values: { rbac: { extraSignerNames: ['example.com/internal', 'kubernetes.io/kubelet-serving'] } } });
+    const sign = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').find((r) => (r.verbs as string[]).includes('sign'));
+    expect(sign?.resourceNames).toEqual(['example.com/internal', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
+  });
+
+  it('creates no RBAC with rbac.create=false and requires a ServiceAccount name without serviceAccount.create', () => {
+    const docs = docsOf({ values: { rbac: { create: false } } });
+    expect(normaliseRbac(docs).size).toBe(0);
+    expect(() => render({ values: { serviceAccount: { create: false } } })).toThrow(/serviceAccount.name is required/);
+    const own = docsOf({ values: { serviceAccount: { create: false, name: 'mine' } } });
+    expect(own.some((d) => d.kind === 'ServiceAccount')).toBe(false);
+    expect(podSpec(findDoc(own, 'Deployment')).serviceAccountName).toBe('mine');
+  });
+
+  it('passes extraArgs, extraEnv, config and extraObjects through', async () => {
+    const docs = docsOf({
+      values: {
+        extraArgs: ['--log-level=debug'],
+        extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' }],
+        config: { approverWorkers: 9, logLevel: 'warn' },
+        extraObjects: ['apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }],
+      },
+    });
+    const deployment = findDoc(docs, 'Deployment');
+    const c = controllerContainer(deployment);
+    expect(c.args).toEqual(['controller', '--config=/etc/kube-identity/config/config.yaml', '--log-level=debug']);
+    expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' });
+    const config = await loadMountedConfig(deployment, docs);
+    expect([config.approverWorkers, config.logLevel]).toEqual([9, 'warn']);
+    expect(findDoc(docs, 'ConfigMap', 'kube-identity-extra')).toBeDefined();
+    expect(findDoc(docs, 'Secret', 'x')).toBeDefined();
+  });
+
+  it('names objects after the release and changes the config checksum with the config', () => {
+    const a = docsOf({ releaseName: 'ids' });
+    expect((findDoc(a, 'Deployment').metadata as Obj).name).toBe('ids-kube-identity');
+    expect(findDoc(a, 'ClusterRole', 'ids-kube-identity:signer')).toBeDefined();
+    const checksum = (docs: Obj[]) => ((((findDoc(docs, 'Deployment').spec as Obj).template as Obj).metadata as Obj).annotations as Obj)['checksum/config'];
+    expect(checksum(a)).toMatch(/^[0-9a-f]{64}$/);
+    expect(checksum(docsOf({ releaseName: 'ids', values: { logLevel: 'debug' } }))).not.toBe(checksum(a));
+  });
+
+  it('pins the image by digest when one is given, otherwise by tag or appVersion', () => {
+    const image = (values: Obj) => controllerContainer(findDoc(docsOf({ values }), 'Deployment')).image;
+    expect(image({})).toBe('ghcr.io/kube-identity/kube-identity:0.1.0');
+    expect(image({ image: { tag: 'dev' } })).toBe('ghcr.io/kube-identity/kube-identity:dev');
+    const digest = `sha256:${'a'.repeat(64)}`;
+    expect(image({ image: { digest } })).toBe(`ghcr.io/kube-identity/kube-identity@${digest}`);
+  });
+});

@@ -1,0 +1,76 @@
+/** `kubectl kustomize deploy/` builds the plain-manifest install with the objects the controller needs. */
+import { execFileSync } from 'node:child_process';
+import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
+import { DEPLOY_DIR, findDoc, normaliseRbac, parseDocs, podSpec, rulesOf, type Obj } from './manifests.js';
+
+const docs = parseDocs(execFileSync('kubectl', ['kustomize', DEPLOY_DIR], { encoding: 'utf8' }), 'kubectl kustomize deploy/');
+const meta = (d: Obj) => d.metadata as Obj;
+
+describe('kustomize base (deploy/)', () => {
+  it('builds the expected objects, all labelled, namespaced ones in kube-identity', () => {
+    const kinds = docs.map((d) => `${String(d.kind)}/${String(meta(d).name)}`).sort();
+    expect(kinds).toEqual(
+      [
+        'ClusterRole/kube-identity:approver',
+        'ClusterRole/kube-identity:cleaner',
+        'ClusterRole/kube-identity:signer',
+        'ClusterRoleBinding/kube-identity:approver',
+        'ClusterRoleBinding/kube-identity:cleaner',
+        'ClusterRoleBinding/kube-identity:signer',
+        'ConfigMap/kube-identity-config',
+        'Deployment/kube-identity',
+        'Namespace/kube-identity',
+        'Role/kube-identity:leader-election',
+        'Role/kube-identity:revisions',
+        'RoleBinding/kube-identity:leader-election',
+        'RoleBinding/kube-identity:revisions',
+        'Service/kube-identity-metrics',
+        'ServiceAccount/kube-identity',
+      ].sort(),
+    );
+    for (const d of docs) expect(meta(d).labels).toMatchObject({ 'app.kubernetes.io/name': 'kube-identity' });
+    for (const d of docs.filter((x) => !String(x.kind).startsWith('Cluster') && x.kind !== 'Namespace')) expect(meta(d).namespace).toBe('kube-identity');
+  });
+
+  it('grants each reconciler exactly its verbs', () => {
+    const rbac = normaliseRbac(docs);
+    const signers = (kind: string, suffix: string, verb: string) => rulesOf(rbac, kind, suffix).find((r) => (r.verbs as string[]).includes(verb))?.resourceNames;
+    expect(signers('ClusterRole', ':approver', 'approve')).toEqual(['kubernetes.io/kube-apiserver-client-kubelet']);
+    expect(signers('ClusterRole', ':signer', 'sign')).toEqual(['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
+    expect(rulesOf(rbac, 'ClusterRole', ':cleaner')).toEqual([{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], resourceNames: [], verbs: ['delete', 'list', 'watch'], nonResourceURLs: [] }]);
+    expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [], verbs: ['create', 'get', 'update'], nonResourceURLs: [] });
+    const revisions = rulesOf(rbac, 'Role', ':revisions');
+    expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['configmaps:create,get,update', 'controllerrevisions:create,delete,get,list,watch']);
+    // No ClusterRole can write anything but the CSR subresources it owns.
+    const writes = [...rbac.entries()].filter(([k]) => k.startsWith('ClusterRole ')).flatMap(([, rules]) => (rules as string[]).map((r) => JSON.parse(r) as Obj));
+    expect(writes.filter((r) => (r.verbs as string[]).some((v) => ['update', 'patch'].includes(v))).flatMap((r) => r.resources)).toEqual(
+      expect.arrayContaining(['certificatesigningrequests/approval', 'certificatesigningrequests/status', 'events']),
+    );
+    expect(writes.flatMap((r) => r.verbs as string[])).not.toContain('*');
+  });
+
+  it('binds every role to the ServiceAccount the Deployment runs as', () => {
+    const sa = findDoc(docs, 'ServiceAccount');
+    const deployment = findDoc(docs, 'Deployment');
+    expect(podSpec(deployment).serviceAccountName).toBe(meta(sa).name);
+    for (const b of docs.filter((d) => String(d.kind).endsWith('Binding'))) {
+      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: meta(sa).name, namespace: 'kube-identity' }]);
+      expect(findDoc(docs, String((b.roleRef as Obj).kind), String((b.roleRef as Obj).name))).toBeDefined();
+    }
+  });
+
+  it('runs a hardened controller that loads its config and mounts the CA Secret', async () => {
+    const deployment = findDoc(docs, 'Deployment');
+    expectHardenedController(deployment);
+    const config = await loadMountedConfig(deployment, docs, 'kube-identity');
+    expect(config).toMatchObject({ leaderElect: true, leaderElectionNamespace: 'kube-identity', controllerNamespace: 'kube-identity', trustBundleNamespace: 'kube-identity', clusterSigningCertFile: '/etc/kube-identity/ca/tls.crt' });
+    expect((podSpec(deployment).volumes as Obj[]).find((v) => v.name === 'ca')).toEqual({ name: 'ca', secret: { secretName: 'kube-identity-ca' } });
+  });
+
+  it('selects the controller pods from the metrics Service', () => {
+    const service = findDoc(docs, 'Service');
+    const podLabels = ((findDoc(docs, 'Deployment').spec as Obj).template as Obj).metadata as Obj;
+    expect(podLabels.labels).toMatchObject((service.spec as Obj).selector as Obj);
+    expect((service.spec as Obj).ports).toEqual([{ name: 'http-metrics', port: 8080, targetPort: 'http-metrics', protocol: 'TCP' }]);
+  });
+});
