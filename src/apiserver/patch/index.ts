@@ -3,6 +3,7 @@
  * The result is a new object; the original (possibly a frozen stored object) is never touched.
  */
 import type { KObject } from '../../api/meta.js';
+import { type ApplyOptions, serverSideApply } from '../apply/index.js';
 import { errors } from '../errors.js';
 import { invalid } from '../field-errors.js';
 import { applyJsonPatch, goJsonKind } from './json-patch.js';
@@ -29,7 +30,17 @@ export function patchMediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
 
-export function applyPatch(patchType: string, original: KObject, patchBody: Buffer | string, kind: PatchKind): KObject {
+/**
+ * Applies a patch of the given media type. Server-side apply also needs the applier (`apply`);
+ * without it an apply patch is refused as an unsupported type.
+ */
+export function applyPatch(
+  patchType: string,
+  original: KObject,
+  patchBody: Buffer | string,
+  kind: PatchKind,
+  apply?: ApplyOptions,
+): KObject {
   const text = typeof patchBody === 'string' ? patchBody : patchBody.toString('utf8');
   const doc = structuredClone(original) as Record<string, unknown>;
   let result: unknown;
@@ -45,7 +56,10 @@ export function applyPatch(patchType: string, original: KObject, patchBody: Buff
       result = patch === null ? doc : strategicMergePatch(doc, patch, patchSchemaFor(kind.group, kind.kind));
       break;
     }
-    // Server-side apply (APPLY_PATCH) is not implemented yet: it lands here, as any unknown type.
+    case APPLY_PATCH:
+      if (!apply) throw errors.unsupportedMediaType([...PATCH_TYPES]);
+      result = serverSideApply(doc, text, kind, apply);
+      break;
     default:
       throw errors.unsupportedMediaType([...PATCH_TYPES]);
   }

@@ -1,0 +1,84 @@
+/**
+ * `metadata.managedFields` as a list of managers with their field sets, and the field set an
+ * object's own content has (without the type meta and server-owned metadata, which nobody owns).
+ */
+import type { KObject, ManagedFieldsEntry } from '../../api/meta.js';
+import type { Schema } from '../openapi/builder.js';
+import { FieldSet } from './field-set.js';
+import { fieldSetOf } from './typed.js';
+
+/** Metadata fields the server owns; upstream strips them before computing field sets. */
+const SERVER_META = [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
+
+export interface Manager {
+  entry: ManagedFieldsEntry;
+  set: FieldSet;
+}
+
+/** The object's content as field sets see it: no apiVersion, kind or server-owned metadata. */
+export function stripForFieldSet(obj: KObject): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...obj };
+  delete out.apiVersion;
+  delete out.kind;
+  if (obj.metadata) {
+    const meta: Record<string, unknown> = { ...obj.metadata };
+    for (const k of SERVER_META) delete meta[k];
+    if (Object.keys(meta).length > 0) out.metadata = meta;
+    else delete out.metadata;
+  }
+  return out;
+}
+
+export const objectFieldSet = (obj: KObject, schema: Schema | undefined): FieldSet => fieldSetOf(stripForFieldSet(obj), schema);
+
+export function decodeManagers(entries: readonly ManagedFieldsEntry[] | undefined): Manager[] {
+  return (entries ?? []).map((entry) => ({ entry, set: FieldSet.fromFieldsV1(entry.fieldsV1 ?? {}) }));
+}
+
+/** The entries to store: managers that still own something, with their current field sets. */
+export function encodeManagers(managers: readonly Manager[]): ManagedFieldsEntry[] {
+  return managers
+    .filter((m) => !m.set.isEmpty())
+    .map((m) => ({ ...m.entry, fieldsType: 'FieldsV1' as const, fieldsV1: m.set.toFieldsV1() }));
+}
+
+/**
+ * Whether two entries are the same manager (upstream's manager identifier): manager, operation
+ * and subresource, plus the apiVersion for Update entries only, so an applier stays one manager.
+ */
+export function sameManager(a: ManagedFieldsEntry, b: ManagedFieldsEntry): boolean {
+  return (
+    a.manager === b.manager &&
+    a.operation === b.operation &&
+    (a.subresource ?? '') === (b.subresource ?? '') &&
+    (a.operation === 'Apply' || a.apiVersion === b.apiVersion)
+  );
+}
+
+/** A manager as conflict messages print it: `"name"`, plus `using <apiVersion>` for updaters. */
+export function printManager(e: ManagedFieldsEntry): string {
+  let out = JSON.stringify(e.manager ?? '');
+  if (e.subresource) out += ` with subresource ${JSON.stringify(e.subresource)}`;
+  if (e.operation === 'Update') out += ` using ${e.apiVersion ?? ''}`;
+  return out;
+}
+
+/** Replaces (or appends) the entry of one manager, keeping the order of the others. */
+export function putManager(managers: Manager[], m: Manager): Manager[] {
+  const i = managers.findIndex((x) => sameManager(x.entry, m.entry));
+  if (i < 0) return [...managers, m];
+  const out = [...managers];
+  out[i] = m;
+  return out;
+}

@@ -1,0 +1,159 @@
+/**
+ * Objects seen through their OpenAPI schema the way server-side apply sees them: structs and maps
+ * are granular, lists follow `x-kubernetes-list-type` (atomic: one value; set: members by value;
+ * map: items by `x-kubernetes-list-map-keys`). Free-form parts (no schema, preserved unknown
+ * fields) are granular maps with atomic lists, as upstream's deduced type is.
+ */
+import type { Schema } from '../openapi/builder.js';
+import { FieldSet, fieldKey, itemKey, valueKey } from './field-set.js';
+
+type Obj = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export type ListType = { type: 'atomic' } | { type: 'set' } | { type: 'map'; keys: string[] };
+
+export function listType(schema: Schema | undefined): ListType {
+  const t = schema?.['x-kubernetes-list-type'];
+  const keys = schema?.['x-kubernetes-list-map-keys'];
+  if (t === 'set') return { type: 'set' };
+  if (t === 'map' && Array.isArray(keys) && keys.length > 0) return { type: 'map', keys: keys as string[] };
+  return { type: 'atomic' };
+}
+
+/** The schema of a field of an object value; undefined (free-form) when not described. */
+export function fieldSchema(schema: Schema | undefined, name: string): Schema | undefined {
+  const props = schema?.properties as Record<string, Schema> | undefined;
+  return props?.[name] ?? (schema?.additionalProperties as Schema | undefined);
+}
+
+export const itemSchema = (schema: Schema | undefined): Schema | undefined => schema?.items as Schema | undefined;
+
+/** True when the object-valued node is replaced whole (`x-kubernetes-map-type: atomic`). */
+const atomicMap = (schema: Schema | undefined): boolean => schema?.['x-kubernetes-map-type'] === 'atomic';
+
+/** The element key of a list item, by the list's type; undefined for atomic lists. */
+export function elementKey(item: unknown, lt: ListType): string | undefined {
+  if (lt.type === 'set') return valueKey(item);
+  if (lt.type === 'map' && isObject(item)) return itemKey(item, lt.keys);
+  return undefined;
+}
+
+/**
+ * The set of fields a value sets: leaves (scalars, atomic lists and maps, empty objects), each
+ * item of a keyed list (as a member with its own fields below) and each member of a set list.
+ */
+export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet {
+  const set = new FieldSet();
+  const walk = (v: unknown, s: Schema | undefined, path: string[]): void => {
+    if (Array.isArray(v)) {
+      const lt = listType(s);
+      if (lt.type === 'atomic') {
+        set.insert(path);
+        return;
+      }
+      for (const item of v) {
+        const key = elementKey(item, lt);
+        if (key === undefined) continue;
+        set.insert([...path, key]);
+        if (lt.type === 'map' && isObject(item)) walkObject(item, itemSchema(s), [...path, key]);
+      }
+      return;
+    }
+    if (isObject(v) && !atomicMap(s) && Object.keys(v).length > 0) {
+      walkObject(v, s, path);
+      return;
+    }
+    set.insert(path);
+  };
+  const walkObject = (o: Obj, s: Schema | undefined, path: string[]): void => {
+    for (const [k, v] of Object.entries(o)) if (v !== undefined) walk(v, fieldSchema(s, k), [...path, fieldKey(k)]);
+  };
+  if (isObject(value)) walkObject(value, schema, []);
+  return set;
+}
+
+/** Finds the item of a list that an element key names. */
+function findItem(list: unknown[], el: string, lt: ListType): number {
+  return list.findIndex((item) => elementKey(item, lt) === el);
+}
+
+/** The value at a path, or `{ found: false }`. */
+export function valueAt(root: unknown, path: readonly string[], schema: Schema | undefined): { found: boolean; value?: unknown } {
+  let cur: unknown = root;
+  let s = schema;
+  for (const el of path) {
+    if (el.startsWith('f:')) {
+      if (!isObject(cur)) return { found: false };
+      const name = el.slice(2);
+      if (!(name in cur) || cur[name] === undefined) return { found: false };
+      cur = cur[name];
+      s = fieldSchema(s, name);
+    } else {
+      if (!Array.isArray(cur)) return { found: false };
+      const i = findItem(cur, el, listType(s));
+      if (i < 0) return { found: false };
+      cur = cur[i];
+      s = itemSchema(s);
+    }
+  }
+  return { found: true, value: cur };
+}
+
+/**
+ * Removes the value at a path in place. A map or list left empty by the removal goes too, as Go's
+ * `omitempty` would drop it on the wire.
+ */
+export function removeAt(root: Obj, path: readonly string[], schema: Schema | undefined): void {
+  const remove = (cur: unknown, s: Schema | undefined, i: number): boolean => {
+    const el = path[i];
+    if (el === undefined) return false;
+    const last = i === path.length - 1;
+    if (el.startsWith('f:')) {
+      if (!isObject(cur)) return false;
+      const name = el.slice(2);
+      if (!(name in cur)) return false;
+      const child = fieldSchema(s, name);
+      if (last || remove(cur[name], child, i + 1)) {
+        const v = cur[name];
+        const emptied = (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+        if (last || emptied) delete cur[name];
+      }
+      return true;
+    }
+    if (!Array.isArray(cur)) return false;
+    const idx = findItem(cur, el, listType(s));
+    if (idx < 0) return false;
+    if (last) cur.splice(idx, 1);
+    else remove(cur[idx], itemSchema(s), i + 1);
+    return true;
+  };
+  remove(root, schema, 0);
+}
+
+/**
+ * The applied configuration merged into the live value: applied values win, structs and maps
+ * merge per field, atomic lists are replaced, set lists are unions and keyed lists merge per item.
+ */
+export function mergeValue(live: unknown, applied: unknown, schema: Schema | undefined): unknown {
+  if (isObject(live) && isObject(applied) && !atomicMap(schema)) {
+    const out: Obj = { ...live };
+    for (const [k, v] of Object.entries(applied)) {
+      if (v !== undefined) out[k] = mergeValue(live[k], v, fieldSchema(schema, k));
+    }
+    return out;
+  }
+  if (Array.isArray(live) && Array.isArray(applied)) {
+    const lt = listType(schema);
+    if (lt.type === 'atomic') return applied;
+    const out = [...live];
+    for (const item of applied) {
+      const key = elementKey(item, lt);
+      const i = key === undefined ? -1 : out.findIndex((x) => elementKey(x, lt) === key);
+      if (i < 0) out.push(item);
+      else if (lt.type === 'map') out[i] = mergeValue(out[i], item, itemSchema(schema));
+    }
+    return out;
+  }
+  return applied;
+}

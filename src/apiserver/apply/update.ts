@@ -1,0 +1,76 @@
+/**
+ * Field ownership on non-apply writes (create, update, the other patch types): the writer takes
+ * every field it added or changed, from everyone (updates never conflict), and removed fields
+ * leave every manager's set. The result is recorded as the writer's `Update` entry.
+ */
+import type { KObject, ManagedFieldsEntry } from '../../api/meta.js';
+import { deepEqual } from '../registry/object-util.js';
+import type { Schema } from '../openapi/builder.js';
+import { schemaFor } from '../openapi/schema-for.js';
+import { FieldSet } from './field-set.js';
+import { type Manager, decodeManagers, encodeManagers, objectFieldSet, putManager, sameManager } from './managers.js';
+import { valueAt } from './typed.js';
+
+export interface Comparison {
+  /** Fields added, or leaves whose value changed. */
+  changed: FieldSet;
+  removed: FieldSet;
+}
+
+/** What changed between two objects, as field sets. */
+export function compareObjects(oldObj: KObject | undefined, newObj: KObject, schema: Schema | undefined): Comparison {
+  const oldSet = oldObj ? objectFieldSet(oldObj, schema) : new FieldSet();
+  const newSet = objectFieldSet(newObj, schema);
+  const changed = new FieldSet();
+  for (const p of newSet.paths()) {
+    if (!oldSet.has(p)) changed.insert(p);
+    else if ((newSet.at(p)?.children.size ?? 0) === 0 && !deepEqual(valueAt(oldObj, p, schema).value, valueAt(newObj, p, schema).value)) {
+      changed.insert(p);
+    }
+  }
+  return { changed, removed: oldSet.difference(newSet) };
+}
+
+export interface UpdateEntry {
+  manager: string;
+  apiVersion: string;
+  time: string;
+  subresource?: string;
+}
+
+export interface Gvk {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/**
+ * The managers to start from: the ones the writer sent when it changed them (clients may reset
+ * or migrate managedFields, as kubectl does when moving from client- to server-side apply),
+ * otherwise the live object's, so clients unaware of managedFields cannot drop them.
+ */
+function baseManagers(old: KObject | undefined, next: KObject): Manager[] {
+  const sent = next.metadata?.managedFields;
+  const live = old?.metadata?.managedFields;
+  if (sent && sent.length > 0 && !deepEqual(sent, live)) return decodeManagers(sent);
+  return decodeManagers(live);
+}
+
+/** Records a non-apply write of `next` (over `old`, undefined on create) in its managedFields; mutates next. */
+export function trackUpdate(old: KObject | undefined, next: KObject, gvk: Gvk, entry: UpdateEntry): void {
+  const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
+  const { changed, removed } = compareObjects(old, next, schema);
+  const lost = changed.union(removed);
+  let managers = baseManagers(old, next).map((m) => ({ entry: m.entry, set: m.set.difference(lost) }));
+  const mine: ManagedFieldsEntry = { manager: entry.manager, operation: 'Update', apiVersion: entry.apiVersion, time: entry.time };
+  if (entry.subresource) mine.subresource = entry.subresource;
+  const prev = managers.find((m) => sameManager(m.entry, mine));
+  if (!changed.isEmpty()) {
+    const set = (prev?.set ?? new FieldSet()).union(changed);
+    managers = putManager(managers, { entry: { ...mine, fieldsType: 'FieldsV1' }, set });
+  }
+  const meta = (next.metadata ??= {});
+  const encoded = encodeManagers(managers);
+  if (encoded.length > 0) meta.managedFields = encoded;
+  else delete meta.managedFields;
+}

@@ -1,0 +1,115 @@
+/** DELETE of one object and of a collection, with DeleteOptions from the body or the query. */
+import type { KObject, Status } from '../../api/meta.js';
+import { apiVersionOf } from '../../api/resources.js';
+import { errors } from '../errors.js';
+import { type FieldError, invalid, notSupported } from '../field-errors.js';
+import { readBody } from '../http-util.js';
+import { parseJsonStrict } from '../machinery.js';
+import { listObjects } from '../registry/list.js';
+import { buildSelection } from '../registry/selection.js';
+import { parseListOptions } from './list-options.js';
+import { type RequestScope, respondObject, respondValue } from './scope.js';
+import { dryRunErrors } from './write-options.js';
+
+interface DeleteOptions {
+  dryRun?: string[];
+  gracePeriodSeconds?: number;
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** Kinds whose delete answers with the object rather than a Status (upstream ReturnDeletedObject). */
+const RETURNS_DELETED_OBJECT = new Set(['Pod', 'Namespace']);
+const POLICIES = ['Foreground', 'Background', 'Orphan'];
+
+async function readDeleteOptions(scope: RequestScope): Promise<DeleteOptions> {
+  const body = await readBody(scope.req);
+  let opts: DeleteOptions = {};
+  if (body.length > 0 && body.toString('utf8').trim() !== '') {
+    let value: unknown;
+    try {
+      value = parseJsonStrict(body.toString('utf8')).value;
+    } catch (e) {
+      throw errors.badRequest(`DeleteOptions in version "v1" cannot be handled as a DeleteOptions: ${(e as Error).message}`);
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw errors.badRequest('DeleteOptions in version "v1" cannot be handled as a DeleteOptions: not an object');
+    }
+    const v = value as KObject & DeleteOptions;
+    if (v.kind !== undefined && v.kind !== 'DeleteOptions') {
+      throw errors.badRequest(`DeleteOptions in version "v1" cannot be handled as a DeleteOptions: unexpected kind ${String(v.kind)}`);
+    }
+    opts = v;
+  }
+  const q = scope.query;
+  if (q.has('gracePeriodSeconds')) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'));
+  if (q.has('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy') ?? '';
+  if (q.has('orphanDependents')) opts.orphanDependents = q.get('orphanDependents') === 'true';
+  if (q.has('dryRun')) opts.dryRun = q.getAll('dryRun');
+  const errs: FieldError[] = dryRunErrors(opts.dryRun ?? []);
+  if (opts.propagationPolicy !== undefined) {
+    if (opts.orphanDependents !== undefined) {
+      errs.push(invalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
+    }
+    if (!POLICIES.includes(opts.propagationPolicy)) {
+      errs.push(notSupported('propagationPolicy', opts.propagationPolicy, [...POLICIES, 'nil']));
+    }
+  }
+  if (errs.length > 0) throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', errs);
+  return opts;
+}
+
+function successStatus(scope: RequestScope, obj: KObject): Status {
+  const { group, plural } = scope.registry.info;
+  const details: Status['details'] = { name: obj.metadata?.name ?? '' };
+  if (group) details.group = group;
+  details.kind = plural;
+  if (obj.metadata?.uid) details.uid = obj.metadata.uid;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details, code: 200 } as Status;
+}
+
+export async function handleDelete(scope: RequestScope): Promise<void> {
+  const opts = await readDeleteOptions(scope);
+  const dryRun = (opts.dryRun ?? []).length > 0;
+  scope.ctx.dryRun = dryRun;
+  const result = await scope.registry.delete(scope.info.namespace, scope.info.name ?? '', scope.ctx, {
+    dryRun,
+    preconditions: opts.preconditions,
+  });
+  if (result.deleted) {
+    if (RETURNS_DELETED_OBJECT.has(scope.registry.info.kind)) respondObject(scope, 200, result.object);
+    else respondValue(scope, 200, successStatus(scope, result.object));
+    return;
+  }
+  respondObject(scope, opts.orphanDependents === false ? 202 : 200, result.object);
+}
+
+/** Deletes every object the selectors match; answers with the list of what was deleted. */
+export async function handleDeleteCollection(scope: RequestScope): Promise<void> {
+  if (scope.registry.info.namespaced && scope.info.namespace === undefined) throw errors.methodNotAllowed();
+  const opts = await readDeleteOptions(scope);
+  const dryRun = (opts.dryRun ?? []).length > 0;
+  scope.ctx.dryRun = dryRun;
+  const listOpts = parseListOptions(scope.query, false);
+  const selection = buildSelection(scope.strategy, listOpts.labelSelector, listOpts.fieldSelector);
+  const list = await listObjects(scope.registry, scope.info.namespace, { ...listOpts, limit: 0, continue: '' }, selection);
+  const deleted: KObject[] = [];
+  for (const obj of list.items) {
+    try {
+      const r = await scope.registry.delete(obj.metadata?.namespace, obj.metadata?.name ?? '', scope.ctx, {
+        dryRun,
+        preconditions: opts.preconditions,
+      });
+      deleted.push(r.object);
+    } catch (e) {
+      if (!(e instanceof Error && 'code' in e && (e as { code: unknown }).code === 404)) throw e;
+    }
+  }
+  respondValue(scope, 200, {
+    kind: scope.registry.info.listKind,
+    apiVersion: apiVersionOf(scope.registry.info),
+    metadata: { resourceVersion: String(scope.registry.store.currentRevision()) },
+    items: deleted,
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * ListOptions as list and watch receive them in the query string, validated with upstream's
+ * messages (422 on `ListOptions.meta.k8s.io ""`, 400 for malformed values).
+ */
+import { errors } from '../errors.js';
+import { type FieldError, forbidden, notSupported } from '../field-errors.js';
+
+export interface ListOptions {
+  labelSelector: string;
+  fieldSelector: string;
+  limit: number;
+  continue: string;
+  resourceVersion: string;
+  resourceVersionMatch: string;
+  allowWatchBookmarks: boolean;
+  sendInitialEvents?: boolean;
+  timeoutSeconds?: number;
+}
+
+function parseBool(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw errors.badRequest(`strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
+}
+
+function parseInt64(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  return Number(v);
+}
+
+/** ValidateListOptions for a list (upstream's non-watch branch). */
+function listErrors(opts: ListOptions): FieldError[] {
+  const errs: FieldError[] = [];
+  const match = opts.resourceVersionMatch;
+  if (match !== '') {
+    if (opts.resourceVersion === '') {
+      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    }
+    if (opts.continue !== '') {
+      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+    if (match === 'Exact' && opts.resourceVersion === '0') {
+      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+    } else if (match !== 'Exact' && match !== 'NotOlderThan') {
+      errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+    }
+  }
+  if (opts.sendInitialEvents !== undefined) errs.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  return errs;
+}
+
+/** validateWatchOptions: sendInitialEvents needs NotOlderThan, and vice versa. */
+function watchErrors(opts: ListOptions): FieldError[] {
+  const errs: FieldError[] = [];
+  const match = opts.resourceVersionMatch;
+  if (opts.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    errs.push(forbidden('sendInitialEvents', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  }
+  if (match !== '') {
+    if (opts.sendInitialEvents === undefined) {
+      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    }
+    if (match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if (opts.continue !== '') {
+      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+  }
+  return errs;
+}
+
+export function parseListOptions(q: URLSearchParams, watch: boolean): ListOptions {
+  const opts: ListOptions = {
+    labelSelector: q.get('labelSelector') ?? '',
+    fieldSelector: q.get('fieldSelector') ?? '',
+    limit: Math.max(0, parseInt64(q, 'limit') ?? 0),
+    continue: q.get('continue') ?? '',
+    resourceVersion: q.get('resourceVersion') ?? '',
+    resourceVersionMatch: q.get('resourceVersionMatch') ?? '',
+    allowWatchBookmarks: parseBool(q, 'allowWatchBookmarks') ?? false,
+  };
+  const sendInitialEvents = parseBool(q, 'sendInitialEvents');
+  if (sendInitialEvents !== undefined) opts.sendInitialEvents = sendInitialEvents;
+  const timeout = parseInt64(q, 'timeoutSeconds');
+  if (timeout !== undefined) opts.timeoutSeconds = timeout;
+
+  const errs = watch ? watchErrors(opts) : listErrors(opts);
+  if (errs.length > 0) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
+  if (opts.continue !== '' && opts.resourceVersion !== '' && opts.resourceVersion !== '0') {
+    throw errors.badRequest('specifying resource version is not allowed when using continue');
+  }
+  if (opts.resourceVersion !== '' && !/^\d+$/.test(opts.resourceVersion)) {
+    throw errors.badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(opts.resourceVersion)}: invalid syntax`);
+  }
+  return opts;
+}

@@ -1,0 +1,83 @@
+/**
+ * What every resource handler receives (upstream's RequestScope), plus the response writers
+ * that turn objects into the negotiated representation.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KList, KObject } from '../../api/meta.js';
+import type { Logger } from '../../log/logger.js';
+import { setWarnings, writeBody } from '../http-util.js';
+import { type Output, encode, negotiateOutput } from '../negotiation.js';
+import type { GenericRegistry } from '../registry/generic.js';
+import type { RequestContext, Strategy } from '../registry/strategy.js';
+import type { RequestInfo } from '../request-info.js';
+import { partialObject, tableOf, parseIncludeObject } from './table.js';
+
+/** Finds fields a body carries that the kind's schema does not know (dotted paths). */
+export type UnknownFieldsHook = (gvk: { group: string; version: string; kind: string }, obj: KObject) => string[];
+
+export interface RequestScope {
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
+  query: URLSearchParams;
+  registry: GenericRegistry;
+  strategy: Strategy;
+  ctx: RequestContext;
+  logger: Logger;
+  unknownFields?: UnknownFieldsHook;
+  /** Registers a watch so a server shutdown can end it cleanly; returns the unregister function. */
+  trackWatch(stop: () => void): () => void;
+  bookmarkIntervalMs: number;
+}
+
+export function isPretty(req: IncomingMessage, query: URLSearchParams): boolean {
+  const p = query.get('pretty');
+  if (p !== null) return p === 'true' || p === '1';
+  const ua = req.headers['user-agent'] ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget');
+}
+
+export function outputOf(scope: RequestScope, allowTable: boolean): Output {
+  return negotiateOutput(scope.req.headers.accept, isPretty(scope.req, scope.query), allowTable);
+}
+
+function send(scope: RequestScope, status: number, value: unknown, out: Output): void {
+  const { contentType, body } = encode(value, out);
+  setWarnings(scope.res, scope.ctx.warnings);
+  writeBody(scope.res, status, contentType, body);
+}
+
+/** A single object, as JSON/YAML, PartialObjectMetadata or (for reads) a one-row Table. */
+export function respondObject(scope: RequestScope, status: number, obj: KObject, allowTable = false): void {
+  const out = outputOf(scope, allowTable);
+  if (out.kind === 'table') {
+    const include = parseIncludeObject(scope.query);
+    send(scope, status, tableOf(scope.strategy, [obj], {}, include, out.metaVersion, scope.ctx.now, true), out);
+  } else if (out.kind === 'partial') send(scope, status, partialObject(obj, out.metaVersion), out);
+  else send(scope, status, obj, out);
+}
+
+export function respondList(scope: RequestScope, list: KList): void {
+  const out = outputOf(scope, true);
+  if (out.kind === 'table') {
+    const include = parseIncludeObject(scope.query);
+    send(scope, 200, tableOf(scope.strategy, list.items, list.metadata, include, out.metaVersion, scope.ctx.now, true), out);
+  } else if (out.kind === 'partial') {
+    send(
+      scope,
+      200,
+      {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: `meta.k8s.io/${out.metaVersion}`,
+        metadata: list.metadata,
+        items: list.items.map((o) => partialObject(o, out.metaVersion)),
+      },
+      out,
+    );
+  } else send(scope, 200, list, out);
+}
+
+/** Any non-object body (Status, List of deleted items) in JSON or YAML. */
+export function respondValue(scope: RequestScope, status: number, value: unknown): void {
+  send(scope, status, value, outputOf(scope, false));
+}

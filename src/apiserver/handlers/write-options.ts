@@ -1,0 +1,85 @@
+/**
+ * CreateOptions / UpdateOptions / PatchOptions from the query string (dryRun, fieldManager,
+ * fieldValidation, force) and the fieldValidation treatment of unknown or duplicate fields.
+ */
+import type { KObject } from '../../api/meta.js';
+import { errors } from '../errors.js';
+import { type FieldError, forbidden, notSupported, required } from '../field-errors.js';
+import { validateFieldManager } from '../machinery.js';
+import type { RequestContext } from '../registry/strategy.js';
+
+export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export interface WriteParams {
+  dryRun: boolean;
+  fieldManager?: string;
+  fieldValidation: FieldValidation;
+  force: boolean;
+}
+
+/** dryRun: only `All` is supported. */
+export function dryRunErrors(values: string[]): FieldError[] {
+  return values.some((v) => v !== 'All') ? [notSupported('dryRun', values, ['All'])] : [];
+}
+
+export function parseWriteParams(query: URLSearchParams, kind: OptionsKind, apply = false): WriteParams {
+  const errs: FieldError[] = [];
+  const dryRun = query.getAll('dryRun');
+  errs.push(...dryRunErrors(dryRun));
+  const fieldManager = query.get('fieldManager') ?? undefined;
+  if (fieldManager !== undefined) errs.push(...validateFieldManager(fieldManager, 'fieldManager'));
+  const fv = query.get('fieldValidation') ?? '';
+  if (!['', 'Ignore', 'Warn', 'Strict'].includes(fv)) {
+    errs.push(notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn']));
+  }
+  const forceText = query.get('force');
+  const force = forceText === 'true' || forceText === '1';
+  if (kind === 'PatchOptions') {
+    if (apply && !fieldManager) errs.push(required('fieldManager', 'is required for apply patch'));
+    if (!apply && forceText !== null) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
+  }
+  if (errs.length > 0) throw errors.invalid(kind, 'meta.k8s.io', '', errs);
+  return {
+    dryRun: dryRun.length > 0,
+    fieldManager,
+    fieldValidation: fv === '' ? 'Warn' : (fv as FieldValidation),
+    force,
+  };
+}
+
+/**
+ * Applies fieldValidation to the problems found while decoding: Strict fails with 400, Warn adds
+ * one Warning per problem, Ignore drops them.
+ */
+export function checkFieldProblems(
+  gvk: { version: string; kind: string },
+  problems: string[],
+  mode: FieldValidation,
+  ctx: RequestContext,
+): void {
+  if (problems.length === 0 || mode === 'Ignore') return;
+  if (mode === 'Strict') {
+    throw errors.badRequest(
+      `${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: strict decoding error: ${problems.join(', ')}`,
+    );
+  }
+  ctx.warnings.push(...problems);
+}
+
+/** The decoding problems of a body: duplicate fields plus unknown ones found by the schema hook. */
+export function fieldProblems(duplicates: string[], unknown: string[]): string[] {
+  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+}
+
+/** Drops the given dotted paths from an object (Warn/Ignore discard unknown fields). */
+export function dropFields(obj: KObject, paths: string[]): void {
+  for (const path of paths) {
+    const parts = path.split('.');
+    let cur: unknown = obj;
+    for (let i = 0; i < parts.length - 1 && cur && typeof cur === 'object'; i++) {
+      cur = (cur as Record<string, unknown>)[parts[i] ?? ''];
+    }
+    if (cur && typeof cur === 'object') delete (cur as Record<string, unknown>)[parts[parts.length - 1] ?? ''];
+  }
+}

@@ -1,0 +1,124 @@
+/** POST (create, including computed "virtual" creates), PUT (update) and PATCH. */
+import type { KObject } from '../../api/meta.js';
+import { errors } from '../errors.js';
+import { readBody } from '../http-util.js';
+import { PATCH_TYPES, applyPatch } from '../machinery.js';
+import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
+import type { VirtualCreate } from '../registry/strategy.js';
+import { type RequestScope, respondObject } from './scope.js';
+import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams } from './write-options.js';
+
+const APPLY = 'application/apply-patch+yaml';
+
+function gvkOf(scope: RequestScope): Gvk {
+  const { info } = scope.registry;
+  const sub = scope.info.subresource ? info.subresources?.find((s) => s.name === scope.info.subresource) : undefined;
+  return sub ? { group: sub.group, version: sub.version, kind: sub.kind } : { group: info.group, version: info.version, kind: info.kind };
+}
+
+/** Reads and decodes the body, applying the request's fieldValidation to what it found. */
+async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<KObject> {
+  const body = await readBody(scope.req);
+  const gvk = gvkOf(scope);
+  const decoded = decodeObject(scope.req.headers['content-type'], body, gvk);
+  const unknown = scope.unknownFields?.(gvk, decoded.object) ?? [];
+  checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, unknown), fieldValidation, scope.ctx);
+  dropFields(decoded.object, unknown);
+  return decoded.object;
+}
+
+function virtualFor(scope: RequestScope): VirtualCreate | undefined {
+  const { strategy, info } = scope;
+  return info.subresource ? strategy.virtualSubresources?.[info.subresource] : strategy.virtual;
+}
+
+export async function handleCreate(scope: RequestScope): Promise<void> {
+  const params = parseWriteParams(scope.query, 'CreateOptions');
+  scope.ctx.dryRun = params.dryRun;
+  const virtual = virtualFor(scope);
+  if (virtual) {
+    const body = await decodeBody(scope, params.fieldValidation);
+    const target: { namespace?: string; name?: string } = {};
+    if (scope.info.namespace !== undefined) target.namespace = scope.info.namespace;
+    if (scope.info.name !== undefined) target.name = scope.info.name;
+    respondObject(scope, 201, await virtual.create(body, scope.ctx, target));
+    return;
+  }
+  if (!scope.info.collection) throw errors.methodNotAllowed();
+  if (scope.registry.info.namespaced && scope.info.namespace === undefined) throw errors.methodNotAllowed();
+  const obj = await decodeBody(scope, params.fieldValidation);
+  const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, {
+    dryRun: params.dryRun,
+    fieldManager: params.fieldManager,
+    userAgent: scope.req.headers['user-agent'],
+  });
+  respondObject(scope, 201, created);
+}
+
+function checkName(obj: KObject, urlName: string): void {
+  const meta = (obj.metadata ??= {});
+  if (meta.name === undefined || meta.name === '') meta.name = urlName;
+  else if (meta.name !== urlName) {
+    throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${urlName})`);
+  }
+}
+
+export async function handleUpdate(scope: RequestScope): Promise<void> {
+  const params = parseWriteParams(scope.query, 'UpdateOptions');
+  scope.ctx.dryRun = params.dryRun;
+  const name = scope.info.name ?? '';
+  const obj = await decodeBody(scope, params.fieldValidation);
+  checkName(obj, name);
+  const createIfMissing = scope.strategy.allowCreateOnUpdate
+    ? (): KObject => {
+        const fresh = structuredClone(obj);
+        delete fresh.metadata?.resourceVersion;
+        return fresh;
+      }
+    : undefined;
+  const result = await scope.registry.update(
+    scope.info.namespace,
+    name,
+    scope.ctx,
+    { dryRun: params.dryRun, fieldManager: params.fieldManager, userAgent: scope.req.headers['user-agent'], subresource: scope.info.subresource },
+    () => obj,
+    createIfMissing,
+  );
+  respondObject(scope, result.created ? 201 : 200, result.object);
+}
+
+export async function handlePatch(scope: RequestScope): Promise<void> {
+  const type = mediaType(scope.req.headers['content-type']);
+  if (!PATCH_TYPES.includes(type)) throw errors.unsupportedMediaType([...PATCH_TYPES]);
+  const apply = type === APPLY;
+  const params = parseWriteParams(scope.query, 'PatchOptions', apply);
+  scope.ctx.dryRun = params.dryRun;
+  const body = await readBody(scope.req);
+  const name = scope.info.name ?? '';
+  const gvk = gvkOf(scope);
+  const patched = (current: KObject): KObject => {
+    const out = applyPatch(type, current, body, gvk);
+    checkTypeMeta(out, gvk);
+    checkName(out, name);
+    return out;
+  };
+  const createIfMissing = apply
+    ? (): KObject => {
+        const seed: KObject = { metadata: { name } };
+        checkTypeMeta(seed, gvk);
+        if (scope.info.namespace !== undefined && scope.registry.info.namespaced) seed.metadata = { name, namespace: scope.info.namespace };
+        const out = patched(seed);
+        delete out.metadata?.resourceVersion;
+        return out;
+      }
+    : undefined;
+  const result = await scope.registry.update(
+    scope.info.namespace,
+    name,
+    scope.ctx,
+    { dryRun: params.dryRun, fieldManager: params.fieldManager, userAgent: scope.req.headers['user-agent'], subresource: scope.info.subresource },
+    patched,
+    createIfMissing,
+  );
+  respondObject(scope, result.created ? 201 : 200, result.object);
+}

@@ -1,0 +1,120 @@
+/**
+ * Content negotiation: which encodings a request body may use (JSON, YAML, protobuf) and which
+ * representation a response takes (JSON, YAML, Table, PartialObjectMetadata), following
+ * upstream's rule that the first acceptable media range in the client's list wins.
+ */
+import YAML from 'yaml';
+import type { KObject } from '../api/meta.js';
+import { parseAccept } from './discovery/negotiate.js';
+import { errors } from './errors.js';
+import { decodeProtobufObject, parseJsonStrict } from './machinery.js';
+
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+
+export type OutputKind = 'json' | 'yaml' | 'table' | 'partial';
+
+export interface Output {
+  kind: OutputKind;
+  /** meta.k8s.io version for Table and PartialObjectMetadata (v1 or v1beta1). */
+  metaVersion: string;
+  pretty: boolean;
+}
+
+export interface Gvk {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** The media type without parameters, lower-cased. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Picks the response representation from the Accept header; 406 when nothing listed is served. */
+export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
+  const ranges = parseAccept(accept ?? '');
+  if (ranges.length === 0) return { kind: 'json', metaVersion: 'v1', pretty };
+  for (const r of ranges) {
+    if (r.params.q === '0') continue;
+    const as = r.params.as;
+    if (r.type === 'application/json' && as !== undefined) {
+      const v = r.params.v ?? '';
+      if (r.params.g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
+      if (as === 'Table' && allowTable) return { kind: 'table', metaVersion: v, pretty };
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
+        return { kind: 'partial', metaVersion: v, pretty };
+      }
+      continue;
+    }
+    if (r.type === 'application/json' || r.type === '*/*' || r.type === 'application/*') {
+      return { kind: 'json', metaVersion: 'v1', pretty };
+    }
+    if (r.type === 'application/yaml') return { kind: 'yaml', metaVersion: 'v1', pretty };
+  }
+  throw errors.notAcceptable(['application/json', 'application/yaml']);
+}
+
+/** Serializes a response value for a JSON or YAML output. */
+export function encode(value: unknown, out: Output): { contentType: string; body: string } {
+  if (out.kind === 'yaml') return { contentType: 'application/yaml', body: YAML.stringify(value) };
+  const body = out.pretty ? `${JSON.stringify(value, null, 2)}\n` : `${JSON.stringify(value)}\n`;
+  return { contentType: 'application/json', body };
+}
+
+export interface DecodedBody {
+  object: KObject;
+  duplicateFields: string[];
+}
+
+function cannotHandle(gvk: Gvk, why: string): Error {
+  return errors.badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: ${why}`);
+}
+
+/** Decodes a create/update body and checks it addresses the endpoint's kind and version. */
+export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk): DecodedBody {
+  const type = mediaType(contentType) || 'application/json';
+  let value: unknown;
+  let duplicateFields: string[] = [];
+  if (type === 'application/json') {
+    ({ value, duplicateFields } = parseJsonStrict(body.toString('utf8'), { kind: gvk.kind }));
+  } else if (type === 'application/yaml') {
+    try {
+      value = YAML.parse(body.toString('utf8'));
+    } catch (e) {
+      throw cannotHandle(gvk, `error converting YAML to JSON: ${(e as Error).message.split('\n')[0] ?? ''}`);
+    }
+  } else if (type === 'application/vnd.kubernetes.protobuf') {
+    value = decodeProtobufObject(body, gvk);
+  } else {
+    throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
+  }
+  const object = value as KObject;
+  checkTypeMeta(object, gvk);
+  return { object, duplicateFields };
+}
+
+/** Defaults missing apiVersion/kind from the endpoint; a different one is a 400. */
+export function checkTypeMeta(object: KObject, gvk: Gvk): void {
+  const expected = gvk.group === '' ? gvk.version : `${gvk.group}/${gvk.version}`;
+  if (object.apiVersion !== undefined && object.apiVersion !== '' && object.apiVersion !== expected) {
+    throw errors.badRequest(
+      `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`,
+    );
+  }
+  if (object.kind !== undefined && object.kind !== '' && object.kind !== gvk.kind) {
+    const kind = String(object.kind);
+    const coreOrGroup = gvk.group === '' ? 'core' : gvk.group;
+    throw errors.badRequest(
+      `${kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: converting (${gvk.version}.${kind}) to (${coreOrGroup}.${gvk.kind}): unknown conversion`,
+    );
+  }
+  if (object.metadata !== undefined && (object.metadata === null || typeof object.metadata !== 'object' || Array.isArray(object.metadata))) {
+    throw cannotHandle(gvk, 'json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta');
+  }
+  object.apiVersion = expected;
+  object.kind = gvk.kind;
+}

@@ -1,0 +1,132 @@
+/**
+ * The built-in kinds and their registries: builds one GenericRegistry per served resource,
+ * wires namespace lifecycle (existence checks on create, default ServiceAccount, content
+ * removal on delete) and creates the system namespaces on first start.
+ */
+import type { KObject } from '../../api/meta.js';
+import { type ResourceInfo, isStored } from '../../api/resources.js';
+import { ApiError, errors, type Target } from '../errors.js';
+import { type Store, storageKey } from '../storage/store.js';
+import { configMapStrategy } from './configmap.js';
+import { controllerRevisionStrategy } from './controller-revision.js';
+import { coreEventStrategy, eventsV1Strategy } from './event.js';
+import { GenericRegistry, type RegistryHooks } from './generic.js';
+import { leaseStrategy } from './lease.js';
+import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy } from './namespace.js';
+import { nodeStrategy, podStrategy } from './pod.js';
+import { secretStrategy } from './secret.js';
+import { defaultServiceAccount, serviceAccountStrategy } from './service-account.js';
+import type { ObjectReader, RequestContext, Strategy } from './strategy.js';
+
+export const CORE_STRATEGIES: readonly Strategy[] = [
+  namespaceStrategy,
+  serviceAccountStrategy,
+  secretStrategy,
+  configMapStrategy,
+  podStrategy,
+  nodeStrategy,
+  coreEventStrategy,
+  eventsV1Strategy,
+  leaseStrategy,
+  controllerRevisionStrategy,
+];
+
+export interface Registries {
+  find(group: string, version: string, plural: string): GenericRegistry | undefined;
+  readonly reader: ObjectReader;
+  /** Creates the system namespaces (and their default ServiceAccounts) when missing. */
+  bootstrap(): Promise<void>;
+}
+
+const idOf = (i: { group: string; version: string; plural: string }): string => `${i.group}/${i.version}/${i.plural}`;
+
+/** The context of writes the server makes on its own behalf. */
+function systemContext(reader: ObjectReader): RequestContext {
+  return {
+    user: { username: 'system:apiserver', groups: ['system:masters'] },
+    now: new Date(),
+    dryRun: false,
+    authorizer: { authorize: async () => ({ allowed: true }) },
+    objects: reader,
+    warnings: [],
+  };
+}
+
+async function ignoreExists(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === 409)) throw e;
+  }
+}
+
+export function buildRegistries(store: Store, extra: readonly Strategy[]): Registries {
+  const strategies = new Map<string, Strategy>();
+  for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
+  const registries = new Map<string, GenericRegistry>();
+
+  const reader: ObjectReader = {
+    async get(info: ResourceInfo, namespace, name) {
+      return (await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name)))?.object;
+    },
+    async list(info: ResourceInfo, namespace) {
+      const res = await store.range({ prefix: storageKey(info.group, info.plural, info.namespaced ? namespace : undefined) });
+      return res.items.map((i) => i.object);
+    },
+  };
+
+  const checkNamespace = async (namespace: string, target: Target): Promise<void> => {
+    const ns = (await store.get(storageKey('', 'namespaces', undefined, namespace)))?.object;
+    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces', name: namespace });
+    if (ns.metadata?.deletionTimestamp) {
+      throw errors.admissionForbidden(target, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  };
+
+  /** Removes everything stored in a deleted namespace (the namespace controller's job upstream). */
+  const removeContents = async (ns: KObject): Promise<void> => {
+    const name = ns.metadata?.name ?? '';
+    for (const reg of registries.values()) {
+      if (!reg.info.namespaced || !isStored(reg.info)) continue;
+      const res = await store.range({ prefix: reg.prefix(name) });
+      for (const item of res.items) {
+        try {
+          await store.delete(item.key);
+        } catch {
+          // Already gone: a concurrent delete won.
+        }
+      }
+    }
+  };
+
+  const namespaceHooks: RegistryHooks = {
+    afterCreate: async (ns, ctx) => {
+      const sa = registries.get(idOf(serviceAccountStrategy.info));
+      const name = ns.metadata?.name ?? '';
+      if (sa) await ignoreExists(sa.create(name, defaultServiceAccount(name), { ...ctx, warnings: [] }, { dryRun: false, fieldManager: 'kube-identity' }));
+    },
+    beforeDelete: async (ns) => checkNamespaceDeletable(ns),
+    afterDelete: removeContents,
+  };
+
+  for (const [id, strategy] of strategies) {
+    const hooks = strategy.info.plural === 'namespaces' && strategy.info.group === '' ? namespaceHooks : undefined;
+    registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks }));
+  }
+
+  return {
+    find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
+    reader,
+    async bootstrap() {
+      const nsRegistry = registries.get(idOf(namespaceStrategy.info));
+      if (!nsRegistry) return;
+      const ctx = systemContext(reader);
+      for (const name of SYSTEM_NAMESPACES) {
+        if (await reader.get(namespaceStrategy.info, undefined, name)) continue;
+        await ignoreExists(
+          nsRegistry.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx, { dryRun: false, fieldManager: 'kube-identity' }),
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/** Dispatches a resource request to its handler by verb, after checking the URL addresses something served. */
+import { errors } from './errors.js';
+import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
+import { handleGet, handleList } from './handlers/read.js';
+import type { RequestScope } from './handlers/scope.js';
+import { handleWatch } from './handlers/watch.js';
+import { handleCreate, handlePatch, handleUpdate } from './handlers/write.js';
+
+const SUBRESOURCE_VERBS: Record<string, string> = { get: 'get', update: 'update', patch: 'patch', create: 'create' };
+
+async function routeSubresource(scope: RequestScope): Promise<void> {
+  const { info, registry, strategy } = scope;
+  const sub = registry.info.subresources?.find((s) => s.name === info.subresource);
+  const verb = SUBRESOURCE_VERBS[info.verb];
+  if (!sub || info.collection) throw errors.pathNotFound();
+  if (!verb || !sub.verbs.includes(verb as never)) throw errors.methodNotAllowed();
+  if (verb === 'create') {
+    if (!strategy.virtualSubresources?.[sub.name]) throw errors.methodNotAllowed();
+    return handleCreate(scope);
+  }
+  if (verb !== 'get' && !strategy.subresources?.[sub.name]) throw errors.methodNotAllowed();
+  if (verb === 'get') return handleGet(scope);
+  return verb === 'update' ? handleUpdate(scope) : handlePatch(scope);
+}
+
+export async function routeResource(scope: RequestScope): Promise<void> {
+  const { info, registry } = scope;
+  const namespaced = registry.info.namespaced;
+  if (namespaced && info.namespace === undefined && !info.collection) throw errors.pathNotFound();
+  if (!namespaced && info.namespace !== undefined && registry.info.plural !== 'namespaces') throw errors.pathNotFound();
+  if (info.subresource !== undefined) return routeSubresource(scope);
+  if (!registry.info.verbs.includes(info.verb as never)) {
+    throw errors.verbNotSupported(info.verb, { group: registry.info.group, resource: registry.info.plural });
+  }
+  switch (info.verb) {
+    case 'get':
+      return handleGet(scope);
+    case 'list':
+      return handleList(scope);
+    case 'watch':
+      return handleWatch(scope);
+    case 'create':
+      return handleCreate(scope);
+    case 'update':
+      return handleUpdate(scope);
+    case 'patch':
+      return handlePatch(scope);
+    case 'delete':
+      return handleDelete(scope);
+    case 'deletecollection':
+      return handleDeleteCollection(scope);
+    default:
+      throw errors.methodNotAllowed();
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The HTTPS front of the embedded API server: TLS (client certificates requested, checked by the
+ * authenticator), health endpoints, authentication, authorization, discovery, and the resource
+ * pipeline. Every failure becomes a Status; unexpected exceptions are logged as bugs and answered
+ * with 500, never a crash or a hung request.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { UserInfo } from '../api/meta.js';
+import type { Logger } from '../log/logger.js';
+import type { Authenticator } from './auth/types.js';
+import { ApiError, errors } from './errors.js';
+import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
+import { writeBody, writeError } from './http-util.js';
+import { serveDiscovery } from './machinery.js';
+import { buildRegistries, type Registries } from './registry/core.js';
+import type { Authorizer, RequestContext, Strategy } from './registry/strategy.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { routeResource } from './routes.js';
+import type { Store } from './storage/store.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  logger: Logger;
+  tls: { certPem: string; keyPem: string; clientCaPem?: string };
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  /** Strategies added to (or replacing, by group and plural) the built-in ones: CSR, reviews, RBAC... */
+  extraStrategies?: Strategy[];
+  /** Interval of watch BOOKMARK events (default 60 s). */
+  bookmarkIntervalMs?: number;
+  /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
+  unknownFields?: UnknownFieldsHook;
+}
+
+export interface RunningApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+
+/** The DER certificates the client presented, leaf first. */
+function clientChain(req: IncomingMessage): Uint8Array[] {
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function') return [];
+  const chain: Uint8Array[] = [];
+  let cert: PeerCertificate | DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  const seen = new Set<PeerCertificate>();
+  while (cert && cert.raw && !seen.has(cert)) {
+    seen.add(cert);
+    chain.push(new Uint8Array(cert.raw));
+    const next: DetailedPeerCertificate | undefined = (cert as DetailedPeerCertificate).issuerCertificate;
+    if (!next || next === cert || next.raw?.equals(cert.raw)) break;
+    cert = next;
+  }
+  return chain;
+}
+
+class Pipeline {
+  private readonly watches = new Set<() => void>();
+  constructor(
+    private readonly opts: ApiServerOptions,
+    private readonly registries: Registries,
+  ) {}
+
+  endWatches(): void {
+    for (const stop of [...this.watches]) stop();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/livez/') || url.pathname.startsWith('/readyz/')) {
+      writeBody(res, 200, 'text/plain; charset=utf-8', 'ok');
+      return;
+    }
+    const user = await this.opts.authenticator.authenticate({ headers: req.headers, clientCertificateChain: clientChain(req) });
+    if (!user) throw errors.unauthorized();
+    const info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
+    await this.authorize(user, info);
+    if (!info.isResourceRequest) {
+      const found = serveDiscovery({
+        path: `${url.pathname}${url.search}`,
+        accept: req.headers.accept ?? '',
+        ifNoneMatch: req.headers['if-none-match'],
+        host: req.headers.host,
+      });
+      if (!found) throw errors.pathNotFound();
+      res.statusCode = found.status;
+      for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
+      res.end(found.body);
+      return;
+    }
+    const entry = this.registries.find(info.apiGroup, info.apiVersion, info.resource);
+    if (!entry) throw errors.pathNotFound();
+    const ctx: RequestContext = {
+      user,
+      now: new Date(),
+      dryRun: false,
+      authorizer: this.opts.authorizer,
+      objects: this.registries.reader,
+      warnings: [],
+    };
+    const scope: RequestScope = {
+      req,
+      res,
+      info,
+      query: url.searchParams,
+      registry: entry,
+      strategy: entry.strategy,
+      ctx,
+      logger: this.opts.logger,
+      unknownFields: this.opts.unknownFields,
+      bookmarkIntervalMs: this.opts.bookmarkIntervalMs ?? 60_000,
+      trackWatch: (stop) => {
+        this.watches.add(stop);
+        return () => this.watches.delete(stop);
+      },
+    };
+    await routeResource(scope);
+  }
+
+  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+    const attrs = info.isResourceRequest
+      ? {
+          user,
+          verb: info.verb,
+          apiGroup: info.apiGroup,
+          resource: info.resource,
+          subresource: info.subresource,
+          namespace: info.namespace,
+          name: info.name,
+        }
+      : { user, verb: info.verb, path: info.path };
+    const decision = await this.opts.authorizer.authorize(attrs);
+    if (decision.allowed) return;
+    if (!info.isResourceRequest) throw errors.forbiddenPath(user.username, info.verb, info.path);
+    throw errors.forbidden(
+      { group: info.apiGroup, resource: info.resource, name: info.name, subresource: info.subresource, namespace: info.namespace },
+      user.username,
+      info.verb,
+      decision.reason,
+    );
+  }
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  const logger = opts.logger;
+  const registries = buildRegistries(opts.store, opts.extraStrategies ?? []);
+  await registries.bootstrap();
+  const pipeline = new Pipeline(opts, registries);
+  const server: Server = createServer(
+    {
+      cert: opts.tls.certPem,
+      key: opts.tls.keyPem,
+      ca: opts.tls.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (req, res) => {
+      pipeline.handle(req, res).catch((err: unknown) => {
+        if (!(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
+        const apiErr = err instanceof ApiError ? err : errors.internal(err);
+        if (apiErr.code === 413) res.setHeader('Connection', 'close');
+        if (res.headersSent) res.end();
+        else writeError(res, apiErr);
+      });
+    },
+  );
+  server.on('clientError', (err, socket) => {
+    logger.debug({ err }, 'client connection error');
+    socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ url }, 'api server listening');
+  return {
+    url,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        pipeline.endWatches();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
+      }),
+  };
+}

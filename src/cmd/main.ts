@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/** The `kube-identity` program: one subcommand per component. */
+import 'reflect-metadata';
+import { Command } from 'commander';
+import { registerApiserverCommand } from './apiserver.js';
+
+const program = new Command();
+program.name('kube-identity').description('Hands out identities in a Kubernetes cluster').showHelpAfterError();
+registerApiserverCommand(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`kube-identity: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

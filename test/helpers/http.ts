@@ -1,0 +1,125 @@
+/** Raw HTTPS requests to a test server (node:https with its CA), for status codes and exact bodies. */
+import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+export interface RawTarget {
+  url: string;
+  caPem: string;
+  adminToken: string;
+}
+
+export interface RawOptions {
+  body?: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Send no Authorization header. */
+  anonymous?: boolean;
+}
+
+export function raw(target: RawTarget, method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> {
+  const body =
+    opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) || typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  const headers: Record<string, string> = { ...opts.headers };
+  if (!opts.anonymous) headers.Authorization = `Bearer ${target.adminToken}`;
+  if (body !== undefined) {
+    headers['Content-Type'] = opts.contentType ?? 'application/json';
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+  }
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(path, target.url), { method, headers, ca: target.caPem }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+export interface WatchStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  events: any[];
+  /** Resolves when `n` events have arrived (or rejects after `ms`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  waitFor(n: number, ms?: number): Promise<any[]>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens a watch and collects its newline-delimited events. */
+export function openWatch(target: RawTarget, path: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      new URL(path, target.url),
+      { method: 'GET', headers: { Authorization: `Bearer ${target.adminToken}`, ...headers }, ca: target.caPem },
+      (res) => {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        const events: any[] = [];
+        let buffer = '';
+        const waiters: (() => void)[] = [];
+        let endResolve: () => void = () => undefined;
+        const ended = new Promise<void>((r) => (endResolve = r));
+        res.on('data', (c: Buffer) => {
+          buffer += c.toString('utf8');
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() !== '') events.push(JSON.parse(line));
+          }
+          for (const w of waiters.splice(0)) w();
+        });
+        res.on('end', () => {
+          endResolve();
+          for (const w of waiters.splice(0)) w();
+        });
+        res.on('error', () => endResolve());
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          events,
+          ended,
+          waitFor(n, ms = 5000) {
+            return new Promise((ok, fail) => {
+              const timer = setTimeout(() => fail(new Error(`timed out waiting for ${n} events, got ${JSON.stringify(events)}`)), ms);
+              const check = (): void => {
+                if (events.length >= n) {
+                  clearTimeout(timer);
+                  ok(events);
+                } else waiters.push(check);
+              };
+              check();
+            });
+          },
+          close: () => req.destroy(),
+        });
+      },
+    );
+    req.on('error', (e) => {
+      if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e);
+    });
+    req.end();
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * Starts a real API server over HTTPS on 127.0.0.1:0 for integration tests, with a fresh (or
+ * given) data directory, its CA and admin kubeconfig, and a client-node KubeConfig ready to use.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Authenticator } from '../../src/apiserver/auth/types.js';
+import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/bootstrap.js';
+import type { Authorizer, Strategy } from '../../src/apiserver/registry/strategy.js';
+import { startApiServer } from '../../src/apiserver/server.js';
+import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from '../../src/apiserver/static-auth.js';
+import { MemoryStore } from '../../src/apiserver/storage/memory.js';
+import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
+import type { Store } from '../../src/apiserver/storage/store.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
+
+export interface TestServerOptions {
+  storage?: 'memory' | 'sqlite';
+  /** Reuse a data directory (kept on close); by default a temporary one is made and removed. */
+  dataDir?: string;
+  /** A ready store (overrides `storage`); closed with the server. */
+  store?: Store;
+  bookmarkIntervalMs?: number;
+  extraStrategies?: Strategy[];
+  authenticator?: Authenticator;
+  authorizer?: Authorizer;
+  logger?: Logger;
+}
+
+export interface TestServer {
+  url: string;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  adminToken: string;
+  caPem: string;
+  store: Store;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'kube-identity-test-'));
+  const identity = await ensureIdentity(dataDir);
+  const store = opts.store ?? (opts.storage === 'sqlite' ? SqliteStore.open(path.join(dataDir, 'store.db')) : new MemoryStore());
+  const server = await startApiServer({
+    store,
+    logger: opts.logger ?? silentLogger(),
+    tls: { certPem: identity.servingCertPem, keyPem: identity.servingKeyPem, clientCaPem: identity.caPem },
+    port: 0,
+    authenticator: opts.authenticator ?? staticTokenAuthenticator(new Map([[identity.adminToken, ADMIN_USER]])),
+    authorizer: opts.authorizer ?? allowAllAuthorizer,
+    extraStrategies: opts.extraStrategies,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs,
+  });
+  const kubeconfigPath = writeKubeconfig(dataDir, server.url, identity);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return {
+    url: server.url,
+    kubeconfigPath,
+    kubeConfig,
+    adminToken: identity.adminToken,
+    caPem: identity.caPem,
+    store,
+    dataDir,
+    async close() {
+      await server.close();
+      await store.close();
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
