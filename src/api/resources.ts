@@ -128,6 +128,13 @@ export function apiVersionOf(info: { group: string; version: string }): string {
   return info.group === '' ? info.version : `${info.group}/${info.version}`;
 }
 
+/** schema.ParseGroupVersion: `v1` is the core group; a malformed apiVersion has no version. */
+export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  const parts = apiVersion.split('/');
+  if (apiVersion === '' || parts.length > 2) return { group: '', version: '' };
+  return parts.length === 1 ? { group: '', version: apiVersion } : { group: parts[0] ?? '', version: parts[1] ?? '' };
+}
+
 /** `plural` for the core group, `plural.group` otherwise: the group-resource used in messages. */
 export function groupResource(info: { group: string; plural: string }): string {
   return info.group === '' ? info.plural : `${info.plural}.${info.group}`;

@@ -1,12 +1,15 @@
 /**
- * First-start setup of a data directory: a CA, a serving certificate for the loopback names, an
- * admin bearer token, and a kubeconfig for kubectl and client-node. Later starts reuse them.
+ * First-start setup of a data directory: the cluster CA (it signs the serving certificate, the
+ * admin client certificate, and — through the controller — kubelet and user certificates, so
+ * x509 authentication trusts exactly what the signers issue), a service-account signing key, an
+ * admin bearer token, and a kubeconfig for kubectl and client-node. Later starts reuse them; a
+ * piece that is missing is made again from the CA.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { createCertificateAuthority } from '../pki/ca.js';
+import { createCertificateAuthority, type CaMaterial } from '../pki/ca.js';
 import { issueCertificate } from '../pki/issue.js';
 import { generateKeyPair } from '../pki/keys.js';
 
@@ -15,72 +18,121 @@ export interface ServerIdentity {
   caKeyPem: string;
   servingCertPem: string;
   servingKeyPem: string;
+  /** A static token for `admin` in system:masters (served through the token file). */
   adminToken: string;
+  /** Client certificate `kubernetes-admin` in system:masters: what the kubeconfig uses. */
+  adminCertPem: string;
+  adminKeyPem: string;
+  /** Private key that signs service-account tokens. */
+  serviceAccountKeyPem: string;
 }
 
-const FILES = {
+/** File names inside the data directory, exported so callers can point the controller at the CA. */
+export const IDENTITY_FILES = {
   caPem: 'ca.crt',
   caKeyPem: 'ca.key',
   servingCertPem: 'apiserver.crt',
   servingKeyPem: 'apiserver.key',
   adminToken: 'admin.token',
+  adminCertPem: 'admin.crt',
+  adminKeyPem: 'admin.key',
+  serviceAccountKeyPem: 'sa.key',
 } as const;
-const DAY_MS = 86_400_000;
 
-function readIdentity(dir: string): ServerIdentity | undefined {
-  const paths = Object.values(FILES).map((f) => path.join(dir, f));
-  if (!paths.every((p) => existsSync(p))) return undefined;
-  const read = (f: string): string => readFileSync(path.join(dir, f), 'utf8');
-  return {
-    caPem: read(FILES.caPem),
-    caKeyPem: read(FILES.caKeyPem),
-    servingCertPem: read(FILES.servingCertPem),
-    servingKeyPem: read(FILES.servingKeyPem),
-    adminToken: read(FILES.adminToken).trim(),
-  };
+const DAY_MS = 86_400_000;
+const BACKDATE_MS = 5 * 60_000;
+
+type Field = keyof ServerIdentity;
+
+function isIp(name: string): boolean {
+  return /^[\d.:]+$/.test(name);
 }
 
-/** Loads the identity in `dir`, creating it on first use. */
-export async function ensureIdentity(dir: string, extraNames: string[] = []): Promise<ServerIdentity> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const existing = readIdentity(dir);
-  if (existing) return existing;
-  const ca = await createCertificateAuthority({ commonName: 'kube-identity-ca' });
-  const serving = generateKeyPair();
+async function leaf(
+  ca: CaMaterial,
+  subject: { commonName: string; organizations?: string[] },
+  opts: { server: boolean; names?: string[] },
+): Promise<{ certPem: string; keyPem: string }> {
+  const key = generateKeyPair();
   const now = Date.now();
-  const servingCertPem = await issueCertificate(ca, {
-    subject: { commonName: 'kube-apiserver' },
-    publicKeyPem: serving.publicKeyPem,
-    dnsNames: ['localhost', ...extraNames.filter((n) => !/^[\d.:]+$/.test(n))],
-    ipAddresses: ['127.0.0.1', '::1', ...extraNames.filter((n) => /^[\d.:]+$/.test(n))],
-    usages: ['digital signature', 'key encipherment', 'server auth'],
-    notBefore: new Date(now - 5 * 60_000),
+  const names = opts.names ?? [];
+  const certPem = await issueCertificate(ca, {
+    subject,
+    publicKeyPem: key.publicKeyPem,
+    dnsNames: names.filter((n) => !isIp(n)),
+    ipAddresses: names.filter(isIp),
+    usages: ['digital signature', 'key encipherment', opts.server ? 'server auth' : 'client auth'],
+    notBefore: new Date(now - BACKDATE_MS),
     notAfter: new Date(now + 365 * DAY_MS),
   });
-  const identity: ServerIdentity = {
+  return { certPem, keyPem: key.privateKeyPem };
+}
+
+/** Loads the identity in `dir`, creating whatever is missing (everything on first use). */
+export async function ensureIdentity(dir: string, extraNames: string[] = []): Promise<ServerIdentity> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = (f: Field): string => path.join(dir, IDENTITY_FILES[f]);
+  const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
+  const write = (f: Field, text: string): string => {
+    const secret = f !== 'caPem' && f !== 'servingCertPem' && f !== 'adminCertPem';
+    writeFileSync(file(f), text, { mode: secret ? 0o600 : 0o644 });
+    return text;
+  };
+
+  let ca: CaMaterial;
+  const caPem = read('caPem');
+  const caKeyPem = read('caKeyPem');
+  if (caPem && caKeyPem) ca = { certPem: caPem, keyPem: caKeyPem };
+  else {
+    ca = await createCertificateAuthority({ commonName: 'kube-identity-ca' });
+    write('caPem', ca.certPem);
+    write('caKeyPem', ca.keyPem);
+  }
+  const pair = async (cert: Field, key: Field, make: () => Promise<{ certPem: string; keyPem: string }>): Promise<[string, string]> => {
+    const c = read(cert);
+    const k = read(key);
+    if (c && k) return [c, k];
+    const made = await make();
+    return [write(cert, made.certPem), write(key, made.keyPem)];
+  };
+  const servingNames = ['localhost', '127.0.0.1', '::1', ...extraNames];
+  const [servingCertPem, servingKeyPem] = await pair('servingCertPem', 'servingKeyPem', () =>
+    leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
+  );
+  const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () =>
+    leaf(ca, { commonName: 'kubernetes-admin', organizations: ['system:masters'] }, { server: false }),
+  );
+  return {
     caPem: ca.certPem,
     caKeyPem: ca.keyPem,
     servingCertPem,
-    servingKeyPem: serving.privateKeyPem,
-    adminToken: randomBytes(32).toString('base64url'),
+    servingKeyPem,
+    adminCertPem,
+    adminKeyPem,
+    adminToken: (read('adminToken') ?? write('adminToken', randomBytes(32).toString('base64url'))).trim(),
+    serviceAccountKeyPem: read('serviceAccountKeyPem') ?? write('serviceAccountKeyPem', generateKeyPair().privateKeyPem),
   };
-  for (const [field, file] of Object.entries(FILES)) {
-    const secret = file.endsWith('.key') || file.endsWith('.token');
-    writeFileSync(path.join(dir, file), identity[field as keyof ServerIdentity], { mode: secret ? 0o600 : 0o644 });
-  }
-  return identity;
 }
 
-/** Writes DIR/kubeconfig pointing at `url` with the admin token; returns its path. */
+/** The token file (kube-apiserver's --token-auth-file CSV) that makes the admin token valid. */
+export function adminTokenFile(identity: ServerIdentity): string {
+  return `${identity.adminToken},admin,admin,"system:masters"\n`;
+}
+
+/** Writes DIR/kubeconfig pointing at `url` as the admin client certificate; returns its path. */
 export function writeKubeconfig(dir: string, url: string, identity: ServerIdentity): string {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [
-      { name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': Buffer.from(identity.caPem).toString('base64') } },
+    clusters: [{ name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': b64(identity.caPem) } }],
+    users: [
+      {
+        name: 'kubernetes-admin',
+        user: { 'client-certificate-data': b64(identity.adminCertPem), 'client-key-data': b64(identity.adminKeyPem) },
+      },
     ],
-    users: [{ name: 'admin', user: { token: identity.adminToken } }],
-    contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'admin' } }],
+    contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'kubernetes-admin' } }],
     'current-context': 'kube-identity',
   };
   const file = path.join(dir, 'kubeconfig');

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import type { UserInfo } from '../api/meta.js';
+import type { KObject, UserInfo } from '../api/meta.js';
 import type { Logger } from '../log/logger.js';
 import type { Authenticator } from './auth/types.js';
 import { ApiError, errors } from './errors.js';
@@ -36,6 +36,17 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
   unknownFields?: UnknownFieldsHook;
+  /** Objects created at start when absent (the RBAC bootstrap policy). */
+  bootstrapObjects?: KObject[];
+  /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
+  staticRoutes?: StaticRoute[];
+}
+
+export interface StaticRoute {
+  path: string;
+  contentType: string;
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface RunningApiServer {
@@ -85,6 +96,12 @@ class Pipeline {
     const info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
     await this.authorize(user, info);
     if (!info.isResourceRequest) {
+      const route = this.opts.staticRoutes?.find((r) => r.path === url.pathname);
+      if (route && (req.method === 'GET' || req.method === 'HEAD')) {
+        for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
+        writeBody(res, 200, route.contentType, route.body);
+        return;
+      }
       const found = serveDiscovery({
         path: `${url.pathname}${url.search}`,
         accept: req.headers.accept ?? '',
@@ -153,7 +170,7 @@ class Pipeline {
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
   const registries = buildRegistries(opts.store, opts.extraStrategies ?? []);
-  await registries.bootstrap();
+  await registries.bootstrap(opts.bootstrapObjects ?? []);
   const pipeline = new Pipeline(opts, registries);
   const server: Server = createServer(
     {

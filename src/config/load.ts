@@ -80,6 +80,63 @@ async function readFileValues(path: string, problems: string[]): Promise<Record<
   return doc as Record<string, unknown>;
 }
 
+/** A signer the controller signs for, and its own CA pair when it has one (else the shared pair). */
+export interface CustomSignerEntry {
+  signerName: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[-._a-zA-Z0-9]+$/;
+
+/**
+ * Parses `customSigners`: entries separated by ";", each `signerName` or `signerName=CERT:KEY`.
+ * Kubernetes signer names are refused: those have their own options and built-in policies.
+ */
+export function parseCustomSigners(text: string, problems: string[] = []): CustomSignerEntry[] {
+  const out: CustomSignerEntry[] = [];
+  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p !== '')) {
+    const eq = part.indexOf('=');
+    const signerName = (eq < 0 ? part : part.slice(0, eq)).trim();
+    const where = `customSigners entry ${JSON.stringify(part)}`;
+    if (!SIGNER_NAME.test(signerName)) problems.push(`${where}: signer name must be <fully qualified domain>/<path>`);
+    else if (/(^|\.)kubernetes\.io$/.test(signerName.split('/')[0] ?? '')) problems.push(`${where}: kubernetes.io signers are configured with their own options`);
+    else if (out.some((e) => e.signerName === signerName)) problems.push(`${where}: signer listed twice`);
+    if (eq < 0) {
+      out.push({ signerName });
+      continue;
+    }
+    const [certFile = '', keyFile = '', ...rest] = part.slice(eq + 1).split(':').map((f) => f.trim());
+    if (certFile === '' || keyFile === '' || rest.length > 0) problems.push(`${where}: files must be given as CERT_FILE:KEY_FILE`);
+    out.push({ signerName, certFile, keyFile });
+  }
+  return out;
+}
+
+const PER_SIGNER_PAIRS = [
+  ['clusterSigningKubeletServingCertFile', 'clusterSigningKubeletServingKeyFile'],
+  ['clusterSigningKubeletClientCertFile', 'clusterSigningKubeletClientKeyFile'],
+  ['clusterSigningKubeApiserverClientCertFile', 'clusterSigningKubeApiserverClientKeyFile'],
+] as const;
+
+/** kube-controller-manager's rules for CA files, plus the custom signers'. */
+function checkSigning(c: Record<string, unknown>, problems: string[]): void {
+  const set = (k: string): boolean => typeof c[k] === 'string' && c[k] !== '';
+  const shared = set('clusterSigningCertFile');
+  if (shared !== set('clusterSigningKeyFile')) problems.push('clusterSigningCertFile and clusterSigningKeyFile must be set together');
+  let perSigner = false;
+  for (const [cert, key] of PER_SIGNER_PAIRS) {
+    if (set(cert) !== set(key)) problems.push(`${cert} and ${key} must be set together`);
+    perSigner ||= set(cert) || set(key);
+  }
+  if (shared && perSigner) problems.push('cannot specify default and per controller certs at the same time');
+  for (const e of parseCustomSigners(typeof c.customSigners === 'string' ? c.customSigners : '', problems)) {
+    if (e.certFile === undefined && !shared) problems.push(`customSigners entry "${e.signerName}" has no CA files and clusterSigningCertFile is not set`);
+  }
+  if (c.cleanerInterval === 0) problems.push('cleanerInterval must be greater than 0');
+  if (c.caReloadInterval === 0) problems.push('caReloadInterval must be greater than 0');
+}
+
 function crossCheck(c: Record<string, unknown>, problems: string[]): void {
   const lease = c.leaderElectionLeaseDuration as number;
   const renew = c.leaderElectionRenewDeadline as number;
@@ -88,9 +145,7 @@ function crossCheck(c: Record<string, unknown>, problems: string[]): void {
     if (lease <= renew) problems.push('leaderElectionLeaseDuration must be greater than leaderElectionRenewDeadline');
     if (renew <= 1.2 * retry) problems.push('leaderElectionRenewDeadline must be greater than 1.2 × leaderElectionRetryPeriod');
   }
-  if (((c.clusterSigningCertFile as string) === '') !== ((c.clusterSigningKeyFile as string) === '')) {
-    problems.push('clusterSigningCertFile and clusterSigningKeyFile must be set together');
-  }
+  checkSigning(c, problems);
   if ((c.rateLimiterBaseDelay as number) > (c.rateLimiterMaxDelay as number)) problems.push('rateLimiterBaseDelay must not exceed rateLimiterMaxDelay');
 }
 

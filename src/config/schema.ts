@@ -36,6 +36,26 @@ export const CONTROLLER_CONFIG_SCHEMA = {
   clusterSigningCertFile: { type: 'string', default: '', description: 'PEM CA certificate used to sign CSRs; empty disables signing.' },
   clusterSigningKeyFile: { type: 'string', default: '', description: 'PEM CA private key matching --cluster-signing-cert-file.' },
   clusterSigningDuration: { type: 'duration', default: '8760h', description: 'Maximum lifetime of signed certificates.' },
+  clusterSigningKubeletServingCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/kubelet-serving only (excludes the shared pair).' },
+  clusterSigningKubeletServingKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kubelet-serving only.' },
+  clusterSigningKubeletClientCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/kube-apiserver-client-kubelet only (excludes the shared pair).' },
+  clusterSigningKubeletClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client-kubelet only.' },
+  clusterSigningKubeApiserverClientCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/kube-apiserver-client only (excludes the shared pair).' },
+  clusterSigningKubeApiserverClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client only.' },
+  customSigners: {
+    type: 'string',
+    default: '',
+    description: 'Extra signer names to sign for, separated by ";": "example.com/name=CERT_FILE:KEY_FILE", or just the name to use the shared pair.',
+  },
+  caReloadInterval: { type: 'duration', default: '1m', description: 'How often CA files are re-checked for the signer revision history and trust bundle.' },
+  revisionHistoryLimit: { type: 'int', default: 10, min: 1, description: 'How many signer ControllerRevisions to keep.' },
+  controllerNamespace: { type: 'string', default: 'kube-system', description: 'Namespace of the signer ControllerRevisions.' },
+  trustBundleNamespace: { type: 'string', default: 'kube-system', description: 'Namespace of the trust bundle ConfigMap.' },
+  trustBundleConfigMapName: { type: 'string', default: 'kube-identity-trust-bundle', description: 'ConfigMap holding each signer\'s CA bundle (one key per signer).' },
+  cleanerInterval: { type: 'duration', default: '1h', description: 'How often the CSR cleaner runs.' },
+  cleanerApprovedExpiration: { type: 'duration', default: '1h', description: 'Issued CSRs are deleted this long after approval.' },
+  cleanerDeniedExpiration: { type: 'duration', default: '1h', description: 'Denied and Failed CSRs are deleted this long after the condition.' },
+  cleanerPendingExpiration: { type: 'duration', default: '24h', description: 'CSRs without any condition are deleted this long after creation.' },
 } as const satisfies Record<string, FieldSpec>;
 
 export type ConfigKey = keyof typeof CONTROLLER_CONFIG_SCHEMA;

@@ -78,6 +78,11 @@ export class Manager {
       : undefined;
   }
 
+  /** What controllers registered on this manager share: metrics registry, base logger, clock. */
+  get shared(): { registry: Registry; logger: Logger; clock: Clock } {
+    return { registry: this.opts.registry, logger: this.opts.logger, clock: this.opts.clock };
+  }
+
   informer<T extends KObject>(spec: InformerSpec<T>): Informer<T> {
     const inf = new Informer<T>({
       name: spec.name,

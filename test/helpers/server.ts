@@ -1,6 +1,8 @@
 /**
  * Starts a real API server over HTTPS on 127.0.0.1:0 for integration tests, with a fresh (or
  * given) data directory, its CA and admin kubeconfig, and a client-node KubeConfig ready to use.
+ * By default it is the full embedded server (`startEmbeddedServer`: identity, RBAC, CSR API);
+ * tests of one layer may swap in their own authenticator, authorizer and strategies.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -8,6 +10,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Authenticator } from '../../src/apiserver/auth/types.js';
 import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/bootstrap.js';
+import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
 import type { Authorizer, Strategy } from '../../src/apiserver/registry/strategy.js';
 import { startApiServer } from '../../src/apiserver/server.js';
 import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from '../../src/apiserver/static-auth.js';
@@ -23,6 +26,7 @@ export interface TestServerOptions {
   /** A ready store (overrides `storage`); closed with the server. */
   store?: Store;
   bookmarkIntervalMs?: number;
+  /** Giving any of these three starts a bare server with them instead of the full assembly. */
   extraStrategies?: Strategy[];
   authenticator?: Authenticator;
   authorizer?: Authorizer;
@@ -32,7 +36,9 @@ export interface TestServerOptions {
 export interface TestServer {
   url: string;
   kubeconfigPath: string;
+  /** The admin (system:masters) client-certificate kubeconfig. */
   kubeConfig: KubeConfig;
+  /** A bearer token for `admin` in system:masters. */
   adminToken: string;
   caPem: string;
   store: Store;
@@ -40,11 +46,8 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
-  const ownDir = opts.dataDir === undefined;
-  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'kube-identity-test-'));
+async function startBare(opts: TestServerOptions, dataDir: string, store: Store) {
   const identity = await ensureIdentity(dataDir);
-  const store = opts.store ?? (opts.storage === 'sqlite' ? SqliteStore.open(path.join(dataDir, 'store.db')) : new MemoryStore());
   const server = await startApiServer({
     store,
     logger: opts.logger ?? silentLogger(),
@@ -55,20 +58,33 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
   });
-  const kubeconfigPath = writeKubeconfig(dataDir, server.url, identity);
+  const close = async (): Promise<void> => {
+    await server.close();
+    await store.close();
+  };
+  return { url: server.url, identity, kubeconfigPath: writeKubeconfig(dataDir, server.url, identity), close };
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'kube-identity-test-'));
+  const store = opts.store ?? (opts.storage === 'sqlite' ? SqliteStore.open(path.join(dataDir, 'store.db')) : new MemoryStore());
+  const custom = opts.authenticator !== undefined || opts.authorizer !== undefined || opts.extraStrategies !== undefined;
+  const server = custom
+    ? await startBare(opts, dataDir, store)
+    : await startEmbeddedServer({ dataDir, store, logger: opts.logger ?? silentLogger(), bookmarkIntervalMs: opts.bookmarkIntervalMs });
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
+  kubeConfig.loadFromFile(server.kubeconfigPath);
   return {
     url: server.url,
-    kubeconfigPath,
+    kubeconfigPath: server.kubeconfigPath,
     kubeConfig,
-    adminToken: identity.adminToken,
-    caPem: identity.caPem,
+    adminToken: server.identity.adminToken,
+    caPem: server.identity.caPem,
     store,
     dataDir,
     async close() {
       await server.close();
-      await store.close();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -6,6 +6,7 @@
 import type { KObject } from '../../api/meta.js';
 import { ApiError, errors } from '../errors.js';
 import { decodeMessage, hasMessage, toJson } from './protobuf-json.js';
+import { apiVersionOf } from '../../api/resources.js';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 
@@ -24,13 +25,9 @@ interface GVK {
   kind: string;
 }
 
-function apiVersion(gvk: { group: string; version: string }): string {
-  return gvk.group === '' ? gvk.version : `${gvk.group}/${gvk.version}`;
-}
-
 /** The protobuf message for a kind, or undefined when we cannot decode it. */
 export function messageFor(gvk: GVK): string | undefined {
-  const gv = apiVersion(gvk);
+  const gv = apiVersionOf(gvk);
   const name = MESSAGE_NAMES[`${gv}/${gvk.kind}`] ?? gvk.kind;
   return hasMessage(name) ? name : undefined;
 }
@@ -46,7 +43,7 @@ function attempt<T>(step: () => T, cannot: (why: string) => ApiError): T {
 
 /** Decodes a protobuf body for an endpoint expecting `expected`; throws only ApiError. */
 export function decodeProtobufObject(body: Buffer, expected: GVK): KObject {
-  const gv = apiVersion(expected);
+  const gv = apiVersionOf(expected);
   const message = messageFor(expected);
   if (!message) throw errors.unsupportedMediaType(['application/json', 'application/yaml']);
   const cannot = (why: string): ApiError =>

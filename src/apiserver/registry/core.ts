@@ -4,7 +4,7 @@
  * removal on delete) and creates the system namespaces on first start.
  */
 import type { KObject } from '../../api/meta.js';
-import { type ResourceInfo, isStored } from '../../api/resources.js';
+import { type ResourceInfo, isStored, parseApiVersion } from '../../api/resources.js';
 import { ApiError, errors, type Target } from '../errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { configMapStrategy } from './configmap.js';
@@ -34,8 +34,8 @@ export const CORE_STRATEGIES: readonly Strategy[] = [
 export interface Registries {
   find(group: string, version: string, plural: string): GenericRegistry | undefined;
   readonly reader: ObjectReader;
-  /** Creates the system namespaces (and their default ServiceAccounts) when missing. */
-  bootstrap(): Promise<void>;
+  /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
+  bootstrap(objects: readonly KObject[]): Promise<void>;
 }
 
 const idOf = (i: { group: string; version: string; plural: string }): string => `${i.group}/${i.version}/${i.plural}`;
@@ -60,12 +60,9 @@ async function ignoreExists(p: Promise<unknown>): Promise<void> {
   }
 }
 
-export function buildRegistries(store: Store, extra: readonly Strategy[]): Registries {
-  const strategies = new Map<string, Strategy>();
-  for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
-  const registries = new Map<string, GenericRegistry>();
-
-  const reader: ObjectReader = {
+/** Reads stored objects straight from the store (the identity layer needs one before the server runs). */
+export function objectReader(store: Store): ObjectReader {
+  return {
     async get(info: ResourceInfo, namespace, name) {
       return (await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name)))?.object;
     },
@@ -74,6 +71,13 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
       return res.items.map((i) => i.object);
     },
   };
+}
+
+export function buildRegistries(store: Store, extra: readonly Strategy[]): Registries {
+  const strategies = new Map<string, Strategy>();
+  for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
+  const registries = new Map<string, GenericRegistry>();
+  const reader = objectReader(store);
 
   const checkNamespace = async (namespace: string, target: Target): Promise<void> => {
     const ns = (await store.get(storageKey('', 'namespaces', undefined, namespace)))?.object;
@@ -117,15 +121,16 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
   return {
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
     reader,
-    async bootstrap() {
-      const nsRegistry = registries.get(idOf(namespaceStrategy.info));
-      if (!nsRegistry) return;
+    async bootstrap(objects) {
       const ctx = systemContext(reader);
-      for (const name of SYSTEM_NAMESPACES) {
-        if (await reader.get(namespaceStrategy.info, undefined, name)) continue;
-        await ignoreExists(
-          nsRegistry.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx, { dryRun: false, fieldManager: 'kube-identity' }),
-        );
+      const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
+      for (const obj of [...namespaces, ...objects]) {
+        const { group, version } = parseApiVersion(obj.apiVersion ?? '');
+        const registry = [...registries.values()].find((r) => r.info.group === group && r.info.version === version && r.info.kind === obj.kind);
+        if (!registry) throw new Error(`no registry for bootstrap object ${obj.apiVersion}/${obj.kind}`);
+        const namespace = registry.info.namespaced ? obj.metadata?.namespace : undefined;
+        if (await reader.get(registry.info, namespace, obj.metadata?.name ?? '')) continue;
+        await ignoreExists(registry.create(namespace, obj, ctx, { dryRun: false, fieldManager: 'kube-identity' }));
       }
     },
   };

@@ -7,6 +7,7 @@ import { findResource, type ResourceInfo } from '../../api/resources.js';
 import { AGE_COLUMN, ageCell, column as col } from './table-columns.js';
 import { validateBinding, validateBindingUpdate, validateRole } from './rbac-validation.js';
 import type { Strategy, TableConvertor } from './strategy.js';
+import { validatePathSegmentName } from '../validation/names.js';
 
 function info(plural: string): ResourceInfo {
   const r = findResource('rbac.authorization.k8s.io', 'v1', plural);
@@ -62,6 +63,8 @@ function roleStrategy(plural: string, namespaced: boolean): Strategy {
     info: info(plural),
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
+    // RBAC names are path segments (ValidateRBACName), so `system:` names are valid.
+    validateName: validatePathSegmentName,
     validate: (obj) => validateRole(obj, namespaced),
     validateUpdate: (obj) => validateRole(obj, namespaced),
     table: roleTable,
@@ -73,6 +76,7 @@ function bindingStrategy(plural: string, namespaced: boolean): Strategy {
     info: info(plural),
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
+    validateName: validatePathSegmentName,
     validate: (obj) => validateBinding(obj, namespaced),
     validateUpdate: (obj, old) => validateBindingUpdate(obj, old, namespaced),
     table: bindingTable,

@@ -5,6 +5,7 @@
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../../api/meta.js';
 import { type FieldError, forbidden, invalid, required, tooLong } from '../field-errors.js';
 import { type NameValidator, byteLength, isQualifiedName, isValidLabelValue, validateLabelName } from './names.js';
+import { parseApiVersion } from '../../api/resources.js';
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 const FIELD_IMMUTABLE = 'field is immutable';
@@ -114,16 +115,9 @@ export function validateAnnotations(annotations: Record<string, string> | undefi
   return errs;
 }
 
-/** schema.ParseGroupVersion as FromAPIVersionAndKind uses it: a bad apiVersion has no version. */
-function versionOf(apiVersion: string): { group: string; version: string } {
-  const parts = apiVersion.split('/');
-  if (apiVersion === '' || parts.length > 2) return { group: '', version: '' };
-  return parts.length === 1 ? { group: '', version: apiVersion } : { group: parts[0] ?? '', version: parts[1] ?? '' };
-}
-
 function validateOwnerReference(ref: OwnerReference, field: string): FieldError[] {
   const errs: FieldError[] = [];
-  const gv = versionOf(ref.apiVersion ?? '');
+  const gv = parseApiVersion(ref.apiVersion ?? '');
   if (!gv.version) errs.push(invalid(`${field}.apiVersion`, ref.apiVersion ?? '', 'version must not be empty'));
   if (!ref.kind) errs.push(invalid(`${field}.kind`, ref.kind ?? '', 'kind must not be empty'));
   if (!ref.name) errs.push(invalid(`${field}.name`, ref.name ?? '', 'name must not be empty'));

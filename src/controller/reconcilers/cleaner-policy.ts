@@ -56,10 +56,14 @@ export function cleanReason(
   const approved = findCondition(csr, CONDITION_APPROVED);
   const issued = approved !== undefined && hasCertificate(csr);
   if (issued && olderThan(approved.lastUpdateTime, d.approvedMs, now)) return 'issued';
+  return terminalReason(csr, now, d) ?? (issued && certificateExpired(csr, now) ? 'expired' : undefined);
+}
+
+/** Denied, Failed and pending-too-long, in upstream's order (before the expired-certificate rule). */
+function terminalReason(csr: CertificateSigningRequest, now: number, d: CleanerDurations): CleanReason | undefined {
   if (olderThan(findCondition(csr, CONDITION_DENIED)?.lastUpdateTime, d.deniedMs, now)) return 'denied';
   if (olderThan(findCondition(csr, CONDITION_FAILED)?.lastUpdateTime, d.deniedMs, now)) return 'failed';
   const conditions = csr.status?.conditions ?? [];
   if (conditions.length === 0 && olderThan(csr.metadata?.creationTimestamp, d.pendingMs, now)) return 'pending';
-  if (issued && certificateExpired(csr, now)) return 'expired';
   return undefined;
 }

@@ -1,0 +1,95 @@
+/**
+ * The whole embedded API server as `kube-identity apiserver` and `up` run it: a data directory
+ * with the cluster CA and keys, the store, the identity layer (x509, tokens, RBAC with the
+ * bootstrap policy, TokenRequest/TokenReview, access reviews), the CSR API, issuer discovery and
+ * OpenAPI-based field validation, and an admin kubeconfig.
+ */
+import path from 'node:path';
+import { createIdentity } from './auth/identity.js';
+import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
+import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './bootstrap.js';
+import { unknownFields } from './openapi/index.js';
+import { objectReader } from './registry/core.js';
+import { csrStrategy } from './registry/csr.js';
+import { startApiServer } from './server.js';
+import { MemoryStore } from './storage/memory.js';
+import { SqliteStore } from './storage/sqlite.js';
+import type { Store } from './storage/store.js';
+import type { Logger } from '../log/logger.js';
+
+export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+export interface EmbeddedServerOptions {
+  dataDir: string;
+  logger: Logger;
+  storage?: 'sqlite' | 'memory';
+  /** A ready store (tests); overrides `storage` and is closed with the server. */
+  store?: Store;
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  bookmarkIntervalMs?: number;
+  /** Service-account token issuer (kube-apiserver's --service-account-issuer). */
+  issuer?: string;
+  /**
+   * kubeadm's bindings that let bootstrap-token nodes have their client CSRs auto-approved and
+   * nodes renew their own; on by default, as on a kubeadm cluster.
+   */
+  kubeadmAutoApprove?: boolean;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  dataDir: string;
+  kubeconfigPath: string;
+  identity: ServerIdentity;
+  /** The cluster CA files, for the signers of kube-apiserver-client*. */
+  caCertFile: string;
+  caKeyFile: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
+  const dataDir = path.resolve(opts.dataDir);
+  const host = opts.host ?? '127.0.0.1';
+  const wildcard = host === '0.0.0.0' || host === '::';
+  const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
+  const store = opts.store ?? (opts.storage === 'memory' ? new MemoryStore() : SqliteStore.open(path.join(dataDir, 'store.db')));
+  const id = await createIdentity({
+    objects: objectReader(store),
+    clientCaPem: identity.caPem,
+    tokenFile: adminTokenFile(identity),
+    serviceAccountKey: identity.serviceAccountKeyPem,
+    issuer: opts.issuer ?? DEFAULT_ISSUER,
+  });
+  const server = await startApiServer({
+    store,
+    logger: opts.logger,
+    tls: { certPem: identity.servingCertPem, keyPem: identity.servingKeyPem, clientCaPem: identity.caPem },
+    host,
+    port: opts.port ?? 0,
+    authenticator: id.authenticator,
+    authorizer: id.authorizer,
+    extraStrategies: [csrStrategy, ...id.strategies],
+    bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
+    staticRoutes: id.oidcRoutes,
+    unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs,
+  });
+  return {
+    url: server.url,
+    port: server.port,
+    dataDir,
+    kubeconfigPath: writeKubeconfig(dataDir, server.url, identity),
+    identity,
+    caCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
+    caKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),
+    store,
+    async close() {
+      await server.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Writes core/v1 Events about the objects the controllers act on, the way client-go's recorder does
+ * in its simplest form: an Event per (object uid, type, reason, message); a repeat within the
+ * de-duplication window bumps `count` and `lastTimestamp` of the Event already written instead of
+ * creating another. Events are best effort: a failure is logged and never fails a reconcile.
+ * Events about cluster-scoped objects (CSRs) go to the `default` namespace, as upstream's do.
+ */
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { KObject } from '../api/meta.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../log/logger.js';
+import type { KubeClient } from './client/kube-client.js';
+import { isNotFound } from './errors.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorderOptions {
+  client: KubeClient;
+  clock: Clock;
+  logger: Logger;
+  /** `source.component` of every Event (the controller's name). */
+  component: string;
+  /** How long a written Event is reused for repeats (default 10 minutes, client-go's aggregation window). */
+  dedupWindowMs?: number;
+  /** Cache bound; the oldest entries go first (default 4096, as client-go's LRU). */
+  maxEntries?: number;
+}
+
+interface Written {
+  event: CoreV1Event;
+  at: number;
+}
+
+export class EventRecorder {
+  private readonly core: CoreV1Api;
+  private readonly written = new Map<string, Written>();
+  private readonly logger: Logger;
+
+  constructor(private readonly opts: EventRecorderOptions) {
+    this.core = opts.client.api(CoreV1Api);
+    this.logger = opts.logger.child({ component: 'events', source: opts.component });
+  }
+
+  /** Records an Event about `obj`; resolves once written (or once the failure was logged). */
+  async record(obj: KObject, type: EventType, reason: string, message: string): Promise<void> {
+    const uid = obj.metadata?.uid ?? '';
+    const key = [uid, obj.metadata?.name ?? '', type, reason, message].join('\0');
+    const now = this.opts.clock.now();
+    const prior = this.written.get(key);
+    try {
+      if (prior && now - prior.at < (this.opts.dedupWindowMs ?? 600_000)) {
+        this.remember(key, await this.bump(prior.event, now), now);
+        return;
+      }
+      this.remember(key, await this.create(obj, type, reason, message, now), now);
+    } catch (err) {
+      this.logger.info({ err, object: obj.metadata?.name, reason }, 'unable to write event');
+    }
+  }
+
+  private async create(obj: KObject, type: EventType, reason: string, message: string, now: number): Promise<CoreV1Event> {
+    const namespace = obj.metadata?.namespace || 'default';
+    const stamp = new Date(now);
+    const body: CoreV1Event = {
+      metadata: { name: `${obj.metadata?.name ?? 'object'}.${now.toString(16)}${randomBytes(2).toString('hex')}`, namespace },
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: obj.metadata?.name,
+        namespace: obj.metadata?.namespace,
+        uid: obj.metadata?.uid,
+        resourceVersion: obj.metadata?.resourceVersion,
+      },
+      type,
+      reason,
+      message,
+      count: 1,
+      firstTimestamp: stamp,
+      lastTimestamp: stamp,
+      source: { component: this.opts.component },
+      reportingComponent: this.opts.component,
+      reportingInstance: '',
+    };
+    return this.core.createNamespacedEvent({ namespace, body });
+  }
+
+  /** A repeat: count+1 on the Event already written; if it vanished, write a fresh one. */
+  private async bump(event: CoreV1Event, now: number): Promise<CoreV1Event> {
+    const body: CoreV1Event = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: new Date(now) };
+    body.metadata = { ...event.metadata, resourceVersion: undefined };
+    const namespace = event.metadata.namespace ?? 'default';
+    try {
+      return await this.core.replaceNamespacedEvent({ name: event.metadata.name ?? '', namespace, body });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      body.count = 1;
+      body.firstTimestamp = new Date(now);
+      return this.core.createNamespacedEvent({ namespace, body });
+    }
+  }
+
+  private remember(key: string, event: CoreV1Event, at: number): void {
+    this.written.delete(key);
+    this.written.set(key, { event, at });
+    const max = this.opts.maxEntries ?? 4096;
+    while (this.written.size > max) this.written.delete(this.written.keys().next().value as string);
+  }
+}

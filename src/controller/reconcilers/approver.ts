@@ -1,0 +1,112 @@
+/**
+ * csrapproving: kube-controller-manager's auto-approver for kubelet client certificates. Only
+ * `kubernetes.io/kube-apiserver-client-kubelet` CSRs are considered (the signer filter comes first);
+ * identity comes only from spec.username/uid/groups/extra, which the API server set at create, never
+ * from the CN or SANs. It approves through SubjectAccessReview on the `selfnodeclient` / `nodeclient`
+ * pseudo-subresources, leaves everything else pending, and never denies.
+ */
+import { CONDITION_APPROVED, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, type CertificateSigningRequest } from '../../api/certificates.js';
+import type { Clock } from '../../lib/clock.js';
+import type { CsrMetrics } from '../../metrics/csr.js';
+import { parseCertificateRequestPem, type ParsedCsr } from '../../pki/csr.js';
+import { RequeueError } from '../errors.js';
+import type { EventRecorder } from '../events.js';
+import type { ReadonlyCache } from '../informer/cache.js';
+import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
+import { requesterOf, type CsrApi } from './csr-api.js';
+import { hasCertificate, isDecided, requestPem } from './csr-conditions.js';
+import { validateKubeletClientCsr } from './csr-policy.js';
+
+export const APPROVER_NAME = 'csrapproving';
+export const APPROVED_REASON = 'AutoApproved';
+
+/** A way a CSR can be recognised, the SAR pseudo-subresource that authorises it, and upstream's message. */
+export interface Recognizer {
+  subresource: 'selfnodeclient' | 'nodeclient';
+  recognize(csr: CertificateSigningRequest, parsed: ParsedCsr): boolean;
+  message: string;
+}
+
+const isNodeClient = (csr: CertificateSigningRequest, parsed: ParsedCsr): boolean =>
+  csr.spec.signerName === SIGNER_KUBE_APISERVER_CLIENT_KUBELET && validateKubeletClientCsr(parsed, csr.spec.usages ?? []) === undefined;
+
+/** Upstream order: a node renewing its own certificate first, then any kubelet client request. */
+export const RECOGNIZERS: readonly Recognizer[] = [
+  {
+    subresource: 'selfnodeclient',
+    recognize: (csr, parsed) => csr.spec.username === parsed.subject.commonName && isNodeClient(csr, parsed),
+    message: 'Auto approving self kubelet client certificate after SubjectAccessReview.',
+  },
+  {
+    subresource: 'nodeclient',
+    recognize: isNodeClient,
+    message: 'Auto approving kubelet client certificate after SubjectAccessReview.',
+  },
+];
+
+export interface ApproverOptions {
+  api: CsrApi;
+  /** The shared CSR informer's cache, used only to skip obviously irrelevant keys cheaply. */
+  csrs: ReadonlyCache<CertificateSigningRequest>;
+  events: EventRecorder;
+  metrics: CsrMetrics;
+  clock: Clock;
+}
+
+/** Whether the approver has nothing to do with this CSR (upstream's skip rules plus the signer filter). */
+export function approverSkips(csr: CertificateSigningRequest): boolean {
+  return csr.spec.signerName !== SIGNER_KUBE_APISERVER_CLIENT_KUBELET || hasCertificate(csr) || isDecided(csr);
+}
+
+export class ApproverReconciler implements Reconciler {
+  constructor(private readonly o: ApproverOptions) {}
+
+  async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
+    const cached = this.o.csrs.get(key);
+    if (!cached || approverSkips(cached)) return 'done';
+    // Decide on the server's current object, never on the cache.
+    const csr = await this.o.api.get(key, ctx.signal);
+    if (approverSkips(csr)) return 'done';
+    let parsed: ParsedCsr;
+    try {
+      parsed = parseCertificateRequestPem(requestPem(csr));
+    } catch (err) {
+      // Upstream requeues: the request is immutable, but a retry costs little and the backoff caps it.
+      throw new Error(`unable to parse csr "${key}": ${(err as Error).message}`);
+    }
+    const tried: string[] = [];
+    for (const r of RECOGNIZERS) {
+      if (!r.recognize(csr, parsed)) continue;
+      tried.push(r.subresource);
+      if (!(await this.o.api.allowed(requesterOf(csr), r.subresource))) continue;
+      await this.approve(csr, r, ctx);
+      return 'done';
+    }
+    if (tried.length > 0) {
+      // Recognised but not (yet) authorised: an RBAC binding may still appear, so retry quietly.
+      throw new RequeueError(`recognized csr "${key}" as [${tried.join(' ')}] but subject access review was not approved`);
+    }
+    ctx.logger.debug({ csr: key }, 'csr not recognised, left pending');
+    return 'done';
+  }
+
+  private async approve(csr: CertificateSigningRequest, r: Recognizer, ctx: ReconcileContext): Promise<void> {
+    const conditions = [...(csr.status?.conditions ?? [])];
+    conditions.push({ type: CONDITION_APPROVED, status: 'True', reason: APPROVED_REASON, message: r.message });
+    const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, conditions } };
+    try {
+      await this.o.api.putApproval(updated);
+    } catch (err) {
+      throw Object.assign(new Error(`error updating approval for csr: ${(err as Error).message}`, { cause: err }), { code: codeOf(err) });
+    }
+    this.o.metrics.approvals.inc({ signer: csr.spec.signerName, reason: r.subresource });
+    ctx.logger.info({ csr: csr.metadata?.name, signer: csr.spec.signerName, decision: 'approved', reason: r.subresource, requester: csr.spec.username }, 'csr approved');
+    await this.o.events.record(updated, 'Normal', APPROVED_REASON, r.message);
+  }
+}
+
+/** Keeps the HTTP status of a wrapped API error, so a 409 still counts as a conflict. */
+export function codeOf(err: unknown): number | undefined {
+  const c = (err as { code?: unknown } | undefined)?.code;
+  return typeof c === 'number' ? c : undefined;
+}

@@ -1,0 +1,79 @@
+/**
+ * The CSR calls the reconcilers make, in one place: a fresh GET (never the cache) before deciding,
+ * and one write to the right subresource carrying the resourceVersion of that GET, so a decision
+ * based on a stale object fails with 409 instead of overwriting someone else's.
+ */
+import {
+  AuthorizationV1Api,
+  CertificatesV1Api,
+  type V1CertificateSigningRequest,
+  type V1SubjectAccessReview,
+} from '@kubernetes/client-node';
+import { CSR_RESOURCE, CERTIFICATES_GROUP, type CertificateSigningRequest } from '../../api/certificates.js';
+import type { KubeClient } from '../client/kube-client.js';
+
+const CSR_PATH = `/apis/${CERTIFICATES_GROUP}/v1/${CSR_RESOURCE}`;
+
+/** The requester's identity as the API server recorded it at create: the only identity we trust. */
+export interface Requester {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export function requesterOf(csr: CertificateSigningRequest): Requester {
+  const { username = '', uid, groups, extra } = csr.spec;
+  return { username, uid, groups, extra };
+}
+
+export class CsrApi {
+  private readonly certs: CertificatesV1Api;
+  private readonly authz: AuthorizationV1Api;
+
+  constructor(client: KubeClient, private readonly raw: Pick<KubeClient, 'requestJSON'> = client) {
+    this.certs = client.api(CertificatesV1Api);
+    this.authz = client.api(AuthorizationV1Api);
+  }
+
+  /** The current object from the API server, in its JSON form (rejects with 404 when gone). */
+  get(name: string, signal?: AbortSignal): Promise<CertificateSigningRequest> {
+    return this.raw.requestJSON<CertificateSigningRequest>('GET', `${CSR_PATH}/${encodeURIComponent(name)}`, {}, signal);
+  }
+
+  /** PUT /approval with the object as read (its resourceVersion is the precondition). */
+  async putApproval(csr: CertificateSigningRequest): Promise<void> {
+    await this.certs.replaceCertificateSigningRequestApproval({ name: nameOf(csr), body: csr as V1CertificateSigningRequest });
+  }
+
+  /** PUT /status with the object as read (its resourceVersion is the precondition). */
+  async putStatus(csr: CertificateSigningRequest): Promise<void> {
+    await this.certs.replaceCertificateSigningRequestStatus({ name: nameOf(csr), body: csr as V1CertificateSigningRequest });
+  }
+
+  /** DELETE with a uid precondition, so a re-created CSR of the same name is never removed. */
+  async delete(name: string, uid: string | undefined): Promise<void> {
+    await this.certs.deleteCertificateSigningRequest({ name, body: uid ? { preconditions: { uid } } : {} });
+  }
+
+  /** Whether `who` may `create` the pseudo-subresource (nodeclient, selfnodeclient) of CSRs. */
+  async allowed(who: Requester, subresource: string): Promise<boolean> {
+    const body: V1SubjectAccessReview = {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: who.username,
+        uid: who.uid,
+        groups: who.groups,
+        extra: who.extra,
+        resourceAttributes: { group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, verb: 'create', subresource },
+      },
+    };
+    const review = await this.authz.createSubjectAccessReview({ body });
+    return review.status?.allowed === true;
+  }
+}
+
+function nameOf(csr: CertificateSigningRequest): string {
+  return csr.metadata?.name ?? '';
+}

@@ -1,0 +1,137 @@
+/**
+ * csrsigning-*: one controller per signer (upstream's split), each with its own CA and pre-sign
+ * check. It signs only CSRs that are approved, not denied, not Failed and not issued; a request that
+ * fails the signer's policy or cannot be parsed becomes Failed (terminal, never retried); anything
+ * transient (CA unreadable or expired, API errors) is retried with backoff and never marks Failed.
+ * The certificate is written once, by PUT /status carrying the resourceVersion of a fresh GET, so
+ * two processes (or a restarted one) can never both write a certificate: the second gets 409.
+ */
+import { CONDITION_FAILED, type CertificateSigningRequest } from '../../api/certificates.js';
+import type { Clock } from '../../lib/clock.js';
+import type { CsrMetrics } from '../../metrics/csr.js';
+import type { CaSignerSource } from '../../pki/ca.js';
+import { parseCertificateRequestPem, type ParsedCsr } from '../../pki/csr.js';
+import { PkiError } from '../../pki/errors.js';
+import { certificateLifetime, issueCertificateDer } from '../../pki/issue.js';
+import { encodePem } from '../../pki/pem.js';
+import type { EventRecorder } from '../events.js';
+import type { ReadonlyCache } from '../informer/cache.js';
+import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
+import { codeOf } from './approver.js';
+import type { CsrApi } from './csr-api.js';
+import { hasCertificate, isApproved, isFailed, requestPem } from './csr-conditions.js';
+import type { SignerPolicy } from './signer-policy.js';
+
+export const FAILED_REASON = 'SignerValidationFailure';
+export const ISSUED_EVENT_REASON = 'CertificateIssued';
+
+export interface SignerOptions {
+  policy: SignerPolicy;
+  ca: CaSignerSource;
+  /** Maximum certificate lifetime in ms (--cluster-signing-duration). */
+  maxDurationMs: number;
+  api: CsrApi;
+  csrs: ReadonlyCache<CertificateSigningRequest>;
+  events: EventRecorder;
+  metrics: CsrMetrics;
+  clock: Clock;
+}
+
+/** True when this signer has nothing to do with the CSR (upstream's base-controller and handler skips). */
+export function signerSkips(csr: CertificateSigningRequest, signerName: string): boolean {
+  return csr.spec.signerName !== signerName || hasCertificate(csr) || !isApproved(csr) || isFailed(csr);
+}
+
+/** Wraps an error with upstream's prefix, keeping its HTTP status for classification. */
+function wrap(prefix: string, err: unknown): Error {
+  return Object.assign(new Error(`${prefix}: ${(err as Error).message}`, { cause: err }), { code: codeOf(err) });
+}
+
+export class SignerReconciler implements Reconciler {
+  private readonly signerName: string;
+
+  constructor(private readonly o: SignerOptions) {
+    this.signerName = o.policy.signerName;
+  }
+
+  async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
+    const cached = this.o.csrs.get(key);
+    if (!cached || signerSkips(cached, this.signerName)) return 'done';
+    const csr = await this.o.api.get(key, ctx.signal);
+    if (signerSkips(csr, this.signerName)) return 'done';
+    const usages = csr.spec.usages ?? [];
+    let parsed: ParsedCsr;
+    try {
+      parsed = parseCertificateRequestPem(requestPem(csr));
+    } catch (err) {
+      if (!(err instanceof PkiError)) throw err;
+      // The request is immutable: no retry can make it parse, so it is terminal.
+      await this.fail(csr, `unable to parse csr "${key}": ${err.message}`, 'unparseable', ctx);
+      return 'done';
+    }
+    const refusal = this.o.policy.check(parsed, usages);
+    if (refusal !== undefined) {
+      await this.fail(csr, refusal, 'policy', ctx);
+      return 'done';
+    }
+    const pem = this.sign(csr, parsed, usages);
+    const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, certificate: Buffer.from(pem, 'latin1').toString('base64') } };
+    try {
+      await this.o.api.putStatus(updated);
+    } catch (err) {
+      throw wrap('error updating signature for csr', err);
+    }
+    this.recordIssued(updated, ctx);
+    return 'done';
+  }
+
+  /** Signs; every failure here is transient from the CSR's point of view (CA files, CA expiry). */
+  private sign(csr: CertificateSigningRequest, parsed: ParsedCsr, usages: string[]): string {
+    try {
+      const ca = this.o.ca.signer();
+      this.o.metrics.caExpiry.set({ signer: this.signerName }, ca.notAfter.getTime() / 1000);
+      const { notBefore, notAfter } = certificateLifetime({
+        now: new Date(this.o.clock.now()),
+        caNotAfter: ca.notAfter,
+        maxDuration: this.o.maxDurationMs,
+        expirationSeconds: csr.spec.expirationSeconds,
+      });
+      const der = issueCertificateDer(ca, {
+        subject: parsed.subject,
+        publicKeyDer: parsed.publicKeyDer,
+        dnsNames: parsed.dnsNames,
+        ipAddresses: parsed.ipAddresses,
+        emailAddresses: parsed.emailAddresses,
+        uris: parsed.uris,
+        usages,
+        notBefore,
+        notAfter,
+      });
+      return encodePem('CERTIFICATE', der);
+    } catch (err) {
+      throw wrap('error auto signing csr', err);
+    }
+  }
+
+  private async fail(csr: CertificateSigningRequest, message: string, why: 'unparseable' | 'policy', ctx: ReconcileContext): Promise<void> {
+    const conditions = [...(csr.status?.conditions ?? [])];
+    conditions.push({ type: CONDITION_FAILED, status: 'True', reason: FAILED_REASON, message, lastUpdateTime: new Date(this.o.clock.now()).toISOString() });
+    const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, conditions } };
+    try {
+      await this.o.api.putStatus(updated);
+    } catch (err) {
+      throw wrap('error adding failure condition for csr', err);
+    }
+    this.o.metrics.failures.inc({ signer: this.signerName, reason: why });
+    ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'failed', reason: why, message }, 'csr marked failed');
+    await this.o.events.record(updated, 'Warning', FAILED_REASON, message);
+  }
+
+  private recordIssued(csr: CertificateSigningRequest, ctx: ReconcileContext): void {
+    this.o.metrics.issuances.inc({ signer: this.signerName });
+    const created = Date.parse(csr.metadata?.creationTimestamp ?? '');
+    if (Number.isFinite(created)) this.o.metrics.issuanceLatency.observe({ signer: this.signerName }, Math.max(0, (this.o.clock.now() - created) / 1000));
+    ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'issued' }, 'certificate issued');
+    void this.o.events.record(csr, 'Normal', ISSUED_EVENT_REASON, `Certificate issued by signer ${this.signerName}`);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Wires the CSR controllers onto a Manager: one shared CSR informer; the approver (csrapproving);
+ * one signer controller per configured signer (csrsigning-*); the cleaner (csrcleaner); and the
+ * signer revision keeper with its ControllerRevision informer, whose new revisions re-queue each
+ * signer's pending approved CSRs. Which signers run follows kube-controller-manager's CA file rules.
+ */
+import type { Registry } from 'prom-client';
+import { CERTIFICATES_GROUP, CSR_RESOURCE, type CertificateSigningRequest } from '../api/certificates.js';
+import type { KObject } from '../api/meta.js';
+import { parseCustomSigners } from '../config/load.js';
+import type { ControllerConfig } from '../config/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../log/logger.js';
+import { CsrMetrics } from '../metrics/csr.js';
+import type { KubeClient } from './client/kube-client.js';
+import { EventRecorder } from './events.js';
+import { keyOf, type ReadonlyCache } from './informer/cache.js';
+import type { Manager } from './manager.js';
+import type { Informer } from './informer/informer.js';
+import { APPROVER_NAME, ApproverReconciler } from './reconcilers/approver.js';
+import { CaSource, type CaFiles } from './reconcilers/ca-source.js';
+import { Cleaner } from './reconcilers/cleaner.js';
+import { CsrApi } from './reconcilers/csr-api.js';
+import { hasCertificate, isDenied, isFailed } from './reconcilers/csr-conditions.js';
+import { REVISION_SELECTOR, RevisionSync } from './reconcilers/revisions.js';
+import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './reconcilers/signer-policy.js';
+import { SignerReconciler, signerSkips } from './reconcilers/signer.js';
+import type { RateLimiterOptions } from './workqueue/rate-limiter.js';
+
+/** A signer to run and the CA files it signs with. */
+export interface SigningPlanEntry {
+  policy: SignerPolicy;
+  files: CaFiles;
+}
+
+const OWN_FILES: Record<string, [keyof ControllerConfig, keyof ControllerConfig]> = {
+  'kubernetes.io/kubelet-serving': ['clusterSigningKubeletServingCertFile', 'clusterSigningKubeletServingKeyFile'],
+  'kubernetes.io/kube-apiserver-client-kubelet': ['clusterSigningKubeletClientCertFile', 'clusterSigningKubeletClientKeyFile'],
+  'kubernetes.io/kube-apiserver-client': ['clusterSigningKubeApiserverClientCertFile', 'clusterSigningKubeApiserverClientKeyFile'],
+};
+
+/**
+ * Upstream's rules: the shared pair serves every Kubernetes signer; once any per-signer pair is set,
+ * only the signers with their own files run. Custom signers use their own pair or the shared one.
+ */
+export function signingPlan(config: ControllerConfig): SigningPlanEntry[] {
+  const shared: CaFiles | undefined = config.clusterSigningCertFile ? { certFile: config.clusterSigningCertFile, keyFile: config.clusterSigningKeyFile } : undefined;
+  const plan: SigningPlanEntry[] = [];
+  for (const policy of BUILTIN_SIGNERS) {
+    const [cert, key] = OWN_FILES[policy.signerName] as [keyof ControllerConfig, keyof ControllerConfig];
+    const own = config[cert] ? { certFile: String(config[cert]), keyFile: String(config[key]) } : undefined;
+    const files = own ?? shared;
+    if (files) plan.push({ policy, files });
+  }
+  for (const e of parseCustomSigners(config.customSigners)) {
+    const files = e.certFile && e.keyFile ? { certFile: e.certFile, keyFile: e.keyFile } : shared;
+    if (files) plan.push({ policy: signerPolicy(e.signerName), files });
+  }
+  return plan;
+}
+
+/** What registration needs beyond the manager: where metrics, logs and time come from. */
+export interface RegisterDeps {
+  registry: Registry;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Handles for tests and for src/cmd. */
+export interface Registered {
+  csrInformer: Informer<CertificateSigningRequest>;
+  cleaner: Cleaner;
+  revisions: RevisionSync | undefined;
+  signers: string[];
+}
+
+/** The oldest creation time of pending CSRs (no certificate, not denied, not failed), per signer. */
+function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const c of csrs.list()) {
+    if (hasCertificate(c) || isDenied(c) || isFailed(c)) continue;
+    const t = Date.parse(c.metadata?.creationTimestamp ?? '');
+    const prev = out.get(c.spec.signerName);
+    if (Number.isFinite(t) && (prev === undefined || t < prev)) out.set(c.spec.signerName, t);
+  }
+  return out;
+}
+
+const bySigner = (signerName: string) => (obj: Readonly<KObject>): string[] =>
+  (obj as CertificateSigningRequest).spec?.signerName === signerName ? [keyOf(obj)] : [];
+
+/** The `register` hook runController takes. */
+export function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig): void {
+  registerCsrControllers(mgr, client, config);
+}
+
+/** Registers everything and returns handles (tests drive the cleaner and revisions through them). */
+export function registerCsrControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Registered {
+  const { registry, logger, clock } = deps;
+  const metrics = CsrMetrics.for(registry);
+  const api = new CsrApi(client);
+  const rateLimiter: RateLimiterOptions = {
+    baseDelayMs: config.rateLimiterBaseDelay,
+    maxDelayMs: config.rateLimiterMaxDelay,
+    qps: config.rateLimiterQps,
+    burst: config.rateLimiterBurst,
+  };
+  const csrInformer = mgr.informer<CertificateSigningRequest>({ name: CSR_RESOURCE, resource: { group: CERTIFICATES_GROUP, version: 'v1', plural: CSR_RESOURCE } });
+  const csrs = csrInformer.store;
+  const csrWatch = csrInformer as unknown as Informer<KObject>;
+  metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
+  const events = (component: string): EventRecorder => new EventRecorder({ client, clock, logger, component });
+
+  mgr.addController({
+    name: APPROVER_NAME,
+    workers: config.approverWorkers,
+    rateLimiter,
+    reconciler: new ApproverReconciler({ api, csrs, events: events(APPROVER_NAME), metrics, clock }),
+    watches: [{ informer: csrWatch, keys: bySigner('kubernetes.io/kube-apiserver-client-kubelet') }],
+  });
+
+  const cleaner = new Cleaner({
+    api,
+    csrs,
+    clock,
+    logger,
+    intervalMs: config.cleanerInterval,
+    durations: { approvedMs: config.cleanerApprovedExpiration, deniedMs: config.cleanerDeniedExpiration, pendingMs: config.cleanerPendingExpiration },
+  });
+  mgr.add(cleaner);
+
+  const plan = signingPlan(config);
+  if (plan.length === 0) {
+    logger.info('Skipping CSR signer controller because no csr cert/key was specified');
+    return { csrInformer, cleaner, revisions: undefined, signers: [] };
+  }
+  const sources = new Map<string, CaSource>();
+  const sourceFor = (files: CaFiles): CaSource => {
+    const id = `${files.certFile}\0${files.keyFile}`;
+    let s = sources.get(id);
+    if (!s) {
+      const onReload = (e: { ok: boolean; error?: Error }): void =>
+        logger.info({ certFile: files.certFile, ok: e.ok, err: e.error }, e.ok ? 'CA files reloaded' : 'CA files not reloaded, keeping the previous CA');
+      sources.set(id, (s = new CaSource(files, onReload, () => clock.now())));
+    }
+    return s;
+  };
+  const revisionInformer = mgr.informer<KObject>({
+    name: 'controllerrevisions',
+    resource: { group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: config.controllerNamespace, labelSelector: REVISION_SELECTOR },
+  });
+  for (const { policy, files } of plan) {
+    const ca = sourceFor(files);
+    mgr.addController({
+      name: policy.controllerName,
+      workers: config.signerWorkers,
+      rateLimiter,
+      reconciler: new SignerReconciler({ policy, ca, maxDurationMs: config.clusterSigningDuration, api, csrs, events: events(policy.controllerName), metrics, clock }),
+      watches: [
+        { informer: csrWatch, keys: bySigner(policy.signerName) },
+        // A new signer configuration (a rotated CA) gives pending approved CSRs another try.
+        { informer: revisionInformer, keys: () => csrs.list().filter((c) => !signerSkips(c, policy.signerName)).map((c) => keyOf(c)) },
+      ],
+    });
+  }
+  const revisions = new RevisionSync({
+    client,
+    namespace: config.controllerNamespace,
+    signers: plan.map(({ policy, files }) => ({ signerName: policy.signerName, policy: policy.policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration })),
+    historyLimit: config.revisionHistoryLimit,
+    bundle: { namespace: config.trustBundleNamespace, name: config.trustBundleConfigMapName },
+    clock,
+    logger,
+    metrics,
+    intervalMs: config.caReloadInterval,
+  });
+  revisionInformer.addHandlers({ add: () => revisions.kick(), delete: () => revisions.kick() });
+  mgr.add(revisions);
+  return { csrInformer, cleaner, revisions, signers: plan.map((p) => p.policy.signerName) };
+}
+
+/**
+ * The Manager keeps its registry, logger and clock private; until it exposes them, registration
+ * reads the options it was built with (see the report: a public accessor is the proper fix).
+ */
+

@@ -1,0 +1,65 @@
+/**
+ * The CSR controllers' decision metrics (the observability peers lack, peers.md §11.5):
+ * - kube_identity_csr_approvals_total{signer,reason}: approvals written by the approver;
+ * - kube_identity_csr_denials_total{signer,reason}: denials (the kubelet approver never denies; kept
+ *   so dashboards have the series and policy approvers can share it);
+ * - kube_identity_csr_issuances_total{signer}: certificates written to status.certificate;
+ * - kube_identity_csr_failures_total{signer,reason}: Failed conditions written by a signer;
+ * - kube_identity_csr_issuance_latency_seconds{signer}: creationTimestamp → certificate written;
+ * - kube_identity_csr_oldest_pending_age_seconds{signer}: age of the oldest CSR without a certificate
+ *   and without a Denied/Failed condition, computed on scrape from the informer cache;
+ * - kube_identity_signer_ca_expiry_timestamp_seconds{signer}: NotAfter of each signer's current CA.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { once } from './registry.js';
+
+/** Supplies, on scrape, the oldest pending creation time (ms) per signer. */
+export type OldestPendingSource = () => Map<string, number>;
+
+export class CsrMetrics {
+  readonly approvals: Counter<'signer' | 'reason'>;
+  readonly denials: Counter<'signer' | 'reason'>;
+  readonly issuances: Counter<'signer'>;
+  readonly failures: Counter<'signer' | 'reason'>;
+  readonly issuanceLatency: Histogram<'signer'>;
+  readonly caExpiry: Gauge<'signer'>;
+  private readonly sources: { source: OldestPendingSource; now: () => number }[] = [];
+
+  private constructor(registry: Registry) {
+    const registers = [registry];
+    this.approvals = new Counter({ name: 'kube_identity_csr_approvals_total', help: 'CSRs approved, by signer and reason', labelNames: ['signer', 'reason'], registers });
+    this.denials = new Counter({ name: 'kube_identity_csr_denials_total', help: 'CSRs denied, by signer and reason', labelNames: ['signer', 'reason'], registers });
+    this.issuances = new Counter({ name: 'kube_identity_csr_issuances_total', help: 'Certificates issued, by signer', labelNames: ['signer'], registers });
+    this.failures = new Counter({ name: 'kube_identity_csr_failures_total', help: 'CSRs marked Failed, by signer and reason', labelNames: ['signer', 'reason'], registers });
+    this.issuanceLatency = new Histogram({
+      name: 'kube_identity_csr_issuance_latency_seconds',
+      help: 'Time from CSR creation to its certificate being written',
+      labelNames: ['signer'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    });
+    this.caExpiry = new Gauge({ name: 'kube_identity_signer_ca_expiry_timestamp_seconds', help: 'NotAfter of the current CA certificate of each signer', labelNames: ['signer'], registers });
+    const sources = this.sources;
+    new Gauge({
+      name: 'kube_identity_csr_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending CSR (no certificate, not denied or failed), by signer',
+      labelNames: ['signer'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { source, now } of sources) {
+          for (const [signer, created] of source()) this.set({ signer }, Math.max(0, (now() - created) / 1000));
+        }
+      },
+    });
+  }
+
+  static for(registry: Registry): CsrMetrics {
+    return once(registry, 'csr', () => new CsrMetrics(registry));
+  }
+
+  /** Registers where the oldest-pending gauge reads from (the CSR informer cache). */
+  addOldestPendingSource(source: OldestPendingSource, now: () => number): void {
+    this.sources.push({ source, now });
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The real embedded API server with the identity layer (x509, token file, bootstrap tokens, RBAC,
+ * reviews) and the CSR strategy, plus the real CSR controllers on a Manager. The signer CA for the
+ * Kubernetes signers is the server's own client CA, so issued kubelet certificates log in over mTLS.
+ */
+import 'reflect-metadata';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import type { CertificateSigningRequest } from '../../src/api/certificates.js';
+import type { KObject } from '../../src/api/meta.js';
+import { kubeadmAutoApproveBindings } from '../../src/apiserver/auth/bootstrap-policy.js';
+import { createIdentity } from '../../src/apiserver/auth/identity.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/objects.js';
+import { ensureIdentity } from '../../src/apiserver/bootstrap.js';
+import { buildRegistries } from '../../src/apiserver/registry/core.js';
+import { csrStrategy } from '../../src/apiserver/registry/csr.js';
+import { MemoryStore } from '../../src/apiserver/storage/memory.js';
+import { storageKey } from '../../src/apiserver/storage/store.js';
+import { loadControllerConfig } from '../../src/config/load.js';
+import type { ConfigKey } from '../../src/config/schema.js';
+import { KubeClient } from '../../src/controller/client/kube-client.js';
+import { Manager } from '../../src/controller/manager.js';
+import { registerCsrControllers, type Registered } from '../../src/controller/register.js';
+import { realClock } from '../../src/lib/clock.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
+import { generateKeyPair } from '../../src/pki/keys.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
+
+/** Token-file users: the controller (admin), a CSR creator without nodeclient rights, and a node. */
+export const TOKENS = {
+  admin: 'admin-token',
+  alice: 'alice-token',
+  node9: 'node9-token',
+  bootstrap: BOOTSTRAP_TOKEN,
+} as const;
+export type Who = keyof typeof TOKENS;
+
+const TOKEN_FILE = [
+  `${TOKENS.admin},admin,uid-admin,"system:masters"`,
+  `${TOKENS.alice},alice,uid-alice,"csr-creators"`,
+  `${TOKENS.node9},system:node:worker-9,uid-node9,"system:nodes,csr-creators"`,
+].join('\n');
+
+export interface Harness {
+  server: TestServer;
+  caDir: string;
+  /** The server's client CA files (signer CA of the Kubernetes signers). */
+  caFiles: { certFile: string; keyFile: string };
+  call(who: Who | { certPem: string; keyPem: string }, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+function userObject(o: KObject): KObject {
+  return { ...o, metadata: { ...o.metadata, uid: o.metadata?.name, creationTimestamp: new Date().toISOString() } };
+}
+
+export async function startHarness(): Promise<Harness> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-'));
+  const caDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-ca-'));
+  const ident = await ensureIdentity(dataDir);
+  const store = new MemoryStore();
+  const identity = await createIdentity({
+    objects: buildRegistries(store, []).reader,
+    clientCaPem: ident.caPem,
+    tokenFile: TOKEN_FILE,
+    serviceAccountKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+    issuer: 'https://kubernetes.default.svc.cluster.local',
+  });
+  const creators = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'csr-creators' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' },
+    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'csr-creators' }],
+  };
+  for (const o of [...identity.bootstrapObjects, ...kubeadmAutoApproveBindings(), creators]) {
+    const info = o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS;
+    await store.create(storageKey(info.group, info.plural, undefined, o.metadata?.name), userObject(o));
+  }
+  const server = await startTestServer({
+    dataDir,
+    store,
+    authenticator: identity.authenticator,
+    authorizer: identity.authorizer,
+    extraStrategies: [...identity.strategies, csrStrategy],
+  });
+  const call: Harness['call'] = (who, method, urlPath, body) =>
+    new Promise((resolve, reject) => {
+      const cert = typeof who === 'string' ? undefined : who;
+      const req = request(
+        `${server.url}${urlPath}`,
+        {
+          method,
+          ca: server.caPem,
+          cert: cert?.certPem,
+          key: cert?.keyPem,
+          headers: { 'content-type': 'application/json', ...(typeof who === 'string' ? { authorization: `Bearer ${TOKENS[who]}` } : {}) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  const [tokenId, tokenSecret] = BOOTSTRAP_TOKEN.split('.') as [string, string];
+  const secret = await call('admin', 'POST', '/api/v1/namespaces/kube-system/secrets', {
+    metadata: { name: `bootstrap-token-${tokenId}` },
+    type: 'bootstrap.kubernetes.io/token',
+    stringData: { 'token-id': tokenId, 'token-secret': tokenSecret, 'usage-bootstrap-authentication': 'true' },
+  });
+  if (secret.status !== 201) throw new Error(`bootstrap token secret: ${JSON.stringify(secret.body)}`);
+  return {
+    server,
+    caDir,
+    caFiles: { certFile: path.join(dataDir, 'ca.crt'), keyFile: path.join(dataDir, 'ca.key') },
+    call,
+    async close() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(caDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunningController {
+  registered: Registered;
+  registry: Registry;
+  client: KubeClient;
+  stop(): Promise<void>;
+}
+
+/** The real controllers (no leader election) with the given options on top of test-friendly defaults. */
+export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>): Promise<RunningController> {
+  const config = await loadControllerConfig({
+    flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
+  });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: h.server.url, caData: Buffer.from(h.server.caPem).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: 'admin', token: TOKENS.admin }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'admin' }],
+    currentContext: 'x',
+  });
+  const registry = new Registry();
+  const logger = silentLogger();
+  const client = new KubeClient({ kubeConfig: kc, clock: realClock });
+  const mgr = new Manager({ client, logger, registry, clock: realClock, gracefulShutdownMs: 2000 });
+  const registered = registerCsrControllers(mgr, client, config, { registry, logger, clock: realClock });
+  const stop = new AbortController();
+  const run = mgr.run(stop.signal);
+  return {
+    registered,
+    registry,
+    client,
+    async stop() {
+      stop.abort();
+      await run;
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface NewCsr {
+  name: string;
+  signerName: string;
+  usages: string[];
+  expirationSeconds?: number;
+  subject: Omit<CreateCsrOptions, 'privateKeyPem'>;
+}
+
+/** Creates a CSR as `who` with a fresh P-256 key; returns the key and the server's reply. */
+export async function createCsr(h: Harness, who: Who, c: NewCsr): Promise<{ keyPem: string; status: number; body: Record<string, unknown> }> {
+  const { privateKeyPem } = generateKeyPair('ECDSA-P256');
+  const pem = await createCertificateRequestPem({ privateKeyPem, ...c.subject });
+  const spec: Record<string, unknown> = { request: Buffer.from(pem).toString('base64'), signerName: c.signerName, usages: c.usages };
+  if (c.expirationSeconds !== undefined) spec.expirationSeconds = c.expirationSeconds;
+  const res = await h.call(who, 'POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', { metadata: { name: c.name }, spec });
+  return { keyPem: privateKeyPem, ...res };
+}
+
+export async function getCsr(h: Harness, name: string): Promise<CertificateSigningRequest> {
+  const res = await h.call('admin', 'GET', `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`);
+  if (res.status !== 200) throw new Error(`get ${name}: ${res.status}`);
+  return res.body as unknown as CertificateSigningRequest;
+}
+
+/** Approves like `kubectl certificate approve`. */
+export async function approve(h: Harness, name: string): Promise<void> {
+  const csr = await getCsr(h, name);
+  const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }];
+  const res = await h.call('admin', 'PUT', `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}/approval`, { ...csr, status: { ...csr.status, conditions } });
+  if (res.status !== 200) throw new Error(`approve ${name}: ${JSON.stringify(res.body)}`);
+}
+
+export const certificateOf = (csr: CertificateSigningRequest): string => Buffer.from(csr.status?.certificate ?? '', 'base64').toString('latin1');
