@@ -28,13 +28,16 @@ test: deps ## Lint, type-check and run every test suite
 run: build ## Run the embedded API server and the controller (kube-identity up)
 	node dist/src/cmd/main.js up
 
+demo: build ## Play a node joining against `make run` (run it in another terminal first)
+	node dist/src/cmd/main.js demo --kubeconfig .kube-identity/kubeconfig
+
 bench: build ## Run the benchmarks
 	npm run bench
 
 clean: ## Remove build output
 	rm -rf dist coverage
 
-.PHONY: help deps build typecheck lint test run bench clean
+.PHONY: help deps build typecheck lint test run demo bench clean
 
 ##@ Deploy
 IMAGE ?= kube-identity:dev

@@ -23,8 +23,16 @@ export function loadKubeConfig(file: string): KubeConfig {
 }
 
 /** Runs the controller until `signal` aborts; shared by `controller` and `up`. */
-export async function runControllerProcess(config: ControllerConfig, logger: Logger, signal: AbortSignal, kubeConfig?: KubeConfig): Promise<void> {
+export async function runControllerProcess(
+  config: ControllerConfig,
+  logger: Logger,
+  signal: AbortSignal,
+  opts: { kubeConfig?: KubeConfig; onListening?: (metricsUrl: string) => void } = {},
+): Promise<void> {
+  const kubeConfig = opts.kubeConfig;
+  const onListening = opts.onListening;
   await runController(config, {
+    onListening: onListening && ((server) => onListening(server.url)),
     logger,
     registry: new Registry(),
     kubeConfig: kubeConfig ?? loadKubeConfig(config.kubeconfig),

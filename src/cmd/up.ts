@@ -73,10 +73,11 @@ async function up(flags: UpFlags): Promise<void> {
     throw err;
   }
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
-  const metricsUrl = `http://${flags.metricsBindAddress.startsWith(':') ? `127.0.0.1${flags.metricsBindAddress}` : flags.metricsBindAddress}`;
-  process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile));
   try {
-    await runControllerProcess(config, logger.child({ component: 'controller' }), shutdown.signal, loadKubeConfig(server.kubeconfigPath));
+    await runControllerProcess(config, logger.child({ component: 'controller' }), shutdown.signal, {
+      kubeConfig: loadKubeConfig(server.kubeconfigPath),
+      onListening: (metricsUrl) => process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile)),
+    });
   } finally {
     await server.close();
     shutdown.dispose();

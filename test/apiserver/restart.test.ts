@@ -15,7 +15,7 @@ const children: ChildProcess[] = [];
 function startChild(dataDir: string): Promise<{ child: ChildProcess; target: RawTarget }> {
   const child = spawn(
     process.execPath,
-    ['--import', path.join(ROOT, 'test/storage/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
+    ['--import', path.join(ROOT, 'test/helpers/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
   );
   children.push(child);

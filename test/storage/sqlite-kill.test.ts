@@ -25,7 +25,7 @@ const here = path.resolve(process.cwd(), 'test/storage');
 async function writeThenKill(dbPath: string, historyLimit: number, count: number): Promise<Ack[]> {
   const child = spawn(
     process.execPath,
-    ['--import', path.join(here, 'register-ts.mjs'), path.join(here, 'sqlite-writer-child.ts'), dbPath, String(historyLimit)],
+    ['--import', path.join(here, '../helpers/register-ts.mjs'), path.join(here, 'sqlite-writer-child.ts'), dbPath, String(historyLimit)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

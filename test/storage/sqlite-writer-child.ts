@@ -1,7 +1,7 @@
 /**
  * Child process for the kill -9 test: writes to a SqliteStore in a loop and prints one JSON line
  * per acknowledged write (`{"op","key","revision"}`) until it is killed.
- * Usage: node --import ./test/storage/register-ts.mjs test/storage/sqlite-writer-child.ts DB_PATH HISTORY_LIMIT
+ * Usage: node --import ./test/helpers/register-ts.mjs test/storage/sqlite-writer-child.ts DB_PATH HISTORY_LIMIT
  */
 import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
 
