@@ -2,7 +2,8 @@
  * Server-side apply (`application/apply-patch+yaml`): the applier's configuration is merged into
  * the live object by the kind's schema, the applier's `Apply` entry becomes exactly the fields it
  * applied, fields it applied before and dropped now are removed unless someone else owns them,
- * and changing a field another manager owns is a conflict unless forced.
+ * and changing a field another manager owns is a conflict unless forced (or, for `kubectl`,
+ * unless the field is still as its client-side last-applied configuration set it).
  */
 import { parse as parseYaml } from 'yaml';
 import type { KObject, ManagedFieldsEntry, StatusCause } from '../../api/meta.js';
@@ -12,6 +13,7 @@ import { schemaFor } from '../openapi/schema-for.js';
 import { unknownFields } from '../openapi/unknown-fields.js';
 import { timestampSeconds } from '../registry/object-util.js';
 import { FieldSet, pathString } from './field-set.js';
+import { allowedFromLastApplied, KUBECTL_MANAGER, syncLastApplied } from './last-applied.js';
 import { type Manager, decodeManagers, encodeManagers, objectFieldSet, printManager, putManager, sameManager } from './managers.js';
 import { compareObjects, type Gvk } from './update.js';
 import { isObject, mergeValue, removeAt } from './typed.js';
@@ -94,6 +96,25 @@ function ownedByAny(managers: readonly Manager[], path: readonly string[]): bool
 }
 
 /**
+ * Fields the apply changes that other managers own. `kubectl` may take over, without conflict,
+ * fields its client-side apply set (upstream's bridge from client- to server-side apply).
+ */
+function findConflicts(
+  others: readonly Manager[],
+  changed: FieldSet,
+  base: KObject,
+  schema: Schema | undefined,
+  opts: ApplyOptions,
+): Conflict[] {
+  if (opts.force) return [];
+  const conflicts: Conflict[] = [];
+  for (const m of others) for (const p of m.set.paths()) if (changed.has(p)) conflicts.push({ manager: m.entry, path: p });
+  if (conflicts.length === 0 || opts.manager !== KUBECTL_MANAGER) return conflicts;
+  const allowed = allowedFromLastApplied(base, schema);
+  return conflicts.filter((c) => !allowed.has(c.path));
+}
+
+/**
  * Applies `body` to `live` (the object to update, or a seed with name and namespace when the
  * apply creates it) and returns the new object with its managedFields.
  */
@@ -108,22 +129,20 @@ export function serverSideApply(live: KObject, body: string, gvk: Gvk, opts: App
   const base: KObject = { ...live, metadata: liveMeta };
   const merged = mergeValue(base, applied, schema) as KObject;
   const appliedSet = objectFieldSet(applied, schema);
-  let managers = decodeManagers(managedFields);
+  const managers = decodeManagers(managedFields);
   const previous = managers.find((m) => sameManager(m.entry, mine))?.set ?? new FieldSet();
-  const others = managers.filter((m) => !sameManager(m.entry, mine));
-
   const { changed } = compareObjects(base, merged, schema);
-  const conflicts: Conflict[] = [];
-  for (const m of others) for (const p of m.set.paths()) if (changed.has(p)) conflicts.push({ manager: m.entry, path: p });
-  if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
+  const conflicts = findConflicts(managers.filter((m) => !sameManager(m.entry, mine)), changed, base, schema, opts);
+  if (conflicts.length > 0) throw conflictError(conflicts);
 
-  managers = managers.map((m) => (sameManager(m.entry, mine) ? m : { entry: m.entry, set: m.set.difference(changed) }));
-  const stillOwned = managers.filter((m) => !sameManager(m.entry, mine));
+  // Applying takes the changed fields from everyone else (there was no conflict, or it was forced).
+  const others = managers.filter((m) => !sameManager(m.entry, mine)).map((m) => ({ entry: m.entry, set: m.set.difference(changed) }));
   for (const p of previous.difference(appliedSet).paths()) {
-    if (!ownedByAny(stillOwned, p)) removeAt(merged as Record<string, unknown>, p, schema);
+    if (!ownedByAny(others, p)) removeAt(merged as Record<string, unknown>, p, schema);
   }
-  managers = putManager(managers, { entry: { ...mine, fieldsType: 'FieldsV1' }, set: appliedSet });
-  const encoded = encodeManagers(managers);
+  if (opts.manager === KUBECTL_MANAGER) syncLastApplied(merged, applied);
+  const kept = managers.map((m) => others.find((o) => o.entry === m.entry) ?? m);
+  const encoded = encodeManagers(putManager(kept, { entry: { ...mine, fieldsType: 'FieldsV1' }, set: appliedSet }));
   const meta = (merged.metadata ??= {});
   if (encoded.length > 0) meta.managedFields = encoded;
   else delete meta.managedFields;

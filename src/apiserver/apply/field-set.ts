@@ -9,28 +9,24 @@ export class FieldSet {
   member = false;
   readonly children = new Map<string, FieldSet>();
 
+  /** The child node under an element, created when missing. */
+  private child(el: string): FieldSet {
+    let next = this.children.get(el);
+    if (!next) {
+      next = new FieldSet();
+      this.children.set(el, next);
+    }
+    return next;
+  }
+
   /** Adds the path (a list of element keys) as a member. */
   insert(path: readonly string[]): void {
-    let node: FieldSet = this;
-    for (const el of path) {
-      let next = node.children.get(el);
-      if (!next) {
-        next = new FieldSet();
-        node.children.set(el, next);
-      }
-      node = next;
-    }
-    node.member = true;
+    path.reduce<FieldSet>((node, el) => node.child(el), this).member = true;
   }
 
   /** The node at a path, if the set has one there (member or not). */
   at(path: readonly string[]): FieldSet | undefined {
-    let node: FieldSet | undefined = this;
-    for (const el of path) {
-      node = node.children.get(el);
-      if (!node) return undefined;
-    }
-    return node;
+    return path.reduce<FieldSet | undefined>((node, el) => node?.children.get(el), this);
   }
 
   has(path: readonly string[]): boolean {

@@ -82,3 +82,14 @@ export function putManager(managers: Manager[], m: Manager): Manager[] {
   out[i] = m;
   return out;
 }
+
+/**
+ * Whether a write changes field ownership: it carries managedFields that differ from the live
+ * ones other than in timestamps (such a write is stored even if nothing else changes).
+ */
+export function ownershipChanged(old: KObject, next: KObject): boolean {
+  // A writer that sends no managedFields keeps the live ones.
+  if (!next.metadata?.managedFields?.length) return false;
+  const strip = (o: KObject): ManagedFieldsEntry[] => (o.metadata?.managedFields ?? []).map(({ time: _time, ...rest }) => rest);
+  return JSON.stringify(strip(old)) !== JSON.stringify(strip(next));
+}

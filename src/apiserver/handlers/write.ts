@@ -96,8 +96,9 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
   const body = await readBody(scope.req);
   const name = scope.info.name ?? '';
   const gvk = gvkOf(scope);
+  const applier = apply ? { manager: params.fieldManager ?? '', force: params.force, now: scope.ctx.now, subresource: scope.info.subresource } : undefined;
   const patched = (current: KObject): KObject => {
-    const out = applyPatch(type, current, body, gvk);
+    const out = applyPatch(type, current, body, gvk, applier);
     checkTypeMeta(out, gvk);
     checkName(out, name);
     return out;
@@ -116,7 +117,13 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
     scope.info.namespace,
     name,
     scope.ctx,
-    { dryRun: params.dryRun, fieldManager: params.fieldManager, userAgent: scope.req.headers['user-agent'], subresource: scope.info.subresource },
+    {
+      dryRun: params.dryRun,
+      fieldManager: params.fieldManager,
+      userAgent: scope.req.headers['user-agent'],
+      subresource: scope.info.subresource,
+      apply,
+    },
     patched,
     createIfMissing,
   );

@@ -4,13 +4,14 @@
  * namespace rules, name generation, validation, optimistic concurrency, finalizers and dry runs.
  */
 import { randomUUID } from 'node:crypto';
-import type { KObject } from '../../api/meta.js';
+import type { KObject, ObjectMeta } from '../../api/meta.js';
 import { apiVersionOf, type ResourceInfo } from '../../api/resources.js';
 import { ApiError, type Target, errors } from '../errors.js';
 import { type FieldError, invalid } from '../field-errors.js';
 import { generateName, validateObjectMeta, validateObjectMetaUpdate, validateSubdomainName } from '../machinery.js';
 import { type Store, type StoredObject, StoreError, storageKey } from '../storage/store.js';
-import { managerName, recordUpdate } from './managed-fields.js';
+import { ownershipChanged, trackUpdate } from '../apply/index.js';
+import { managerName } from './managed-fields.js';
 import { cloneObject, deepEqual, timestampSeconds, withoutBookkeeping } from './object-util.js';
 import type { RequestContext, Strategy } from './strategy.js';
 
@@ -36,6 +37,8 @@ export interface WriteOptions {
   fieldManager?: string;
   userAgent?: string;
   subresource?: string;
+  /** A server-side apply: the patch already recorded the applier's managedFields entry. */
+  apply?: boolean;
 }
 
 export interface DeleteParams {
@@ -51,6 +54,14 @@ class UnknownError extends ApiError {
     const s = super.toStatus();
     delete s.reason;
     return s;
+  }
+}
+
+/** Empty metadata maps and lists are dropped, as Go's `omitempty` drops them on the wire. */
+function omitEmptyMetadata(meta: ObjectMeta): void {
+  for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+    const v = meta[k];
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : Object.keys(v).length === 0)) delete meta[k];
   }
 }
 
@@ -112,8 +123,10 @@ export class GenericRegistry {
     if (!meta.namespace && namespace !== undefined) meta.namespace = namespace;
   }
 
-  private stampManager(obj: KObject, ctx: RequestContext, opts: WriteOptions): void {
-    recordUpdate(obj, {
+  /** Records the write in managedFields (`old` is undefined on create). */
+  private stampManager(obj: KObject, old: KObject | undefined, ctx: RequestContext, opts: WriteOptions): void {
+    if (opts.apply) return;
+    trackUpdate(old, obj, this.info, {
       manager: managerName(opts.fieldManager, opts.userAgent),
       apiVersion: apiVersionOf(this.info),
       time: timestampSeconds(ctx.now),
@@ -128,6 +141,7 @@ export class GenericRegistry {
       throw new UnknownError(500, '', 'resourceVersion should not be set on objects to be created');
     }
     this.applyNamespace(obj, namespace);
+    omitEmptyMetadata(meta);
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     meta.uid = randomUUID();
@@ -145,7 +159,7 @@ export class GenericRegistry {
       await this.env.checkNamespace(meta.namespace, this.target(meta.name));
     }
     await this.strategy.admit?.(obj, undefined, ctx);
-    this.stampManager(obj, ctx, opts);
+    this.stampManager(obj, undefined, ctx, opts);
 
     for (let attempt = 1; ; attempt++) {
       const name = meta.name ?? '';
@@ -215,6 +229,7 @@ export class GenericRegistry {
       throw this.invalid(name, [invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
     }
     this.applyNamespace(next, namespace);
+    omitEmptyMetadata(meta);
     if (!meta.uid) meta.uid = oldMeta.uid;
     if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
     if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
@@ -247,8 +262,8 @@ export class GenericRegistry {
     if (sub) await sub.admit?.(next, old, ctx);
     else await this.strategy.admit?.(next, old, ctx);
 
-    if (deepEqual(withoutBookkeeping(next), withoutBookkeeping(old))) return old;
-    this.stampManager(next, ctx, opts);
+    if (deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return old;
+    this.stampManager(next, old, ctx, opts);
     delete meta.resourceVersion;
     try {
       if (meta.deletionTimestamp && !(meta.finalizers && meta.finalizers.length > 0)) {

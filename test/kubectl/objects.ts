@@ -1,0 +1,84 @@
+/** One object of every kind the server lists, as manifests kubectl can create. */
+import { RESOURCES, type ResourceInfo } from '../../src/api/resources.js';
+import { b64, csrPem } from '../csr/helpers.js';
+
+export const NS = 'kt';
+
+export interface Sample {
+  info: ResourceInfo;
+  name: string;
+  manifest: Record<string, unknown>;
+}
+
+function find(group: string, plural: string): ResourceInfo {
+  const info = RESOURCES.find((r) => r.group === group && r.plural === plural);
+  if (!info) throw new Error(`no resource ${plural}.${group}`);
+  return info;
+}
+
+/** The kind's resource argument for kubectl: `plural.group` (just the plural for core). */
+export const resourceArg = (info: ResourceInfo): string => (info.group ? `${info.plural}.${info.group}` : info.plural);
+
+/** What `-o name` prints: lower-case kind, qualified by group. */
+export const nameOf = (info: ResourceInfo, name: string): string =>
+  `${info.kind.toLowerCase()}${info.group ? `.${info.group}` : ''}/${name}`;
+
+export async function samples(): Promise<Sample[]> {
+  const rbac = 'rbac.authorization.k8s.io';
+  const list: [string, string, string, Record<string, unknown>][] = [
+    ['', 'namespaces', NS, {}],
+    ['', 'serviceaccounts', 'sa1', { automountServiceAccountToken: false }],
+    ['', 'secrets', 's1', { type: 'Opaque', stringData: { user: 'admin' } }],
+    ['', 'configmaps', 'cm1', { data: { key: 'value' } }],
+    ['', 'pods', 'p1', { spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }],
+    ['', 'nodes', 'kt-node1', {}],
+    [
+      '',
+      'events',
+      'ev1',
+      { involvedObject: { kind: 'Pod', name: 'p1', namespace: NS }, reason: 'Started', message: 'started', type: 'Normal', source: { component: 'kubelet' } },
+    ],
+    [
+      'events.k8s.io',
+      'events',
+      'ev2',
+      {
+        eventTime: '2024-05-01T10:00:00.000000Z',
+        reportingController: 'example.com/ctl',
+        reportingInstance: 'ctl-1',
+        action: 'Sync',
+        reason: 'Synced',
+        type: 'Normal',
+        regarding: { kind: 'Pod', name: 'p1', namespace: NS },
+      },
+    ],
+    ['coordination.k8s.io', 'leases', 'l1', { spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } }],
+    ['apps', 'controllerrevisions', 'cr1', { revision: 1, data: { spec: { x: 1 } } }],
+    [
+      'certificates.k8s.io',
+      'certificatesigningrequests',
+      'kt-csr1',
+      { spec: { request: b64(await csrPem()), signerName: 'example.com/signer', usages: ['client auth'] } },
+    ],
+    [rbac, 'roles', 'r1', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }],
+    [
+      rbac,
+      'rolebindings',
+      'rb1',
+      { roleRef: { apiGroup: rbac, kind: 'Role', name: 'r1' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: rbac }] },
+    ],
+    [rbac, 'clusterroles', 'kt-cr1', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }] }],
+    [
+      rbac,
+      'clusterrolebindings',
+      'kt-crb1',
+      { roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'kt-cr1' }, subjects: [{ kind: 'Group', name: 'devs', apiGroup: rbac }] },
+    ],
+  ];
+  return list.map(([group, plural, name, body]) => {
+    const info = find(group, plural);
+    const metadata: Record<string, unknown> = { name };
+    if (info.namespaced) metadata.namespace = NS;
+    return { info, name, manifest: { apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind: info.kind, metadata, ...body } };
+  });
+}
