@@ -1,0 +1,106 @@
+/**
+ * The identity layer as kubectl users meet it: `auth whoami`, `auth can-i` (SelfSubjectAccessReview,
+ * sent as protobuf), impersonation with `--as`/`--as-group`, RBAC grants taking effect, bootstrap
+ * tokens limited to the node-bootstrapper role, and bound service-account tokens.
+ */
+import { AuthenticationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubectlFor, type KubectlResult } from './kubectl.js';
+
+let srv: TestServer;
+let kubectl: (...args: string[]) => Promise<KubectlResult>;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  kubectl = kubectlFor(srv);
+});
+afterAll(() => srv.close());
+
+/** A client-node config for the test server authenticating with a bearer token. */
+function withToken(token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: srv.url, caData: Buffer.from(srv.caPem).toString('base64') }],
+    users: [{ name: 'u', token }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+it('auth whoami names the admin client certificate', async () => {
+  const r = await kubectl('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
+  expect([r.code, r.stderr]).toEqual([0, '']);
+  expect(r.stdout).toBe('kubernetes-admin ["system:masters","system:authenticated"]');
+});
+
+it('auth can-i answers from RBAC, and a RoleBinding grants what it names', async () => {
+  expect((await kubectl('auth', 'can-i', 'delete', 'csr')).stdout.trim()).toBe('yes');
+  const before = await kubectl('auth', 'can-i', 'list', 'serviceaccounts', '-n', 'team', '--as', 'jane');
+  expect([before.code, before.stdout.trim()]).toEqual([1, 'no']);
+  const denied = await kubectl('get', 'serviceaccounts', '-n', 'default', '--as', 'jane');
+  expect(denied.stderr.trim()).toBe(
+    'Error from server (Forbidden): serviceaccounts is forbidden: User "jane" cannot list resource "serviceaccounts" in API group "" in the namespace "default"',
+  );
+
+  expect((await kubectl('create', 'role', 'sa-reader', '-n', 'default', '--verb=get,list', '--resource=serviceaccounts')).code).toBe(0);
+  expect((await kubectl('create', 'rolebinding', 'jane-reads', '-n', 'default', '--role=sa-reader', '--user=jane')).code).toBe(0);
+  expect((await kubectl('auth', 'can-i', 'list', 'serviceaccounts', '-n', 'default', '--as', 'jane')).stdout.trim()).toBe('yes');
+  expect((await kubectl('auth', 'can-i', 'delete', 'serviceaccounts', '-n', 'default', '--as', 'jane')).stdout.trim()).toBe('no');
+  const allowed = await kubectl('get', 'serviceaccounts', '-n', 'default', '--as', 'jane', '-o', 'name');
+  expect(allowed.stdout).toContain('serviceaccount/default');
+});
+
+it('impersonates groups with --as-group, and whoami reports the impersonated user', async () => {
+  const r = await kubectl('auth', 'whoami', '--as', 'bob', '--as-group', 'system:masters', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
+  expect(r.stdout).toBe('bob ["system:masters","system:authenticated"]');
+});
+
+it('a bootstrap token may create and read CSRs but not delete them or read ServiceAccounts', async () => {
+  const core = srv.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespacedSecret({
+    namespace: 'kube-system',
+    body: {
+      metadata: { name: 'bootstrap-token-abcdef' },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData: { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' },
+    },
+  });
+  const who = await withToken('abcdef.0123456789abcdef')
+    .makeApiClient(AuthenticationV1Api)
+    .createSelfSubjectReview({ body: {} });
+  expect(who.status?.userInfo?.username).toBe('system:bootstrap:abcdef');
+  expect(who.status?.userInfo?.groups).toEqual(['system:bootstrappers', 'system:authenticated']);
+
+  const as = ['--as', 'system:bootstrap:abcdef', '--as-group', 'system:bootstrappers'];
+  expect((await kubectl('auth', 'can-i', 'create', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
+  expect((await kubectl('auth', 'can-i', 'get', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
+  expect((await kubectl('auth', 'can-i', 'delete', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('no');
+  expect((await kubectl('auth', 'can-i', 'get', 'serviceaccounts', '-n', 'kube-system', ...as)).stdout.trim()).toBe('no');
+
+  const wrong = withToken('abcdef.ffffffffffffffff').makeApiClient(AuthenticationV1Api);
+  await expect(wrong.createSelfSubjectReview({ body: {} })).rejects.toMatchObject({ code: 401 });
+});
+
+it('a pod-bound token from kubectl create token authenticates until the pod is deleted', async () => {
+  expect((await kubectl('create', 'serviceaccount', 'runner')).code).toBe(0);
+  const core = srv.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'job-1' }, spec: { serviceAccountName: 'runner', containers: [{ name: 'c', image: 'busybox' }] } },
+  });
+  const minted = await kubectl('create', 'token', 'runner', '--bound-object-kind', 'Pod', '--bound-object-name', 'job-1');
+  expect([minted.code, minted.stderr]).toEqual([0, '']);
+  const token = minted.stdout.trim();
+
+  const reviews = srv.kubeConfig.makeApiClient(AuthenticationV1Api);
+  const review = await reviews.createTokenReview({ body: { spec: { token } } });
+  expect(review.status?.authenticated).toBe(true);
+  expect(review.status?.user?.username).toBe('system:serviceaccount:default:runner');
+  expect(review.status?.user?.extra?.['authentication.kubernetes.io/pod-name']).toEqual(['job-1']);
+
+  await core.deleteNamespacedPod({ namespace: 'default', name: 'job-1' });
+  const after = await reviews.createTokenReview({ body: { spec: { token } } });
+  expect(after.status?.authenticated).toBeFalsy();
+  await expect(withToken(token).makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} })).rejects.toMatchObject({ code: 401 });
+});
