@@ -13,6 +13,7 @@ import { createCertificateRequestPem, parseCertificateRequestPem, type ParsedCsr
 import { issueCertificate } from '../src/pki/issue.js';
 import { generateKeyPair, importSpki, type KeyAlgorithm } from '../src/pki/keys.js';
 import { certificateLifetime } from '../src/pki/lifetime.js';
+import { formatTable } from './lib/report.js';
 
 export interface PkiBenchRow {
   /** Raw P-256 sign rate measured interleaved with this row (the ratios' denominator). */
@@ -132,12 +133,9 @@ export async function runPkiBench(
 export function formatPkiTable(r: PkiBenchResult): string {
   const head = ['CSR key', 'raw sign/s', 'issue/s', 'x raw sign', 'parse+verify+issue/s', 'x raw sign'];
   const rows = Object.entries(r.results).map(([k, v]) => [k, String(v.rawSignPerSec), String(v.issuancesPerSec), v.ratioToRawSign.toFixed(3), String(v.parseVerifyIssuePerSec), v.parseVerifyIssueRatioToRawSign.toFixed(3)]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
   return [
     `best raw crypto.sign P-256: ${r.rawSignPerSec}/s; import+verify+sign floor (P-256): ${r.importVerifySignFloorPerSec}/s; CA ${r.params.caKey} unless noted; n=${r.params.n}, best of ${r.params.rounds}; ${r.cores} cores; node ${r.node}`,
-    line(head),
-    ...rows.map(line),
+    formatTable(head, rows),
   ].join('\n');
 }
 

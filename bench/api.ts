@@ -1,0 +1,198 @@
+/**
+ * API server benchmark: create, get, list (pages over N objects) and watch fan-out against
+ * `kube-identity apiserver` (SQLite, its own process), each next to the same operation on a bare
+ * node:https server (bench/lib/bare-server.ts) measured in the same run with the same client, and
+ * reported as a ratio to that ceiling.
+ * Run: `node dist/bench/api.js` after `npm run build`, or call runApiBench().
+ */
+import 'reflect-metadata';
+import path from 'node:path';
+import { startApiServerProcess } from './lib/apiserver-process.js';
+import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
+import { HttpClient, type StreamHandle } from './lib/http-client.js';
+import { closedLoop, type LoadResult } from './lib/load.js';
+import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { formatLatency, summarize, type LatencySummary } from './lib/stats.js';
+
+export interface ApiBenchParams {
+  /** Objects created (and then read and listed). */
+  objects: number;
+  /** Concurrent clients for create and get. */
+  concurrency: number;
+  /** How long the get phase runs. */
+  getMs: number;
+  pageSize: number;
+  /** Full paginated lists per side. */
+  listRounds: number;
+  watchers: number;
+  /** Objects created while the watchers listen; each must reach every watcher. */
+  watchEvents: number;
+}
+
+export interface SideFigures {
+  perSec: number;
+  latencyMs: LatencySummary;
+  errors: number;
+}
+
+export interface OpFigures {
+  bare: SideFigures;
+  api: SideFigures;
+  /** api.perSec / bare.perSec */
+  ratio: number;
+}
+
+export interface ApiBenchResult extends Machine {
+  name: 'api';
+  params: ApiBenchParams;
+  storage: 'sqlite';
+  /** create and get: requests/s; list: objects/s; watch: events delivered/s over all watchers. */
+  results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures };
+  apiserverPeakRssMb: number;
+}
+
+export const API_DEFAULTS: ApiBenchParams = { objects: 10_000, concurrency: 16, getMs: 5000, pageSize: 500, listRounds: 3, watchers: 100, watchEvents: 200 };
+
+/** One server under test: how its collection, items and watches are addressed. */
+interface Side {
+  client: HttpClient;
+  watchClient: HttpClient;
+  collection: string;
+  watchPath(): Promise<string>;
+}
+
+const NAMESPACE = 'bench';
+const PAYLOAD = 'x'.repeat(256);
+const pad = (i: number): string => String(i).padStart(6, '0');
+const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'kube-identity-bench' } }, data: { payload: PAYLOAD } });
+
+function figures(r: LoadResult): SideFigures {
+  if (r.ok === 0 && r.errors > 0) throw new Error(`every request failed: ${r.firstError}`);
+  return { perSec: r.perSec, latencyMs: r.latencyMs, errors: r.errors };
+}
+
+async function create(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+  return figures(await closedLoop({ concurrency: p.concurrency, maxOps: p.objects, maxMs: 120_000, op: (i) => side.client.json('POST', side.collection, configMap(`cm-${pad(i)}`)).then(() => undefined) }));
+}
+
+async function get(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+  const op = (i: number): Promise<void> => side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined);
+  return figures(await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.getMs, op }));
+}
+
+/** Objects/s over full paginated lists; latency per page. */
+async function list(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+  const pages: number[] = [];
+  let objects = 0;
+  const start = performance.now();
+  for (let round = 0; round < p.listRounds; round++) {
+    let cont = '';
+    do {
+      const t0 = performance.now();
+      const page = await side.client.json<{ items: unknown[]; metadata: { continue?: string } }>('GET', `${side.collection}?limit=${p.pageSize}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      pages.push(performance.now() - t0);
+      objects += page.items.length;
+      cont = page.metadata.continue ?? '';
+    } while (cont);
+  }
+  if (objects !== p.objects * p.listRounds) throw new Error(`listed ${objects} objects, expected ${p.objects * p.listRounds}`);
+  return { perSec: Math.round(objects / ((performance.now() - start) / 1000)), latencyMs: summarize(pages), errors: 0 };
+}
+
+/** Events/s delivered to all watchers; latency from sending the create to each watcher's receipt. */
+async function watch(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+  const sent = new Map<string, number>();
+  const latencies: number[] = [];
+  const expected = p.watchers * p.watchEvents;
+  let allDelivered: () => void = () => {};
+  const done = new Promise<void>((r) => (allDelivered = r));
+  const onEvent = (ev: unknown): void => {
+    const { type, object } = ev as { type?: string; object?: { metadata?: { name?: string } } };
+    const t = sent.get(object?.metadata?.name ?? '');
+    if (type !== 'ADDED' || t === undefined) return;
+    latencies.push(performance.now() - t);
+    if (latencies.length === expected) allDelivered();
+  };
+  const watchPath = await side.watchPath();
+  const handles: StreamHandle[] = [];
+  try {
+    for (let i = 0; i < p.watchers; i++) handles.push(await side.watchClient.stream(watchPath, onEvent));
+    const start = performance.now();
+    const created = await closedLoop({
+      concurrency: Math.min(4, p.concurrency),
+      maxOps: p.watchEvents,
+      maxMs: 60_000,
+      op: async (i) => {
+        const name = `w-${pad(i)}`;
+        sent.set(name, performance.now());
+        await side.client.json('POST', side.collection, configMap(name));
+      },
+    });
+    await Promise.race([done, new Promise((r) => setTimeout(r, 30_000).unref())]);
+    const secs = (performance.now() - start) / 1000;
+    return { perSec: Math.round(latencies.length / secs), latencyMs: summarize(latencies), errors: created.errors + (expected - latencies.length) };
+  } finally {
+    for (const h of handles) h.close();
+  }
+}
+
+async function startBare(dataDir: string, caPem: string): Promise<{ side: Side; proc: NodeProcess }> {
+  let port = 0;
+  const proc = spawnNode(projectScript('bench/lib/bare-server'), [path.join(dataDir, 'apiserver.crt'), path.join(dataDir, 'apiserver.key')], {
+    onStdout: (line) => (port = (JSON.parse(line) as { port: number }).port),
+  });
+  await waitUntil('the bare server', () => (port ? port : undefined), 30_000, proc);
+  const target = { url: `https://127.0.0.1:${port}`, caPem };
+  const side: Side = { client: new HttpClient(target), watchClient: new HttpClient(target, Infinity), collection: '/objects', watchPath: async () => '/objects?watch=1' };
+  return { side, proc };
+}
+
+export async function runApiBench(params: Partial<ApiBenchParams> = {}): Promise<ApiBenchResult> {
+  const p: ApiBenchParams = { ...API_DEFAULTS, ...params };
+  const server = await startApiServerProcess();
+  let bare: { side: Side; proc: NodeProcess } | undefined;
+  const clients: HttpClient[] = [];
+  try {
+    bare = await startBare(server.dataDir, server.admin.caPem);
+    const collection = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
+    const api: Side = {
+      client: new HttpClient(server.admin),
+      watchClient: new HttpClient(server.admin, Infinity),
+      collection,
+      watchPath: async () => {
+        const rv = (await api.client.json<{ metadata: { resourceVersion: string } }>('GET', `${collection}?limit=1`)).metadata.resourceVersion;
+        return `${collection}?watch=1&resourceVersion=${rv}`;
+      },
+    };
+    clients.push(api.client, api.watchClient, bare.side.client, bare.side.watchClient);
+    await api.client.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+
+    const results = {} as ApiBenchResult['results'];
+    const phases = { create, get, list, watch } as const;
+    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<SideFigures>][]) {
+      const b = await run(bare.side, p);
+      const a = await run(api, p);
+      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)) };
+    }
+    return { name: 'api', params: p, storage: 'sqlite', results, apiserverPeakRssMb: mb(server.proc.memory().peakRss), ...machine() };
+  } finally {
+    for (const c of clients) c.close();
+    await bare?.proc.stop();
+    await server.close();
+  }
+}
+
+export function formatApiTable(r: ApiBenchResult): string {
+  const p = r.params;
+  const rows = Object.entries(r.results).map(([op, f]) => [op, String(f.bare.perSec), String(f.api.perSec), f.ratio.toFixed(3), formatLatency(f.bare.latencyMs), formatLatency(f.api.latencyMs), String(f.api.errors)]);
+  return [
+    `api: ${p.objects} ConfigMaps, ${p.concurrency} clients, list pages of ${p.pageSize} x${p.listRounds}, ${p.watchers} watchers x ${p.watchEvents} events; storage ${r.storage}; API server peak RSS ${r.apiserverPeakRssMb} MB; ${r.cores} cores; node ${r.node}`,
+    '(create/get: requests/s; list: objects/s, latency per page; watch: events/s delivered over all watchers, latency create-sent -> received)',
+    formatTable(['op', 'bare/s', 'api/s', 'x bare', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  const result = await runApiBench();
+  printResult(result, formatApiTable(result));
+}

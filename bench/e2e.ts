@@ -1,0 +1,202 @@
+/**
+ * End to end: `kube-identity apiserver` (SQLite) and `kube-identity controller` as separate
+ * processes; concurrent clients authenticated with bootstrap tokens (system:bootstrap:ID in
+ * system:bootstrappers, as kubelets join) create kubelet client CSRs, and each waits until the
+ * certificate appears on the CSR. Two modes: closed loop (sustained CSRs/s) and a fixed offered rate
+ * (latency under load). Also API requests per CSR (controller's rest_client_requests_total plus the
+ * clients' creates) and both processes' peak RSS.
+ * Run: `node dist/bench/e2e.js` after `npm run build`, or call runE2eBench().
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { IDENTITY_FILES } from '../src/apiserver/bootstrap.js';
+import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
+import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
+import { HttpClient, type StreamHandle } from './lib/http-client.js';
+import { kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
+import { closedLoop, openLoop, type LoadResult } from './lib/load.js';
+import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { formatLatency } from './lib/stats.js';
+
+export interface E2eParams {
+  /** Concurrent bootstrap clients in the closed loop. */
+  concurrency: number;
+  /** Closed loop: stop after this long... */
+  durationMs: number;
+  /** ...or this many CSRs. */
+  maxCsrs: number;
+  /** Fixed-rate mode: CSRs started per second, and for how long. */
+  fixedRate: number;
+  fixedRateMs: number;
+  /** CSRs issued before measuring (JIT and caches warm up). */
+  warmup: number;
+  /** Bootstrap tokens the clients share. */
+  tokens: number;
+  /** Distinct CSRs (keys) the clients cycle through. */
+  distinctRequests: number;
+}
+
+export interface E2eMode {
+  issued: number;
+  errors: number;
+  firstError?: string;
+  csrsPerSec: number;
+  /** From sending the create to seeing the certificate (fixed rate: from the scheduled start). */
+  latencyMs: LoadResult['latencyMs'];
+}
+
+export interface E2eBenchResult extends Machine {
+  name: 'e2e';
+  params: E2eParams;
+  storage: 'sqlite';
+  sustained: E2eMode;
+  fixedRate: E2eMode & { offeredPerSec: number };
+  /** Requests the controller made per CSR in the sustained run, plus the client's create. */
+  apiRequestsPerCsr: { controller: number; total: number };
+  /** Rate-limited requeues (conflicts, errors) per CSR in the sustained run: each waits on the queue's backoff. */
+  controllerRetriesPerCsr: number;
+  peakRssMb: { apiserver: number; controller: number };
+}
+
+export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256 };
+
+const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+const ISSUE_TIMEOUT_MS = 60_000;
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const tokenPart = (n: number): string => Array.from(randomBytes(n), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+
+/** A bootstrap token Secret as kubeadm creates it; returns the token the clients present. */
+async function createBootstrapToken(admin: HttpClient): Promise<string> {
+  const id = tokenPart(6);
+  const secret = tokenPart(16);
+  await admin.json('POST', '/api/v1/namespaces/kube-system/secrets', {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' },
+    type: 'bootstrap.kubernetes.io/token',
+    data: { 'token-id': b64(id), 'token-secret': b64(secret), 'usage-bootstrap-authentication': b64('true'), 'auth-extra-groups': b64('system:bootstrappers:kubeadm:default-node-token') },
+  });
+  return `${id}.${secret}`;
+}
+
+/** One admin watch over all CSRs resolving a waiter per name once its certificate is set. */
+class IssuanceTracker {
+  private readonly waiters = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private handle: StreamHandle | undefined;
+
+  async start(admin: HttpClient): Promise<void> {
+    const rv = (await admin.json<{ metadata: { resourceVersion: string } }>('GET', `${CSR_PATH}?limit=1`)).metadata.resourceVersion;
+    this.handle = await admin.stream(`${CSR_PATH}?watch=1&resourceVersion=${rv}`, (ev) => this.onEvent(ev));
+  }
+
+  /** Call before creating the CSR: the event can arrive before the create's response. */
+  wait(name: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(name, new Error(`CSR ${name} not issued within ${ISSUE_TIMEOUT_MS} ms`)), ISSUE_TIMEOUT_MS);
+      this.waiters.set(name, { resolve, reject, timer });
+    });
+  }
+
+  settle(name: string, err?: Error): void {
+    const w = this.waiters.get(name);
+    if (!w) return;
+    this.waiters.delete(name);
+    clearTimeout(w.timer);
+    if (err) w.reject(err);
+    else w.resolve();
+  }
+
+  stop(): void {
+    this.handle?.close();
+    for (const name of [...this.waiters.keys()]) this.settle(name, new Error('benchmark stopped'));
+  }
+
+  private onEvent(ev: unknown): void {
+    const { type, object } = ev as { type?: string; object?: { metadata?: { name?: string }; status?: { certificate?: string; conditions?: { type: string; message?: string }[] } } };
+    const name = object?.metadata?.name;
+    if (!name || (type !== 'ADDED' && type !== 'MODIFIED')) return;
+    if (object.status?.certificate) return this.settle(name);
+    const bad = object.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
+    if (bad) this.settle(name, new Error(`CSR ${name} ${bad.type}: ${bad.message ?? ''}`));
+  }
+}
+
+function mode(r: LoadResult): E2eMode {
+  return { issued: r.ok, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), csrsPerSec: r.perSec, latencyMs: r.latencyMs };
+}
+
+export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<E2eBenchResult> {
+  const p: E2eParams = { ...E2E_DEFAULTS, ...params };
+  let server: ApiServerProcess | undefined;
+  let ctl: ControllerProcess | undefined;
+  const tracker = new IssuanceTracker();
+  const clients: HttpClient[] = [];
+  try {
+    server = await startApiServerProcess({ execArgv: opts.execArgv });
+    const admin = new HttpClient(server.admin, Infinity);
+    clients.push(admin);
+    const tokens: string[] = [];
+    for (let i = 0; i < p.tokens; i++) tokens.push(await createBootstrapToken(admin));
+    const bootstrap = tokens.map((t) => new HttpClient({ ...server!.admin, token: t }, p.concurrency));
+    clients.push(...bootstrap);
+    ctl = await startControllerProcess({
+      kubeconfig: server.kubeconfigPath,
+      caCertFile: path.join(server.dataDir, IDENTITY_FILES.caPem),
+      caKeyFile: path.join(server.dataDir, IDENTITY_FILES.caKeyPem),
+      execArgv: opts.execArgv,
+    });
+    const pems = await kubeletCsrPems(p.distinctRequests);
+    await tracker.start(admin);
+    const op = (prefix: string) => async (i: number): Promise<void> => {
+      const name = `${prefix}-${i}`;
+      const issued = tracker.wait(name);
+      try {
+        await (bootstrap[i % bootstrap.length] as HttpClient).json('POST', CSR_PATH, kubeletCsrObject(name, pems[i % pems.length] as string));
+      } catch (err) {
+        tracker.settle(name, err as Error);
+      }
+      await issued;
+    };
+
+    const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
+    if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
+    const m0 = await ctl.metrics();
+    const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
+    const m1 = await ctl.metrics();
+    const delta = (name: string): number => metricSum(m1, name) - metricSum(m0, name);
+    const controllerRequests = delta('rest_client_requests_total');
+    const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
+    const perCsr = (x: number): number => round(x / Math.max(1, sustained.ok), 2);
+    return {
+      name: 'e2e',
+      params: p,
+      storage: 'sqlite',
+      sustained: mode(sustained),
+      fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
+      apiRequestsPerCsr: { controller: perCsr(controllerRequests), total: perCsr(controllerRequests + sustained.ok + sustained.errors) },
+      controllerRetriesPerCsr: perCsr(delta('workqueue_retries_total')),
+      peakRssMb: { apiserver: mb(server.proc.memory().peakRss), controller: mb(ctl.proc.memory().peakRss) },
+      ...machine(),
+    };
+  } finally {
+    tracker.stop();
+    for (const c of clients) c.close();
+    await ctl?.close();
+    await server?.close();
+  }
+}
+
+export function formatE2eTable(r: E2eBenchResult): string {
+  const row = (label: string, m: E2eMode): string[] => [label, String(m.issued), String(m.errors), String(m.csrsPerSec), formatLatency(m.latencyMs)];
+  return [
+    `e2e: apiserver (${r.storage}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
+      `API requests per CSR ${r.apiRequestsPerCsr.total} (controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ${r.cores} cores; node ${r.node}`,
+    formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  const result = await runE2eBench();
+  printResult(result, formatE2eTable(result));
+}

@@ -1,0 +1,62 @@
+/**
+ * `kube-identity apiserver` in a child process on a fresh data directory, as an operator runs it:
+ * the bench learns the URL and CA from the kubeconfig the server writes there, and uses the static
+ * admin token (system:masters) from the same directory.
+ */
+import 'reflect-metadata';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { IDENTITY_FILES } from '../../src/apiserver/bootstrap.js';
+import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';
+import { HttpClient, type HttpTarget } from './http-client.js';
+
+export interface ApiServerProcess {
+  /** URL, CA and admin token. */
+  admin: HttpTarget;
+  dataDir: string;
+  kubeconfigPath: string;
+  proc: NodeProcess;
+  /** Stops the server and removes the data directory. */
+  close(): Promise<void>;
+}
+
+export interface ApiServerProcessOptions {
+  storage?: 'sqlite' | 'memory';
+  execArgv?: string[];
+  startTimeoutMs?: number;
+}
+
+interface KubeconfigFile {
+  clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+}
+
+export async function startApiServerProcess(opts: ApiServerProcessOptions = {}): Promise<ApiServerProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-'));
+  const kubeconfigPath = path.join(dataDir, 'kubeconfig');
+  const proc = spawnNode(
+    projectScript('src/cmd/main'),
+    ['apiserver', '--data-dir', dataDir, '--port', '0', '--storage', opts.storage ?? 'sqlite', '--log-level', 'warn'],
+    { execArgv: opts.execArgv },
+  );
+  const close = async (): Promise<void> => {
+    await proc.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const file = await waitUntil('the API server kubeconfig', () => (existsSync(kubeconfigPath) ? readFileSync(kubeconfigPath, 'utf8') : undefined), opts.startTimeoutMs ?? 60_000, proc);
+    const kc = YAML.parse(file) as KubeconfigFile;
+    const cluster = kc.clusters[0]?.cluster;
+    const token = readFileSync(path.join(dataDir, IDENTITY_FILES.adminToken), 'utf8').trim();
+    if (!cluster) throw new Error(`unexpected kubeconfig in ${kubeconfigPath}`);
+    const admin: HttpTarget = { url: cluster.server, caPem: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'), token };
+    const probe = new HttpClient(admin, 1);
+    await waitUntil('the API server to be ready', async () => ((await probe.request('GET', '/readyz').catch(() => undefined))?.status === 200 ? true : undefined), 30_000, proc);
+    probe.close();
+    return { admin, dataDir, kubeconfigPath, proc, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Child processes for the benchmarks: the real `kube-identity` binary (server, controller) and the
+ * bench's own helper scripts, each in its own process so its CPU and peak RSS are its own. Built
+ * (dist/bench/lib/*.js) they run as plain node scripts; from source (the jest smoke tests) they run
+ * through the project's TypeScript loader hooks.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const EXT = FROM_SOURCE ? '.ts' : '.js';
+/** The project root (source) or dist/ (built): the directory holding src/ and bench/. */
+const ROOT = new URL('../../', import.meta.url);
+
+/** Absolute path of a project script given without extension, e.g. 'src/cmd/main'. */
+export function projectScript(rel: string): string {
+  return fileURLToPath(new URL(rel + EXT, ROOT));
+}
+
+function nodeArgs(): string[] {
+  return FROM_SOURCE ? ['--import', fileURLToPath(new URL('test/helpers/register-ts.mjs', ROOT))] : [];
+}
+
+/** Runs a project script to completion and returns its stdout ('' when it failed), e.g. to read `--help`. */
+export function nodeStdout(script: string, args: string[], timeoutMs = 60_000): string {
+  const r = spawnSync(process.execPath, [...nodeArgs(), script, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: timeoutMs });
+  return r.status === 0 ? r.stdout : '';
+}
+
+/** True when the built `kube-identity` has the subcommand (others land theirs while the bench is written). */
+export function hasSubcommand(name: string): boolean {
+  return new RegExp(`^\\s+${name}\\b`, 'm').test(nodeStdout(projectScript('src/cmd/main'), ['--help']));
+}
+
+export interface NodeProcess {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** Last lines of stderr, for error messages. */
+  stderrTail(): string;
+  /** Resident set now, and its peak so far (VmHWM), in bytes; 0 once the process is gone. */
+  memory(): { rss: number; peakRss: number };
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Extra node flags (e.g. --cpu-prof). */
+  execArgv?: string[];
+  /** Called with each stdout line. */
+  onStdout?: (line: string) => void;
+}
+
+export function spawnNode(script: string, args: string[], opts: SpawnOptions = {}): NodeProcess {
+  const child = spawn(process.execPath, [...nodeArgs(), ...(opts.execArgv ?? []), script, ...args], {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (tail = (tail + d).slice(-4000)));
+  let pending = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    pending += d;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      opts.onStdout?.(line);
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pid = child.pid ?? 0;
+  return {
+    pid,
+    child,
+    stderrTail: () => tail,
+    memory: () => procMemory(pid),
+    async stop(graceMs = 5000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** VmRSS and VmHWM from /proc (Linux), in bytes. */
+export function procMemory(pid: number): { rss: number; peakRss: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    return { rss: kb('VmRSS'), peakRss: kb('VmHWM') };
+  } catch {
+    return { rss: 0, peakRss: 0 };
+  }
+}
+
+/** Polls `cond` every 50 ms until it returns a value; fails after `timeoutMs` or when `proc` exits. */
+export async function waitUntil<T>(what: string, cond: () => T | undefined | Promise<T | undefined>, timeoutMs: number, proc?: NodeProcess): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await cond();
+    if (v !== undefined) return v;
+    if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null)) {
+      throw new Error(`${what}: process exited (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.stderrTail()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${proc ? `: ${proc.stderrTail()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

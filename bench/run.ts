@@ -1,0 +1,52 @@
+/**
+ * `npm run bench`: runs pki, api, cache and e2e in turn (or only the one named in argv[2]), each
+ * printing its JSON object and table. A benchmark that fails is reported and the others still run;
+ * the exit code is then 1. Sized to finish in under 5 minutes on a 2-core machine.
+ */
+import 'reflect-metadata';
+import { formatApiTable, runApiBench } from './api.js';
+import { formatCacheTable, runCacheBench } from './cache.js';
+import { formatE2eTable, runE2eBench } from './e2e.js';
+import { formatPkiTable, runPkiBench } from './pki.js';
+import { printResult } from './lib/report.js';
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  pki: async () => {
+    const r = await runPkiBench();
+    printResult(r, formatPkiTable(r));
+  },
+  api: async () => {
+    const r = await runApiBench();
+    printResult(r, formatApiTable(r));
+  },
+  cache: async () => {
+    const r = await runCacheBench();
+    printResult(r, formatCacheTable(r));
+  },
+  e2e: async () => {
+    const r = await runE2eBench();
+    printResult(r, formatE2eTable(r));
+  },
+};
+
+const only = process.argv[2];
+if (only !== undefined && !(only in BENCHMARKS)) {
+  console.error(`unknown benchmark ${only}; one of: ${Object.keys(BENCHMARKS).join(', ')}`);
+  process.exit(2);
+}
+let failed = false;
+const start = performance.now();
+for (const [name, run] of Object.entries(BENCHMARKS)) {
+  if (only !== undefined && name !== only) continue;
+  const t0 = performance.now();
+  console.log(`\n== ${name}`);
+  try {
+    await run();
+  } catch (err) {
+    failed = true;
+    console.error(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  }
+  console.log(`(${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+}
+console.log(`\nbenchmarks done in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+process.exit(failed ? 1 : 0);
