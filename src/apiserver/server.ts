@@ -57,10 +57,23 @@ export interface RunningApiServer {
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
+/**
+ * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
+ * is disabled, as Go's TLS server never supports it), and the same array lets the x509
+ * authenticator reuse its verification for every request of a keep-alive connection.
+ */
+const chains = new WeakMap<TLSSocket, Uint8Array[]>();
+
 /** The DER certificates the client presented, leaf first. */
 function clientChain(req: IncomingMessage): Uint8Array[] {
   const socket = req.socket as TLSSocket;
   if (typeof socket.getPeerCertificate !== 'function') return [];
+  let chain = chains.get(socket);
+  if (!chain) chains.set(socket, (chain = readChain(socket)));
+  return chain;
+}
+
+function readChain(socket: TLSSocket): Uint8Array[] {
   const chain: Uint8Array[] = [];
   let cert: PeerCertificate | DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
   const seen = new Set<PeerCertificate>();
@@ -190,6 +203,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       });
     },
   );
+  server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
   server.on('clientError', (err, socket) => {
     logger.debug({ err }, 'client connection error');
     socket.destroy();

@@ -61,4 +61,17 @@ describe('x509 client certificate authenticator', () => {
   it('refuses garbage bytes with an error, not a crash', () => {
     expect(() => auth().authenticate([new Uint8Array([1, 2, 3])])).toThrow('x509: malformed certificate');
   });
+
+  it('reuses the verification of a connection\'s chain only while every certificate is valid', async () => {
+    let now = Date.now();
+    const cached = createX509Authenticator({ clientCaPem: ca.pem, now: () => new Date(now) });
+    const der = await issueLeaf(ca, { cn: 'dave', orgs: ['ops'], notBefore: new Date(now - 60_000), notAfter: new Date(now + 60_000) });
+    const chain = [der];
+    const first = cached.authenticate(chain);
+    // Callers may change what they get back without touching the cached result.
+    first?.groups.push('system:masters');
+    expect(cached.authenticate(chain)?.groups).toEqual(['ops']);
+    now += 120_000;
+    expect(() => cached.authenticate(chain)).toThrow(/expired or is not yet valid/);
+  });
 });

@@ -31,6 +31,9 @@ export class MvccIndex {
   private head = 0;
   private rev = 0;
   private compacted = 0;
+  /** Latest prepared, unapplied value per key (null: deleted), and how many writes are prepared. */
+  private readonly pending = new Map<string, StoredObject | null>();
+  private pendingCount = 0;
 
   constructor(private readonly historyLimit: number) {
     if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new RangeError('historyLimit must be an integer >= 1');
@@ -48,25 +51,41 @@ export class MvccIndex {
     return this.current.get(key);
   }
 
-  /** Checks `op` against the current state and builds its event at the next revision. */
+  /**
+   * Checks `op` against the current state plus the writes prepared but not yet applied (a commit
+   * group in flight), and builds its event at the next revision. The prepared write is visible to
+   * later `prepare` calls only, never to reads, until it is applied or discarded.
+   */
   prepare(op: WriteOp): PreparedWrite {
-    const existing = this.current.get(op.key);
-    const revision = this.rev + 1;
+    const existing = this.pending.has(op.key) ? (this.pending.get(op.key) ?? undefined) : this.current.get(op.key);
+    const revision = this.rev + this.pendingCount + 1;
+    let write: PreparedWrite;
     if (op.kind === 'create') {
       if (existing) throw new StoreError('KeyExists', op.key, `key ${op.key} already exists`, existing.revision);
-      return this.build('ADDED', op.key, stampJson(op.object, revision), revision);
+      write = this.build('ADDED', op.key, stampJson(op.object, revision), revision);
+    } else {
+      if (!existing) throw new StoreError('KeyNotFound', op.key, `key ${op.key} not found`);
+      if (op.expectedRevision !== undefined && op.expectedRevision !== existing.revision) {
+        throw new StoreError(
+          'Conflict',
+          op.key,
+          `key ${op.key} is at revision ${existing.revision}, expected ${op.expectedRevision}`,
+          existing.revision,
+        );
+      }
+      const source = op.kind === 'update' ? op.object : existing.object;
+      write = this.build(op.kind === 'update' ? 'MODIFIED' : 'DELETED', op.key, stampJson(source, revision), revision, existing);
     }
-    if (!existing) throw new StoreError('KeyNotFound', op.key, `key ${op.key} not found`);
-    if (op.expectedRevision !== undefined && op.expectedRevision !== existing.revision) {
-      throw new StoreError(
-        'Conflict',
-        op.key,
-        `key ${op.key} is at revision ${existing.revision}, expected ${op.expectedRevision}`,
-        existing.revision,
-      );
-    }
-    const source = op.kind === 'update' ? op.object : existing.object;
-    return this.build(op.kind === 'update' ? 'MODIFIED' : 'DELETED', op.key, stampJson(source, revision), revision, existing);
+    const { event } = write;
+    this.pending.set(op.key, event.type === 'DELETED' ? null : { key: op.key, object: event.object, revision });
+    this.pendingCount++;
+    return write;
+  }
+
+  /** Forgets every prepared, unapplied write (their commit failed); their revisions are free again. */
+  discardPending(): void {
+    this.pending.clear();
+    this.pendingCount = 0;
   }
 
   private build(type: StoreEvent['type'], key: string, json: string, revision: number, prev?: StoredObject): PreparedWrite {
@@ -78,6 +97,8 @@ export class MvccIndex {
   /** Applies a prepared write; it must be the next revision. */
   apply(event: StoreEvent): void {
     if (event.revision !== this.rev + 1) throw new Error(`out-of-order write: ${event.revision} after ${this.rev}`);
+    // A key's pending entry is its newest prepared value, which equals `current` once applied.
+    if (this.pendingCount > 0 && --this.pendingCount === 0) this.pending.clear();
     this.setCurrent(event);
     this.rev = event.revision;
     this.history.push(event);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { jest } from '@jest/globals';
 import type { KObject } from '../../api/meta.js';
 import { SqliteStore } from './sqlite.js';
 import type { StoreEvent } from './store.js';
@@ -114,5 +115,66 @@ describe('SqliteStore', () => {
     await store.close();
     await expect(store.get('/r/a')).rejects.toThrow(/closed/);
     await expect(store.create('/r/a', obj('a', '1'))).rejects.toThrow(/closed/);
+  });
+
+  describe('group commit', () => {
+    it('commits concurrent writes in one transaction, in call order, with CAS against the group', async () => {
+      const store = SqliteStore.open(file);
+      await store.create('/r/base', obj('base', '0'));
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: 1, onEvent: (e) => events.push(e) });
+      const persist = jest.spyOn(store as unknown as { persist(writes: unknown[]): void }, 'persist');
+      // All issued in one turn: one group. The update sees the create queued before it.
+      const create = store.create('/r/x', obj('x', '1'));
+      const update = store.update('/r/x', obj('x', '2'), 2);
+      const stale = store.update('/r/base', obj('base', '1'), 99);
+      const dup = store.create('/r/x', obj('x', 'again'));
+      const del = store.delete('/r/base', 1);
+      // Not visible before the group committed.
+      expect(await store.get('/r/x')).toBeUndefined();
+      expect(store.currentRevision()).toBe(1);
+      await expect(stale).rejects.toMatchObject({ code: 'Conflict', revision: 1 });
+      await expect(dup).rejects.toMatchObject({ code: 'KeyExists', revision: 3 });
+      expect([(await create).revision, (await update).revision, (await del).revision]).toEqual([2, 3, 4]);
+      expect(persist.mock.calls.map(([writes]) => writes.length)).toEqual([3]);
+      expect((await store.get('/r/x'))?.object.data).toEqual({ v: '2' });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+        ['ADDED', '/r/x', 2],
+        ['MODIFIED', '/r/x', 3],
+        ['DELETED', '/r/base', 4],
+      ]);
+      await store.close();
+      const reopened = SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(4);
+      expect((await reopened.get('/r/x'))?.object.data).toEqual({ v: '2' });
+      await reopened.close();
+    });
+
+    it('fails every write of a group whose commit fails and reuses none of its effects', async () => {
+      const store = SqliteStore.open(file);
+      await store.create('/r/a', obj('a', '1'));
+      // Make the group's transaction fail: its first INSERT has no table to go to.
+      const first = store.create('/r/b', obj('b', '1'));
+      const second = store.update('/r/a', obj('a', '2'), 1);
+      (store as unknown as { db: Database.Database }).db.exec('DROP TABLE events');
+      await expect(first).rejects.toThrow(/no such table/);
+      await expect(second).rejects.toThrow(/no such table/);
+      expect(store.currentRevision()).toBe(1);
+      expect(await store.get('/r/b')).toBeUndefined();
+      expect((await store.get('/r/a'))?.object.data).toEqual({ v: '1' });
+      await expect(store.create('/r/b', obj('b', '1'))).rejects.toThrow(/no such table/);
+      await store.close();
+    });
+
+    it('commits a queued group on close', async () => {
+      const store = SqliteStore.open(file);
+      const pending = store.create('/r/a', obj('a', '1'));
+      await store.close();
+      expect((await pending).revision).toBe(1);
+      const reopened = SqliteStore.open(file);
+      expect((await reopened.get('/r/a'))?.revision).toBe(1);
+      await reopened.close();
+    });
   });
 });
