@@ -147,9 +147,9 @@ async function startBare(dataDir: string, caPem: string): Promise<{ side: Side; 
   return { side, proc };
 }
 
-export async function runApiBench(params: Partial<ApiBenchParams> = {}): Promise<ApiBenchResult> {
+export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { execArgv?: string[] } = {}): Promise<ApiBenchResult> {
   const p: ApiBenchParams = { ...API_DEFAULTS, ...params };
-  const server = await startApiServerProcess();
+  const server = await startApiServerProcess({ execArgv: opts.execArgv });
   let bare: { side: Side; proc: NodeProcess } | undefined;
   const clients: HttpClient[] = [];
   try {

@@ -29,6 +29,8 @@ export interface InformerSpec<T extends KObject> {
   indexers?: Indexers<T>;
   /** Replaces the client-node ListWatch (tests). */
   listWatch?: ListWatch<T>;
+  /** Applied to objects before they are cached (default: managedFields stripped). */
+  transform?: (obj: T) => T;
 }
 
 /** Maps an event's object to the keys to reconcile; defaults to the object's own key. */
@@ -91,6 +93,7 @@ export class Manager {
       logger: this.opts.logger,
       metrics: InformerMetrics.for(this.opts.registry),
       indexers: spec.indexers,
+      transform: spec.transform,
       ...this.opts.informerDefaults,
     });
     this.informers.push(inf as unknown as Informer<KObject>);

@@ -17,10 +17,11 @@ import { EventRecorder } from './events.js';
 import { keyOf, type ReadonlyCache } from './informer/cache.js';
 import type { Manager } from './manager.js';
 import type { Informer } from './informer/informer.js';
-import { APPROVER_NAME, ApproverReconciler } from './reconcilers/approver.js';
+import { APPROVER_NAME, ApproverReconciler, approverSkips } from './reconcilers/approver.js';
 import { CaSource, type CaFiles } from './reconcilers/ca-source.js';
 import { Cleaner } from './reconcilers/cleaner.js';
 import { CsrApi } from './reconcilers/csr-api.js';
+import { csrCacheTransform } from './reconcilers/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './reconcilers/csr-conditions.js';
 import { REVISION_SELECTOR, RevisionSync } from './reconcilers/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './reconcilers/signer-policy.js';
@@ -86,8 +87,16 @@ function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<stri
   return out;
 }
 
-const bySigner = (signerName: string) => (obj: Readonly<KObject>): string[] =>
-  (obj as CertificateSigningRequest).spec?.signerName === signerName ? [keyOf(obj)] : [];
+/**
+ * The keys a CSR event gives a controller: none when the controller would skip the CSR anyway
+ * (another signer, already issued or decided). Level-based, so nothing is lost: any later change
+ * is a new event judged on the new object. At start this keeps tens of thousands of issued CSRs
+ * out of the queues instead of dequeuing each only to skip it.
+ */
+const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (obj: Readonly<KObject>): string[] => {
+  const csr = obj as CertificateSigningRequest;
+  return csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(obj)] : [];
+};
 
 /** The `register` hook runController takes. */
 export function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig): void {
@@ -105,7 +114,11 @@ export function registerCsrControllers(mgr: Manager, client: KubeClient, config:
     qps: config.rateLimiterQps,
     burst: config.rateLimiterBurst,
   };
-  const csrInformer = mgr.informer<CertificateSigningRequest>({ name: CSR_RESOURCE, resource: { group: CERTIFICATES_GROUP, version: 'v1', plural: CSR_RESOURCE } });
+  const csrInformer = mgr.informer<CertificateSigningRequest>({
+    name: CSR_RESOURCE,
+    resource: { group: CERTIFICATES_GROUP, version: 'v1', plural: CSR_RESOURCE },
+    transform: csrCacheTransform(),
+  });
   const csrs = csrInformer.store;
   const csrWatch = csrInformer as unknown as Informer<KObject>;
   metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
@@ -116,7 +129,7 @@ export function registerCsrControllers(mgr: Manager, client: KubeClient, config:
     workers: config.approverWorkers,
     rateLimiter,
     reconciler: new ApproverReconciler({ api, csrs, events: events(APPROVER_NAME), metrics, clock }),
-    watches: [{ informer: csrWatch, keys: bySigner('kubernetes.io/kube-apiserver-client-kubelet') }],
+    watches: [{ informer: csrWatch, keys: unlessSkipped(approverSkips) }],
   });
 
   const cleaner = new Cleaner({
@@ -157,7 +170,7 @@ export function registerCsrControllers(mgr: Manager, client: KubeClient, config:
       rateLimiter,
       reconciler: new SignerReconciler({ policy, ca, maxDurationMs: config.clusterSigningDuration, api, csrs, events: events(policy.controllerName), metrics, clock }),
       watches: [
-        { informer: csrWatch, keys: bySigner(policy.signerName) },
+        { informer: csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
         // A new signer configuration (a rotated CA) gives pending approved CSRs another try.
         { informer: revisionInformer, keys: () => csrs.list().filter((c) => !signerSkips(c, policy.signerName)).map((c) => keyOf(c)) },
       ],

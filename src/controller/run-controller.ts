@@ -64,6 +64,7 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
   try {
     await mgr.run(deps.signal);
   } finally {
+    client.close();
     await server.close();
   }
 }

@@ -14,6 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Clock } from '../../lib/clock.js';
 import type { RestClientMetrics } from '../../metrics/rest-client.js';
+import { AgentPool } from './agent-pool.js';
 
 /** A non-2xx reply to a raw request; `code` matches client-node's ApiException so errors.ts treats both alike. */
 export class HttpStatusError extends Error {
@@ -43,6 +44,7 @@ export class KubeClient {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
   private readonly http: HttpLibrary;
+  private readonly agents = new AgentPool();
 
   constructor(private readonly opts: KubeClientOptions) {
     this.kubeConfig = opts.kubeConfig;
@@ -50,7 +52,18 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     const inner = new IsomorphicFetchHttpLibrary();
-    this.http = wrapHttpLibrary({ send: (ctx) => this.observe(ctx.getHttpMethod(), () => inner.send(ctx).toPromise()) });
+    this.http = wrapHttpLibrary({
+      send: (ctx) => {
+        const agent = this.agents.reuse(ctx.getAgent());
+        if (agent) ctx.setAgent(agent);
+        return this.observe(ctx.getHttpMethod(), () => inner.send(ctx).toPromise());
+      },
+    });
+  }
+
+  /** Closes pooled keep-alive connections (idle ones would otherwise wait for the server to close them). */
+  close(): void {
+    this.agents.destroy();
   }
 
   /** A typed client-node API (CoordinationV1Api, CertificatesV1Api, ...) whose requests are measured. */

@@ -213,4 +213,43 @@ describe('Informer', () => {
     t.stop.abort();
     await run;
   });
+
+  it('caches objects without managedFields, from lists and from watch events', async () => {
+    const t = setup({ pageSize: 1 });
+    const managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+    t.lw.items = [obj('a', '5', { data: { k: 'v' } }), obj('b', '6')];
+    for (const item of t.lw.items) (item.metadata as Record<string, unknown>).managedFields = managedFields;
+    const run = t.start();
+    await tick();
+    expect(t.inf.store.get('ns/a')).toEqual({ kind: 'Thing', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns', resourceVersion: '5' }, data: { k: 'v' } });
+    t.lw.send({ type: 'MODIFIED', object: { ...obj('b', '7'), metadata: { name: 'b', namespace: 'ns', resourceVersion: '7', managedFields } } as KObject });
+    expect(t.inf.store.get('ns/b')?.metadata).toEqual({ name: 'b', namespace: 'ns', resourceVersion: '7' });
+    t.stop.abort();
+    await run;
+  });
+
+  it('applies a relist page by page and deletes what the whole list did not return', async () => {
+    const t = setup({ pageSize: 1 });
+    t.lw.items = [obj('a', '5'), obj('b', '6'), obj('c', '7')];
+    const run = t.start();
+    await tick();
+    // The second list's first page is cached before the second page is requested.
+    t.lw.items = [obj('a', '20'), obj('c', '21')];
+    t.lw.rv = '21';
+    const seenAtPage: number[] = [];
+    const list = t.lw.list.bind(t.lw);
+    t.lw.list = async (opts) => {
+      seenAtPage.push(Number(t.inf.store.get('ns/a')?.metadata?.resourceVersion));
+      return list(opts);
+    };
+    t.lw.send({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', code: 410, reason: 'Expired' } as KObject });
+    await tick();
+    t.clock.advance(1000);
+    await tick();
+    expect(seenAtPage).toEqual([5, 20]);
+    expect(t.events.slice(3)).toEqual(['update a 5->20', 'update c 7->21', 'delete b unknown 6']);
+    expect(t.inf.store.keys().sort()).toEqual(['ns/a', 'ns/c']);
+    t.stop.abort();
+    await run;
+  });
 });

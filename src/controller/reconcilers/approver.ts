@@ -69,7 +69,8 @@ export class ApproverReconciler implements Reconciler {
     if (approverSkips(csr)) return 'done';
     let parsed: ParsedCsr;
     try {
-      parsed = parseCertificateRequestPem(requestPem(csr));
+      // Like upstream's approver: parse only; the signer verifies the self-signature before signing.
+      parsed = parseCertificateRequestPem(requestPem(csr), { verifySignature: false });
     } catch (err) {
       // Upstream requeues: the request is immutable, but a retry costs little and the backoff caps it.
       throw new Error(`unable to parse csr "${key}": ${(err as Error).message}`);

@@ -1,0 +1,41 @@
+import type { CertificateSigningRequest } from '../../api/certificates.js';
+import { StringInterner } from '../informer/interner.js';
+import { csrCacheTransform } from './csr-cache-transform.js';
+
+/** A CSR as JSON.parse returns it: every string its own copy. */
+const parsed = (name: string): CertificateSigningRequest =>
+  JSON.parse(
+    JSON.stringify({
+      metadata: { name, uid: `uid-${name}`, managedFields: [{ manager: 'kubelet', operation: 'Update' }] },
+      spec: { request: `req-${name}`, signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'], username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] },
+      status: { conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'Auto approving.' }], certificate: `cert-${name}` },
+    }),
+  ) as CertificateSigningRequest;
+
+describe('csrCacheTransform', () => {
+  it('drops managedFields and keeps every value', () => {
+    const out = csrCacheTransform()(parsed('a'));
+    const expected = parsed('a');
+    delete expected.metadata?.managedFields;
+    expect(out).toEqual(expected);
+  });
+
+  it('interns repeated strings through a bounded table', () => {
+    const interner = new StringInterner(6);
+    const transform = csrCacheTransform(interner);
+    transform(parsed('a'));
+    expect(interner.size()).toBe(6);
+    // A full table shares what it holds and stops growing.
+    transform(parsed('b'));
+    expect(interner.size()).toBe(6);
+    expect(interner.intern('kubernetes.io/kube-apiserver-client-kubelet')).toBe('kubernetes.io/kube-apiserver-client-kubelet');
+  });
+
+  it('leaves frozen objects as they are, apart from managedFields', () => {
+    const input = Object.freeze(parsed('c'));
+    Object.freeze(input.spec);
+    const out = csrCacheTransform()(input);
+    expect(out.metadata?.managedFields).toBeUndefined();
+    expect(out.spec).toBe(input.spec);
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * What a CSR looks like in the controller's cache: no managedFields, and the strings that repeat
+ * from CSR to CSR (signer, usages, requester name and groups, condition type/status/reason/message)
+ * shared instead of copied per object: ~0.5 KB less heap per cached CSR. Timestamps, names, uids
+ * and extra (credential ids) vary per object and are left alone.
+ */
+import type { CertificateSigningRequest } from '../../api/certificates.js';
+import { StringInterner } from '../informer/interner.js';
+import { stripManagedFields } from '../informer/informer.js';
+
+export function csrCacheTransform(interner = new StringInterner()): (csr: CertificateSigningRequest) => CertificateSigningRequest {
+  const i = interner;
+  return (input) => {
+    const csr = stripManagedFields(input);
+    // A frozen input (a test's scripted object) is cached as it is.
+    if (Object.isFrozen(csr.spec) || Object.isFrozen(csr.status)) return csr;
+    const spec = csr.spec;
+    if (spec) {
+      spec.signerName = i.intern(spec.signerName);
+      if (spec.username !== undefined) spec.username = i.intern(spec.username);
+      i.internAll(spec.usages);
+      i.internAll(spec.groups);
+    }
+    for (const c of csr.status?.conditions ?? []) {
+      if (Object.isFrozen(c)) continue;
+      c.type = i.intern(c.type);
+      c.status = i.intern(c.status);
+      if (c.reason !== undefined) c.reason = i.intern(c.reason);
+      if (c.message !== undefined) c.message = i.intern(c.message);
+    }
+    return csr;
+  };
+}
