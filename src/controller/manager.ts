@@ -5,6 +5,7 @@
  * process serves. On abort: stop taking work, finish in-flight reconciles within the deadline,
  * release the lease.
  */
+import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { KObject } from '../api/meta.js';
 import type { Clock } from '../lib/clock.js';
@@ -122,7 +123,10 @@ export class Manager {
    * was lost (the process should exit so it restarts as a fresh candidate, like controller-runtime).
    */
   async run(signal: AbortSignal): Promise<void> {
+    // Every runner, informer and in-flight request listens on these signals; the default cap of 10
+    // listeners is a leak heuristic that a manager with several controllers legitimately exceeds.
     const informersStop = new AbortController();
+    setMaxListeners(0, signal, informersStop.signal);
     const informerRuns = this.informers.map((inf) => inf.run(informersStop.signal));
     const always = this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.guard(r, signal));
     try {
