@@ -6,6 +6,7 @@
  * reason text. `system:masters` bypasses RBAC as kube-apiserver's privileged-group authorizer does.
  */
 import type { KObject, UserInfo } from '../../api/meta.js';
+import { errors } from '../errors.js';
 import type { AuthorizationAttributes, Authorizer, Decision, ObjectReader } from '../registry/strategy.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, record, ROLE_BINDINGS, ROLES, str, strings } from './objects.js';
 import { serviceAccountUsername } from './sa-token.js';
@@ -26,7 +27,8 @@ interface Subject {
   namespace?: string;
 }
 
-function rulesOf(role: KObject | undefined): PolicyRule[] {
+/** The rules of a Role or ClusterRole object. */
+export function rulesOf(role: KObject | undefined): PolicyRule[] {
   const rules = Array.isArray(role?.rules) ? (role.rules as unknown[]) : [];
   return rules.map((r) => {
     const o = record(r);
@@ -100,20 +102,52 @@ export interface RbacAuthorizerOptions {
   objects: ObjectReader;
 }
 
-export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
-  async function roleRules(ref: Record<string, unknown>, namespace: string): Promise<PolicyRule[]> {
-    const name = str(ref.name) ?? '';
-    if (str(ref.kind) === 'ClusterRole') return rulesOf(await o.objects.get(CLUSTER_ROLES, undefined, name));
-    if (str(ref.kind) === 'Role' && namespace) return rulesOf(await o.objects.get(ROLES, namespace, name));
-    return [];
-  }
+/**
+ * The rules a binding's roleRef points at (GetRoleReferenceRules upstream), or an error text when
+ * the role does not exist or the kind is unknown.
+ */
+export async function roleRefRules(
+  objects: ObjectReader,
+  ref: Record<string, unknown>,
+  namespace: string,
+): Promise<{ rules: PolicyRule[] } | { error: string }> {
+  const kind = str(ref.kind);
+  const name = str(ref.name) ?? '';
+  const info = kind === 'ClusterRole' ? CLUSTER_ROLES : kind === 'Role' ? ROLES : undefined;
+  if (!info) return { error: `unsupported role reference kind: ${JSON.stringify(kind ?? '')}` };
+  const role = info.namespaced && !namespace ? undefined : await objects.get(info, info.namespaced ? namespace : undefined, name);
+  if (!role) return { error: errors.notFound({ group: info.group, resource: info.plural, name }).message };
+  return { rules: rulesOf(role) };
+}
 
+/**
+ * Every rule granted to `user` cluster-wide, plus in `namespace` when given (RulesFor upstream),
+ * with the errors of bindings whose role is missing: escalation checks report those.
+ */
+export async function rulesFor(
+  objects: ObjectReader,
+  user: UserInfo,
+  namespace: string,
+): Promise<{ rules: PolicyRule[]; errors: string[] }> {
+  const out = { rules: [] as PolicyRule[], errors: [] as string[] };
+  const collect = async (binding: KObject, bindingNs: string): Promise<void> => {
+    if (!matchingSubject(user, binding, bindingNs)) return;
+    const r = await roleRefRules(objects, record(binding.roleRef), bindingNs);
+    if ('rules' in r) out.rules.push(...r.rules);
+    else out.errors.push(r.error);
+  };
+  for (const b of await objects.list(CLUSTER_ROLE_BINDINGS, undefined)) await collect(b, '');
+  if (namespace) for (const b of await objects.list(ROLE_BINDINGS, namespace)) await collect(b, namespace);
+  return out;
+}
+
+export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
   async function visit(a: AuthorizationAttributes, binding: KObject, namespace: string): Promise<string | undefined> {
     const subject = matchingSubject(a.user, binding, namespace);
     if (!subject) return undefined;
     const ref = record(binding.roleRef);
-    const rules = await roleRules(ref, namespace);
-    if (!rules.some((r) => ruleAllows(a, r))) return undefined;
+    const found = await roleRefRules(o.objects, ref, namespace);
+    if (!('rules' in found) || !found.rules.some((r) => ruleAllows(a, r))) return undefined;
     const name = binding.metadata?.name ?? '';
     const what = namespace ? `RoleBinding "${name}/${namespace}"` : `ClusterRoleBinding "${name}"`;
     return `RBAC: allowed by ${what} of ${str(ref.kind) ?? ''} "${str(ref.name) ?? ''}" to ${describeSubject(subject, namespace)}`;

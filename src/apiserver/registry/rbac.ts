@@ -1,10 +1,12 @@
 /**
- * Strategies of the four RBAC kinds: plain stored objects with validation and upstream's table
- * columns (`kubectl get roles|rolebindings`). Their meaning lives in auth/rbac-authorizer.ts.
+ * Strategies of the four RBAC kinds: stored objects with validation, upstream's table columns
+ * (`kubectl get roles|rolebindings`) and escalation prevention on every write
+ * (rbac-escalation.ts). Their meaning lives in auth/rbac-authorizer.ts.
  */
 import type { KObject } from '../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../api/resources.js';
 import { AGE_COLUMN, ageCell, column as col } from './table-columns.js';
+import { admitBinding, admitRole } from './rbac-escalation.js';
 import { validateBinding, validateBindingUpdate, validateRole } from './rbac-validation.js';
 import type { Strategy, TableConvertor } from './strategy.js';
 import { validatePathSegmentName } from '../validation/names.js';
@@ -59,26 +61,30 @@ const bindingTable: TableConvertor = {
 };
 
 function roleStrategy(plural: string, namespaced: boolean): Strategy {
+  const ri = info(plural);
   return {
-    info: info(plural),
+    info: ri,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     // RBAC names are path segments (ValidateRBACName), so `system:` names are valid.
     validateName: validatePathSegmentName,
     validate: (obj) => validateRole(obj, namespaced),
     validateUpdate: (obj) => validateRole(obj, namespaced),
+    admit: (obj, old, ctx) => admitRole(ri, obj, old, ctx),
     table: roleTable,
   };
 }
 
 function bindingStrategy(plural: string, namespaced: boolean): Strategy {
+  const bi = info(plural);
   return {
-    info: info(plural),
+    info: bi,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     validateName: validatePathSegmentName,
     validate: (obj) => validateBinding(obj, namespaced),
     validateUpdate: (obj, old) => validateBindingUpdate(obj, old, namespaced),
+    admit: (obj, old, ctx) => admitBinding(bi, obj, old, ctx),
     table: bindingTable,
   };
 }
