@@ -29,6 +29,8 @@ export interface EmbeddedServerOptions {
   /** 0 = any free port. */
   port?: number;
   bookmarkIntervalMs?: number;
+  /** More static tokens, as the CSV text of kube-apiserver's --token-auth-file (the admin token is always there). */
+  tokenFile?: string;
   /** Service-account token issuer (kube-apiserver's --service-account-issuer). */
   issuer?: string;
   /**
@@ -60,7 +62,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const id = await createIdentity({
     objects: objectReader(store),
     clientCaPem: identity.caPem,
-    tokenFile: adminTokenFile(identity),
+    tokenFile: adminTokenFile(identity) + (opts.tokenFile ?? ''),
     serviceAccountKey: identity.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
   });

@@ -11,7 +11,7 @@ import { startEmbeddedServer } from '../apiserver/embedded.js';
 import { ConfigError, loadControllerConfig } from '../config/load.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
-import { addApiserverOptions, type ApiserverFlags } from './apiserver.js';
+import { addApiserverOptions, embeddedOptions, type ApiserverFlags } from './apiserver.js';
 import { loadKubeConfig, runControllerProcess } from './controller.js';
 
 interface UpFlags extends ApiserverFlags {
@@ -43,14 +43,7 @@ function banner(url: string, kubeconfig: string, metrics: string, logFile: strin
 async function up(flags: UpFlags): Promise<void> {
   const logFile = path.resolve(flags.logFile ?? path.join(flags.dataDir, 'kube-identity.log'));
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
-  const server = await startEmbeddedServer({
-    dataDir: flags.dataDir,
-    storage: flags.storage,
-    host: flags.host,
-    port: Number(flags.port),
-    logger: logger.child({ component: 'apiserver' }),
-    bookmarkIntervalMs: Number(flags.bookmarkIntervalMs),
-  });
+  const server = await startEmbeddedServer({ ...embeddedOptions(flags), logger: logger.child({ component: 'apiserver' }) });
   let config;
   try {
     config = await loadControllerConfig({

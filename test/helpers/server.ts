@@ -26,6 +26,8 @@ export interface TestServerOptions {
   /** A ready store (overrides `storage`); closed with the server. */
   store?: Store;
   bookmarkIntervalMs?: number;
+  /** Extra static tokens (token-file CSV) for the full assembly. */
+  tokenFile?: string;
   /** Giving any of these three starts a bare server with them instead of the full assembly. */
   extraStrategies?: Strategy[];
   authenticator?: Authenticator;
@@ -72,7 +74,13 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const custom = opts.authenticator !== undefined || opts.authorizer !== undefined || opts.extraStrategies !== undefined;
   const server = custom
     ? await startBare(opts, dataDir, store)
-    : await startEmbeddedServer({ dataDir, store, logger: opts.logger ?? silentLogger(), bookmarkIntervalMs: opts.bookmarkIntervalMs });
+    : await startEmbeddedServer({
+        dataDir,
+        store,
+        logger: opts.logger ?? silentLogger(),
+        bookmarkIntervalMs: opts.bookmarkIntervalMs,
+        tokenFile: opts.tokenFile,
+      });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);
   return {

@@ -1,10 +1,9 @@
 /**
- * The real embedded API server with the identity layer (x509, token file, bootstrap tokens, RBAC,
- * reviews) and the CSR strategy, plus the real CSR controllers on a Manager. The signer CA for the
+ * The full embedded API server (startTestServer: identity, RBAC, CSR API) with a few token-file
+ * users, plus the real CSR controllers on a Manager. The signer CA for the
  * Kubernetes signers is the server's own client CA, so issued kubelet certificates log in over mTLS.
  */
 import 'reflect-metadata';
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -12,15 +11,6 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { CertificateSigningRequest } from '../../src/api/certificates.js';
-import type { KObject } from '../../src/api/meta.js';
-import { kubeadmAutoApproveBindings } from '../../src/apiserver/auth/bootstrap-policy.js';
-import { createIdentity } from '../../src/apiserver/auth/identity.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/objects.js';
-import { ensureIdentity } from '../../src/apiserver/bootstrap.js';
-import { buildRegistries } from '../../src/apiserver/registry/core.js';
-import { csrStrategy } from '../../src/apiserver/registry/csr.js';
-import { MemoryStore } from '../../src/apiserver/storage/memory.js';
-import { storageKey } from '../../src/apiserver/storage/store.js';
 import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
@@ -58,40 +48,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-function userObject(o: KObject): KObject {
-  return { ...o, metadata: { ...o.metadata, uid: o.metadata?.name, creationTimestamp: new Date().toISOString() } };
-}
-
 export async function startHarness(): Promise<Harness> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-'));
   const caDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-ca-'));
-  const ident = await ensureIdentity(dataDir);
-  const store = new MemoryStore();
-  const identity = await createIdentity({
-    objects: buildRegistries(store, []).reader,
-    clientCaPem: ident.caPem,
-    tokenFile: TOKEN_FILE,
-    serviceAccountKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
-    issuer: 'https://kubernetes.default.svc.cluster.local',
-  });
-  const creators = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'csr-creators' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' },
-    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'csr-creators' }],
-  };
-  for (const o of [...identity.bootstrapObjects, ...kubeadmAutoApproveBindings(), creators]) {
-    const info = o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS;
-    await store.create(storageKey(info.group, info.plural, undefined, o.metadata?.name), userObject(o));
-  }
-  const server = await startTestServer({
-    dataDir,
-    store,
-    authenticator: identity.authenticator,
-    authorizer: identity.authorizer,
-    extraStrategies: [...identity.strategies, csrStrategy],
-  });
+  const server = await startTestServer({ tokenFile: TOKEN_FILE });
   const call: Harness['call'] = (who, method, urlPath, body) =>
     new Promise((resolve, reject) => {
       const cert = typeof who === 'string' ? undefined : who;
@@ -113,6 +72,12 @@ export async function startHarness(): Promise<Harness> {
       req.on('error', reject);
       req.end(body === undefined ? undefined : JSON.stringify(body));
     });
+  const creators = await call('admin', 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: 'csr-creators' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' },
+    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'csr-creators' }],
+  });
+  if (creators.status !== 201) throw new Error(`csr-creators binding: ${JSON.stringify(creators.body)}`);
   const [tokenId, tokenSecret] = BOOTSTRAP_TOKEN.split('.') as [string, string];
   const secret = await call('admin', 'POST', '/api/v1/namespaces/kube-system/secrets', {
     metadata: { name: `bootstrap-token-${tokenId}` },
@@ -123,11 +88,10 @@ export async function startHarness(): Promise<Harness> {
   return {
     server,
     caDir,
-    caFiles: { certFile: path.join(dataDir, 'ca.crt'), keyFile: path.join(dataDir, 'ca.key') },
+    caFiles: { certFile: path.join(server.dataDir, 'ca.crt'), keyFile: path.join(server.dataDir, 'ca.key') },
     call,
     async close() {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
       rmSync(caDir, { recursive: true, force: true });
     },
   };
