@@ -1,4 +1,4 @@
-import { raw } from '../helpers/http.js';
+import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -37,8 +37,21 @@ describe.each(KINDS)('%s', (path, kind, extra) => {
     expect(u.json.metadata.labels).toEqual({ u: '1' });
     const table = await raw(s, 'GET', `${path}/${name}`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
     expect(table.json.rows).toHaveLength(1);
-    const d = await raw(s, 'DELETE', `${path}/${name}`);
-    expect(d.status).toBe(200);
+    if (kind === 'Namespace') {
+      // Upstream keeps a deleted namespace Terminating until its contents are gone.
+      const w = await openWatch(s, `${path}?watch=1&fieldSelector=metadata.name=${name}&resourceVersion=${u.json.metadata.resourceVersion}`);
+      const d = await raw(s, 'DELETE', `${path}/${name}`);
+      expect(d.status).toBe(200);
+      expect(d.json).toMatchObject({ kind, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Terminating' } });
+      expect(d.json.metadata.deletionTimestamp).toEqual(expect.any(String));
+      const events = await w.waitFor(3);
+      w.close();
+      expect(events.map((e: { type: string }) => e.type)).toEqual(['MODIFIED', 'MODIFIED', 'DELETED']);
+      expect(events[2].object.spec.finalizers).toEqual([]);
+    } else {
+      const d = await raw(s, 'DELETE', `${path}/${name}`);
+      expect(d.status).toBe(200);
+    }
     expect((await raw(s, 'GET', `${path}/${name}`)).status).toBe(404);
   });
 });
@@ -84,7 +97,12 @@ describe('per-kind rules', () => {
     expect((await raw(s, 'GET', '/api/v1/namespaces/fresh/serviceaccounts/default')).status).toBe(200);
     const bad = await raw(s, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'a.b' } } });
     expect(bad.status).toBe(422);
+    const w = await openWatch(s, '/api/v1/namespaces/fresh/serviceaccounts?watch=1&resourceVersion=0');
+    await w.waitFor(1);
     await raw(s, 'DELETE', '/api/v1/namespaces/fresh');
+    // The namespace's contents go with it, after the delete answered.
+    expect((await w.waitFor(2))[1]).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'default' } } });
+    w.close();
     expect((await raw(s, 'GET', '/api/v1/namespaces/fresh/serviceaccounts/default')).status).toBe(404);
   });
 });

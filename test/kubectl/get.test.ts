@@ -79,6 +79,31 @@ describe.each([0, 1, 2])('get on every kind (part %i)', (part) => {
   });
 });
 
+it('prints the wide event columns of upstream printEvent with -o wide', async () => {
+  const event = {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'ev-wide', namespace: NS },
+    involvedObject: { kind: 'Pod', name: 'p1', namespace: NS, fieldPath: 'spec.containers{app}' },
+    reason: 'BackOff',
+    message: 'restarting failed container ',
+    type: 'Warning',
+    source: { component: 'kubelet', host: 'node-1' },
+    count: 3,
+    firstTimestamp: new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    lastTimestamp: new Date(Date.now() - 900_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+  expect((await kubectl('create', '-f', manifest(srv, 'ev-wide.json', event))).stderr).toBe('');
+  const [narrow, wide] = await Promise.all([
+    kubectl('get', 'events', 'ev-wide', '-n', NS),
+    kubectl('get', 'events', 'ev-wide', '-n', NS, '-o', 'wide'),
+  ]);
+  expect(narrow.stdout.trim().split('\n')[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+  const [header, row] = wide.stdout.trim().split('\n');
+  expect(header?.split(/\s{2,}/)).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'SUBOBJECT', 'SOURCE', 'MESSAGE', 'FIRST SEEN', 'COUNT', 'NAME']);
+  expect(row?.split(/\s{2,}/)).toEqual(['15m', 'Warning', 'BackOff', 'pod/p1', 'spec.containers{app}', 'kubelet, node-1', 'restarting failed container', '60m', '3', 'ev-wide']);
+});
+
 it('lists across namespaces with a NAMESPACE column', async () => {
   const out = await kubectl('get', 'serviceaccounts,configmaps', '-A');
   expect(out.stderr).toBe('');
@@ -120,8 +145,11 @@ it('explains kinds and fields from the OpenAPI document', async () => {
   expect(sa.stdout).toMatch(/^VERSION:\s+v1$/m);
   expect(sa.stdout).toMatch(/^\s+automountServiceAccountToken\s+<boolean>$/m);
   expect(field.stderr).toBe('');
-  expect(field.stdout).toMatch(/^FIELD: conditions <\[\]/m);
+  expect(field.stdout).toMatch(/^FIELD: conditions <\[\]CertificateSigningRequestCondition>$/m);
   expect(field.stdout).toMatch(/^\s+type\s+<string> -required-$/m);
+  const [spec, series] = await Promise.all([kubectl('explain', 'csr.spec'), kubectl('explain', 'events.series', '--api-version=events.k8s.io/v1')]);
+  expect(spec.stdout).toMatch(/^FIELD: spec <CertificateSigningRequestSpec>$/m);
+  expect(series.stdout).toMatch(/^FIELD: series <EventSeries>$/m);
 });
 
 it('get -w prints the initial table and then an event for a new object', async () => {

@@ -37,23 +37,29 @@ const csrSpec = obj(
   { required: ['request', 'signerName'], description: 'CertificateSigningRequestSpec contains the certificate request.' },
 );
 
-const csrStatus = obj({
-  certificate: bytes('The issued certificate, PEM encoded; base64 encoded in JSON.'),
-  conditions: arr(
-    obj(
-      {
-        lastTransitionTime: time(),
-        lastUpdateTime: time(),
-        message: str(),
-        reason: str(),
-        status: str('True, False or Unknown.'),
-        type: str('Approved, Denied or Failed.'),
-      },
-      { required: ['type', 'status'] },
-    ),
-    { listType: 'map', mapKeys: ['type'], description: 'Approved, Denied and Failed conditions.' },
-  ),
-});
+const csrCondition = obj(
+  {
+    lastTransitionTime: time(),
+    lastUpdateTime: time(),
+    message: str(),
+    reason: str(),
+    status: str('True, False or Unknown.'),
+    type: str('Approved, Denied or Failed.'),
+  },
+  { required: ['type', 'status'], description: 'CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object' },
+);
+
+const csrStatus = obj(
+  {
+    certificate: bytes('The issued certificate, PEM encoded; base64 encoded in JSON.'),
+    conditions: arr(ref(`${CERT}CertificateSigningRequestCondition`), {
+      listType: 'map',
+      mapKeys: ['type'],
+      description: 'Approved, Denied and Failed conditions.',
+    }),
+  },
+  { description: 'CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.' },
+);
 
 const policyRule = obj(
   {
@@ -72,12 +78,18 @@ const bindingProps = {
 };
 
 export const GROUP_SCHEMAS: Schemas = {
+  [`${CERT}CertificateSigningRequestSpec`]: csrSpec,
+  [`${CERT}CertificateSigningRequestStatus`]: csrStatus,
+  [`${CERT}CertificateSigningRequestCondition`]: csrCondition,
   ...kindAndList(
     CERT,
     csr,
     kindSchema(
       csr,
-      { spec: csrSpec, status: csrStatus },
+      {
+        spec: ref(`${CERT}CertificateSigningRequestSpec`, 'spec contains the certificate request, and is immutable after creation.'),
+        status: ref(`${CERT}CertificateSigningRequestStatus`, 'status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.'),
+      },
       { required: ['spec'], description: 'CertificateSigningRequest objects provide a mechanism to obtain x509 certificates.' },
     ),
   ),
@@ -85,16 +97,20 @@ export const GROUP_SCHEMAS: Schemas = {
     'io.k8s.api.coordination.v1.',
     gvk('coordination.k8s.io', 'Lease'),
     kindSchema(gvk('coordination.k8s.io', 'Lease'), {
-      spec: obj({
-        acquireTime: microTime(),
-        holderIdentity: str(),
-        leaseDurationSeconds: int32(),
-        leaseTransitions: int32(),
-        preferredHolder: str(),
-        renewTime: microTime(),
-        strategy: str(),
-      }),
+      spec: ref('io.k8s.api.coordination.v1.LeaseSpec', 'spec contains the specification of the Lease.'),
     }),
+  ),
+  'io.k8s.api.coordination.v1.LeaseSpec': obj(
+    {
+      acquireTime: microTime(),
+      holderIdentity: str(),
+      leaseDurationSeconds: int32(),
+      leaseTransitions: int32(),
+      preferredHolder: str(),
+      renewTime: microTime(),
+      strategy: str(),
+    },
+    { description: 'LeaseSpec is a specification of a Lease.' },
   ),
   ...kindAndList(
     'io.k8s.api.apps.v1.',
@@ -126,13 +142,21 @@ export const GROUP_SCHEMAS: Schemas = {
         related: ref(`${CORE}ObjectReference`),
         reportingController: str(),
         reportingInstance: str(),
-        series: obj({ count: int32(), lastObservedTime: microTime() }, { required: ['count', 'lastObservedTime'] }),
+        series: ref('io.k8s.api.events.v1.EventSeries', 'series is data about the Event series this event represents or nil if it\'s a singleton Event.'),
         type: str(),
       },
       { required: ['eventTime'] },
     ),
   ),
+  'io.k8s.api.events.v1.EventSeries': obj(
+    { count: int32(), lastObservedTime: microTime() },
+    { required: ['count', 'lastObservedTime'], description: 'EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.' },
+  ),
   [`${RBAC}PolicyRule`]: policyRule,
+  [`${RBAC}AggregationRule`]: obj(
+    { clusterRoleSelectors: arr(ref(`${META}LabelSelector`)) },
+    { description: 'AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole' },
+  ),
   [`${RBAC}Subject`]: obj(
     { apiGroup: str(), kind: str('User, Group or ServiceAccount.'), name: str(), namespace: str() },
     { required: ['kind', 'name'] },
@@ -143,7 +167,7 @@ export const GROUP_SCHEMAS: Schemas = {
     RBAC,
     rbac('ClusterRole'),
     kindSchema(rbac('ClusterRole'), {
-      aggregationRule: obj({ clusterRoleSelectors: arr(ref(`${META}LabelSelector`)) }),
+      aggregationRule: ref(`${RBAC}AggregationRule`, 'AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.'),
       rules: arr(ref(`${RBAC}PolicyRule`)),
     }),
   ),

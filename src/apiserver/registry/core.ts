@@ -1,10 +1,10 @@
 /**
  * The built-in kinds and their registries: builds one GenericRegistry per served resource,
- * wires namespace lifecycle (existence checks on create, default ServiceAccount, content
- * removal on delete) and creates the system namespaces on first start.
+ * wires namespace lifecycle (existence checks on create, default ServiceAccount, Terminating
+ * then content removal on delete) and creates the system namespaces on first start.
  */
 import type { KObject } from '../../api/meta.js';
-import { type ResourceInfo, isStored, parseApiVersion } from '../../api/resources.js';
+import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
 import { ApiError, errors, type Target } from '../errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { configMapStrategy } from './configmap.js';
@@ -12,7 +12,8 @@ import { controllerRevisionStrategy } from './controller-revision.js';
 import { coreEventStrategy, eventsV1Strategy } from './event.js';
 import { GenericRegistry, type RegistryHooks } from './generic.js';
 import { leaseStrategy } from './lease.js';
-import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy } from './namespace.js';
+import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './namespace.js';
+import { NamespaceFinalizer } from './namespace-finalizer.js';
 import { nodeStrategy, podStrategy } from './pod.js';
 import { secretStrategy } from './secret.js';
 import { defaultServiceAccount, serviceAccountStrategy } from './service-account.js';
@@ -87,21 +88,10 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
     }
   };
 
-  /** Removes everything stored in a deleted namespace (the namespace controller's job upstream). */
-  const removeContents = async (ns: KObject): Promise<void> => {
-    const name = ns.metadata?.name ?? '';
-    for (const reg of registries.values()) {
-      if (!reg.info.namespaced || !isStored(reg.info)) continue;
-      const res = await store.range({ prefix: reg.prefix(name) });
-      for (const item of res.items) {
-        try {
-          await store.delete(item.key);
-        } catch {
-          // Already gone: a concurrent delete won.
-        }
-      }
-    }
-  };
+  const nsRegistry = (): GenericRegistry | undefined => registries.get(idOf(namespaceStrategy.info));
+  const finalizer = new NamespaceFinalizer(store, () => registries.values(), nsRegistry, () => systemContext(reader));
+  /** Content leaving a terminating namespace may let its finalization finish. */
+  const contentHooks: RegistryHooks = { afterDelete: async (obj) => finalizer.contentDeleted(obj) };
 
   const namespaceHooks: RegistryHooks = {
     afterCreate: async (ns, ctx) => {
@@ -110,11 +100,13 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
       if (sa) await ignoreExists(sa.create(name, defaultServiceAccount(name), { ...ctx, warnings: [] }, { dryRun: false, fieldManager: 'kube-identity' }));
     },
     beforeDelete: async (ns) => checkNamespaceDeletable(ns),
-    afterDelete: removeContents,
+    terminate: (ns, ctx) => terminateNamespace(ns, ctx.now),
+    afterTerminate: async (ns) => finalizer.finalize(ns.metadata?.name ?? ''),
   };
 
   for (const [id, strategy] of strategies) {
-    const hooks = strategy.info.plural === 'namespaces' && strategy.info.group === '' ? namespaceHooks : undefined;
+    const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
+    const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks : undefined;
     registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks }));
   }
 
@@ -122,6 +114,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
     reader,
     async bootstrap(objects) {
+      await finalizer.resume();
       const ctx = systemContext(reader);
       const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
       for (const obj of [...namespaces, ...objects]) {

@@ -23,6 +23,13 @@ export interface RegistryHooks {
   afterCreate?(obj: KObject, ctx: RequestContext): Promise<void>;
   beforeDelete?(obj: KObject, ctx: RequestContext): Promise<void>;
   afterDelete?(obj: KObject, ctx: RequestContext): Promise<void>;
+  /**
+   * A kind's own deletion step (upstream's namespace Delete): the object to keep instead of
+   * removing it, or undefined for the generic deletion. Unchanged objects are not written.
+   */
+  terminate?(obj: KObject, ctx: RequestContext): KObject | undefined;
+  /** Runs once `terminate` has stored a changed object (dry runs excluded). */
+  afterTerminate?(obj: KObject, ctx: RequestContext): Promise<void>;
 }
 
 export interface RegistryEnv {
@@ -280,6 +287,15 @@ export class GenericRegistry {
     }
   }
 
+  /** The kind's own deletion step (RegistryHooks.terminate): the object kept, or undefined to go on. */
+  private async terminate(key: string, cur: StoredObject, ctx: RequestContext, params: DeleteParams): Promise<KObject | undefined> {
+    const kept = this.env.hooks?.terminate?.(cloneObject(cur.object), ctx);
+    if (!kept || deepEqual(kept, cur.object) || params.dryRun) return kept;
+    const stored = (await this.store.update(key, kept, cur.revision)).object;
+    await this.env.hooks?.afterTerminate?.(stored, ctx);
+    return stored;
+  }
+
   /**
    * Deletes an object, or starts graceful deletion when it has finalizers (deletionTimestamp is
    * set and the object stays until the last finalizer is removed).
@@ -307,6 +323,8 @@ export class GenericRegistry {
       }
       await this.env.hooks?.beforeDelete?.(cur.object, ctx);
       try {
+        const kept = await this.terminate(key, cur, ctx, params);
+        if (kept) return { object: kept, deleted: false };
         if (meta.finalizers && meta.finalizers.length > 0) {
           if (meta.deletionTimestamp) return { object: cur.object, deleted: false };
           const next = cloneObject(cur.object);

@@ -1,7 +1,8 @@
 /**
- * Namespaces: DNS-1123 label names, `spec.finalizers: [kubernetes]` and `status.phase: Active`
- * by default, status only through /status. Deletion removes the namespace and everything in it
- * at once (no namespace controller runs here); the system namespaces cannot be deleted.
+ * Namespaces: DNS-1123 label names, the `kubernetes` finalizer in spec.finalizers and
+ * `status.phase: Active` on create, status only through /status. Deletion follows upstream: the
+ * namespace turns Terminating and stays until its contents are gone and the `kubernetes`
+ * finalizer is dropped (see namespace-finalizer.ts); the system namespaces cannot be deleted.
  */
 import type { KObject } from '../../api/meta.js';
 import { findResource } from '../../api/resources.js';
@@ -9,12 +10,21 @@ import { errors } from '../errors.js';
 import { NAME_COLUMN } from '../handlers/table.js';
 import { validateLabelName } from '../machinery.js';
 import type { Strategy } from './strategy.js';
+import { timestampSeconds } from './object-util.js';
 import { AGE_COLUMN, ageCell, column } from './table-columns.js';
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 
+/** The spec finalizer the namespace controller removes once the contents are gone. */
+export const FINALIZER = 'kubernetes';
+
 const info = findResource('', 'v1', 'namespaces');
 if (!info) throw new Error('namespaces missing from RESOURCES');
+
+function specFinalizers(obj: KObject): string[] {
+  const f = ((obj.spec ?? {}) as { finalizers?: unknown }).finalizers;
+  return Array.isArray(f) ? f.filter((x): x is string => typeof x === 'string') : [];
+}
 
 function phase(obj: KObject): string {
   return ((obj.status ?? {}) as { phase?: string }).phase ?? '';
@@ -27,7 +37,8 @@ export const namespaceStrategy: Strategy = {
   validateName: validateLabelName,
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as { finalizers?: string[] };
-    obj.spec = { ...spec, finalizers: spec.finalizers && spec.finalizers.length > 0 ? spec.finalizers : ['kubernetes'] };
+    const finalizers = spec.finalizers ?? [];
+    obj.spec = { ...spec, finalizers: finalizers.includes(FINALIZER) ? finalizers : [...finalizers, FINALIZER] };
     obj.status = { phase: 'Active' };
   },
   prepareForUpdate(obj, old) {
@@ -55,4 +66,23 @@ export function checkNamespaceDeletable(obj: KObject): void {
   if (SYSTEM_NAMESPACES.includes(name)) {
     throw errors.admissionForbidden({ group: '', resource: 'namespaces', name }, 'this namespace may not be deleted');
   }
+}
+
+/**
+ * Upstream's namespace Delete: the first delete stamps deletionTimestamp and phase Terminating
+ * and keeps the namespace; later ones change nothing while spec.finalizers remain. Undefined once
+ * they are gone, so the generic deletion (metadata.finalizers included) takes over.
+ */
+export function terminateNamespace(ns: KObject, now: Date): KObject | undefined {
+  if (ns.metadata?.deletionTimestamp && specFinalizers(ns).length === 0) return undefined;
+  if (!ns.metadata?.deletionTimestamp) {
+    ns.metadata = { ...ns.metadata, deletionTimestamp: timestampSeconds(now) };
+  }
+  ns.status = { ...((ns.status ?? {}) as object), phase: 'Terminating' };
+  return ns;
+}
+
+/** The namespace with the `kubernetes` finalizer dropped (what the controller's /finalize call does). */
+export function withoutKubernetesFinalizer(ns: KObject): KObject {
+  return { ...ns, spec: { ...((ns.spec ?? {}) as object), finalizers: specFinalizers(ns).filter((f) => f !== FINALIZER) } };
 }
