@@ -65,8 +65,20 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     }
     return out.kind === 'partial' ? partialObject(obj, out.metaVersion) : obj;
   };
+  // Events published in one turn (a committed group of writes) leave in one socket write, not one each.
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    // end() has already uncorked fully; the socket may serve another response by now.
+    if (!ended) res.uncork();
+  };
   const send = (type: WatchEventType, object: unknown): void => {
     if (ended) return;
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
     const event: WatchEvent<unknown> = { type, object };
     res.write(`${JSON.stringify(event)}\n`);
   };

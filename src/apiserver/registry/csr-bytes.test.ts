@@ -18,6 +18,12 @@ describe('decodeStdBase64 (Go base64.StdEncoding)', () => {
     }
   });
 
+  it('tolerates non-zero trailing bits like Go, with or without newlines', () => {
+    expect([...decodeStdBase64('AR==')]).toEqual([1]);
+    expect([...decodeStdBase64('AQJ=')]).toEqual([1, 2]);
+    expect([...decodeStdBase64('AQ\nJ=')]).toEqual([1, 2]);
+  });
+
   it('ignores CR and LF anywhere, including inside the padding', () => {
     expect(decodeStdBase64('SGVs\r\nbG8=\n').toString()).toBe('Hello');
     expect(decodeStdBase64('AQ=\n=').equals(Buffer.from([1]))).toBe(true);

@@ -11,6 +11,7 @@ import { admitApproval, admitSigning, admitSubjectRestriction } from './csr-admi
 import { checkBytesFields, fieldBytes } from './csr-bytes.js';
 import { populateConditionTimestamps, preserveConditionInstances, readConditions } from './csr-conditions.js';
 import { csrTable } from './csr-table.js';
+import { cloneObject } from './object-util.js';
 import { validateCsr, validateCsrUpdate } from './csr-validation.js';
 import type { RequestContext, Strategy, SubresourceStrategy } from './strategy.js';
 
@@ -58,7 +59,7 @@ function status(conditions: CertificateSigningRequestCondition[], certificate: u
   return out;
 }
 
-const clone = <T>(v: T): T => (v === undefined ? v : structuredClone(v));
+const clone = <T>(v: T): T => (v === undefined ? v : cloneObject(v));
 const certificateOf = (obj: KObject): unknown => (obj.status as Json | undefined)?.certificate;
 
 const approvalStrategy: SubresourceStrategy = {

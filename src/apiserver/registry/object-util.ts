@@ -1,9 +1,27 @@
 /** Small helpers over JSON-shaped objects used by the registry and handlers. */
 import type { KObject } from '../../api/meta.js';
 
-/** A mutable deep copy (stored objects are frozen). */
+/**
+ * A mutable deep copy (stored objects are frozen). Objects here are JSON-shaped, for which a plain
+ * walk is ~7× faster than structuredClone (it ran several times per write); anything else (a Date,
+ * a Map) still goes through structuredClone.
+ */
 export function cloneObject<T>(obj: T): T {
-  return structuredClone(obj);
+  return copyJson(obj) as T;
+}
+
+function copyJson(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    // An own "__proto__" key (JSON.parse makes one) must stay data, not become the prototype.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: copyJson(v), enumerable: true, writable: true, configurable: true });
+    else out[k] = copyJson(v);
+  }
+  return out;
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {
