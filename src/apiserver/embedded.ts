@@ -77,7 +77,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     extraStrategies: [csrStrategy, ...id.strategies],
     bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: id.oidcRoutes,
-    unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind),
+    // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
+    unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
   });
   return {

@@ -1,3 +1,4 @@
+import protobuf from 'protobufjs';
 import { RESOURCES } from '../../src/api/resources.js';
 import { serveDiscovery } from '../../src/apiserver/discovery/index.js';
 import { schemaFor, unknownFields } from '../../src/apiserver/openapi/index.js';
@@ -70,8 +71,20 @@ describe('OpenAPI v3', () => {
     expect(at('metadata', 'ownerReferences')['x-kubernetes-patch-merge-key']).toBe('uid');
   });
 
-  it('answers 404 for /openapi/v2 and unknown group-versions', () => {
-    expect(serveDiscovery({ path: '/openapi/v2', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' })?.status).toBe(404);
+  it('serves /openapi/v2 as a protobuf document with no paths, and 404 for unknown group-versions', () => {
+    const v2 = serveDiscovery({ path: '/openapi/v2', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' });
+    expect(v2?.status).toBe(200);
+    expect(v2?.headers['Content-Type']).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+    // openapi_v2.Document: swagger = 1 (string), info = 2 (Info: title = 1, version = 2).
+    const r = protobuf.Reader.create(v2?.body as Buffer);
+    const fields: Record<number, string | Uint8Array> = {};
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      fields[tag >>> 3] = tag >>> 3 === 1 ? r.string() : r.bytes();
+    }
+    expect(fields[1]).toBe('2.0');
+    const info = protobuf.Reader.create(fields[2] as Uint8Array);
+    expect([info.uint32(), info.string(), info.uint32(), info.string()]).toEqual([0x0a, 'Kubernetes', 0x12, 'v1.32.0']);
     expect(serveDiscovery({ path: '/openapi/v3/apis/example.com/v1', accept: 'application/json' })?.status).toBe(404);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { AuthenticationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { kubectlFor, type KubectlResult } from './kubectl.js';
+import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
 
 let srv: TestServer;
 let kubectl: (...args: string[]) => Promise<KubectlResult>;
@@ -103,4 +103,11 @@ it('a pod-bound token from kubectl create token authenticates until the pod is d
   const after = await reviews.createTokenReview({ body: { spec: { token } } });
   expect(after.status?.authenticated).toBeFalsy();
   await expect(withToken(token).makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} })).rejects.toMatchObject({ code: 401 });
+});
+
+it('kubectl create -f works for create-only kinds with default validation (TokenReview)', async () => {
+  const token = (await kubectl('create', 'token', 'default')).stdout.trim();
+  const file = manifest(srv, 'tokenreview.yaml', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+  const r = await kubectl('create', '-f', file, '-o', 'jsonpath={.status.authenticated} {.status.user.username}');
+  expect([r.code, r.stderr, r.stdout]).toEqual([0, '', 'true system:serviceaccount:default:default']);
 });

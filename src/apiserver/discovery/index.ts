@@ -3,6 +3,7 @@
  * server calls serveDiscovery first for every GET and falls through to its handlers on undefined.
  */
 import { createHash } from 'node:crypto';
+import protobuf from 'protobufjs';
 import { errors } from '../errors.js';
 import { openApiV3Document, openApiV3Index } from '../openapi/index.js';
 import { type AggregatedVersion, aggregatedContentType, aggregatedList } from './aggregated.js';
@@ -55,8 +56,27 @@ function notFound(): DiscoveryResponse {
   return { status: 404, headers: { 'Content-Type': JSON_TYPE }, body: JSON.stringify(errors.pathNotFound().toStatus()) };
 }
 
+/**
+ * kubectl consults /openapi/v2 only as a fallback, when a kind has no PATCH operation in v3 (the
+ * create-only reviews): a 404 there makes `kubectl create -f tokenreview.yaml` fail, while a document
+ * without that kind tells it the kind does not take fieldValidation, as upstream's v2 does. So v2 is a
+ * gnostic openapi_v2.Document in protobuf (kubectl accepts no other encoding) carrying only
+ * `swagger` and `info`: every schema lives in v3.
+ */
+// kubectl asks for `...spec.v2@v1.0+protobuf`, but Go's mime parser rejects the `@` in a reply, so the
+// reply names the type with a dot, as kube-apiserver's does.
+const OPENAPI_V2_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+const OPENAPI_V2 = ((): Buffer => {
+  const info = protobuf.Writer.create().uint32(0x0a).string('Kubernetes').uint32(0x12).string(VERSION_INFO.gitVersion).finish();
+  return Buffer.from(protobuf.Writer.create().uint32(0x0a).string('2.0').uint32(0x12).bytes(info).finish());
+})();
+
+function openApiV2(): DiscoveryResponse {
+  return { status: 200, headers: { 'Content-Type': OPENAPI_V2_TYPE }, body: OPENAPI_V2 };
+}
+
 function openApi(path: string, ifNoneMatch?: string): DiscoveryResponse | undefined {
-  if (path === '/openapi/v2') return notFound();
+  if (path === '/openapi/v2') return openApiV2();
   if (path === '/openapi/v3') return json(openApiV3Index());
   const m = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path);
   if (!m) return undefined;

@@ -72,14 +72,24 @@ export function fieldProblems(duplicates: string[], unknown: string[]): string[]
   return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
 }
 
-/** Drops the given dotted paths from an object (Warn/Ignore discard unknown fields). */
+/** `spec.containers[0].foo` → ['spec', 'containers', 0, 'foo']. */
+function pathSegments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const part of path.split('.')) {
+    const [key = '', ...indices] = part.split('[');
+    if (key) out.push(key);
+    for (const i of indices) out.push(Number(i.replace(']', '')));
+  }
+  return out;
+}
+
+/** Drops the given field paths (dotted, with [i] for list items) from an object (Warn/Ignore discard unknown fields). */
 export function dropFields(obj: KObject, paths: string[]): void {
   for (const path of paths) {
-    const parts = path.split('.');
+    const segments = pathSegments(path);
+    const last = segments.pop();
     let cur: unknown = obj;
-    for (let i = 0; i < parts.length - 1 && cur && typeof cur === 'object'; i++) {
-      cur = (cur as Record<string, unknown>)[parts[i] ?? ''];
-    }
-    if (cur && typeof cur === 'object') delete (cur as Record<string, unknown>)[parts[parts.length - 1] ?? ''];
+    for (const seg of segments) cur = cur && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[seg] : undefined;
+    if (last !== undefined && cur && typeof cur === 'object') delete (cur as Record<string | number, unknown>)[last];
   }
 }
