@@ -7,7 +7,8 @@ import YAML from 'yaml';
 import type { KObject } from '../api/meta.js';
 import { parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
-import { decodeProtobufObject, parseJsonStrict } from './machinery.js';
+import { decodeProtobufObject } from './codec/protobuf.js';
+import { parseJsonStrict } from './validation/json-body.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 

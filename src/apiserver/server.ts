@@ -14,7 +14,7 @@ import type { Authenticator } from './auth/types.js';
 import { ApiError, errors } from './errors.js';
 import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-util.js';
-import { serveDiscovery } from './machinery.js';
+import { serveDiscovery } from './discovery/index.js';
 import { buildRegistries, type Registries } from './registry/core.js';
 import type { Authorizer, RequestContext, Strategy } from './registry/strategy.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';

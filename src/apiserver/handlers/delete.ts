@@ -4,7 +4,7 @@ import { apiVersionOf } from '../../api/resources.js';
 import { errors } from '../errors.js';
 import { type FieldError, invalid, notSupported } from '../field-errors.js';
 import { readBody } from '../http-util.js';
-import { parseJsonStrict } from '../machinery.js';
+import { parseJsonStrict } from '../validation/json-body.js';
 import { listObjects } from '../registry/list.js';
 import { buildSelection } from '../registry/selection.js';
 import { parseListOptions } from './list-options.js';

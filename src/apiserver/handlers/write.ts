@@ -2,7 +2,7 @@
 import type { KObject } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import { readBody } from '../http-util.js';
-import { PATCH_TYPES, applyPatch } from '../machinery.js';
+import { PATCH_TYPES, applyPatch } from '../patch/index.js';
 import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
 import type { VirtualCreate } from '../registry/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';

@@ -8,7 +8,7 @@ import type { KObject } from '../../api/meta.js';
 import { findResource } from '../../api/resources.js';
 import { errors } from '../errors.js';
 import { NAME_COLUMN } from '../handlers/table.js';
-import { validateLabelName } from '../machinery.js';
+import { validateLabelName } from '../validation/names.js';
 import type { Strategy } from './strategy.js';
 import { timestampSeconds } from './object-util.js';
 import { AGE_COLUMN, ageCell, column } from './table-columns.js';

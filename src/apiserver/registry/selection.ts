@@ -1,6 +1,8 @@
 /** Label and field selection of objects, shared by list, watch and deletecollection. */
 import type { KObject } from '../../api/meta.js';
-import { objectFields, parseFieldSelector, parseLabelSelector, selectableFields } from '../machinery.js';
+import { objectFields, parseFieldSelector } from '../selectors/fields.js';
+import { parseLabelSelector } from '../selectors/labels.js';
+import { selectableFields } from '../selectors/selectable-fields.js';
 import type { Strategy } from './strategy.js';
 
 export interface Selection {
