@@ -10,7 +10,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { UserInfo } from '../../src/api/meta.js';
 import { csrStrategy } from '../../src/apiserver/registry/csr.js';
 import type { Authorizer } from '../../src/apiserver/registry/strategy.js';
-import { staticTokenAuthenticator } from '../../src/apiserver/static-auth.js';
+import { staticTokenAuthenticator } from '../helpers/static-auth.js';
 import { raw, type RawOptions, type RawResponse } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 

@@ -13,7 +13,7 @@ import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/bootstrap.j
 import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
 import type { Authorizer, Strategy } from '../../src/apiserver/registry/strategy.js';
 import { startApiServer } from '../../src/apiserver/server.js';
-import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from '../../src/apiserver/static-auth.js';
+import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from './static-auth.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory.js';
 import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
 import type { Store } from '../../src/apiserver/storage/store.js';

@@ -4,10 +4,10 @@
  * replaces it in the server's wiring.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { UserInfo } from '../api/meta.js';
-import type { Authenticator } from './auth/types.js';
-import { errors } from './errors.js';
-import type { Authorizer } from './registry/strategy.js';
+import type { UserInfo } from '../../src/api/meta.js';
+import type { Authenticator } from '../../src/apiserver/auth/types.js';
+import { errors } from '../../src/apiserver/errors.js';
+import type { Authorizer } from '../../src/apiserver/registry/strategy.js';
 
 export const ADMIN_USER: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 
