@@ -1,7 +1,6 @@
 /**
- * INTERIM identity layer for the bootstrap admin: one static bearer token and allow-all
- * authorization. The full chain (x509, ServiceAccount tokens, RBAC) from src/apiserver/auth
- * replaces it in the server's wiring.
+ * A bare identity layer for tests of one server layer: fixed bearer tokens and allow-all (or a
+ * test's own) authorization. The product wires the full chain from src/apiserver/auth.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../src/api/meta.js';
