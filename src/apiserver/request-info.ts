@@ -63,53 +63,83 @@ function nameFromFieldSelector(query: URLSearchParams): string | undefined {
   return undefined;
 }
 
-export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
-  const parts = path.split('/').filter((p) => p !== '');
+/** The API root of a resource URL: `/api/{version}/...` or `/apis/{group}/{version}/...`. */
+interface ApiRoot {
+  apiPrefix: 'api' | 'apis';
+  apiGroup: string;
+  apiVersion: string;
+  /** The segments after the version. */
+  rest: string[];
+}
+
+/** Splits off the API root; undefined when the path is not under one or too short to name a resource. */
+function splitApiRoot(parts: string[]): ApiRoot | undefined {
   const prefix = parts[0];
-  if (prefix !== 'api' && prefix !== 'apis') return nonResource(path, method);
-  let rest: string[];
-  let apiGroup = '';
-  let apiVersion: string;
   if (prefix === 'api') {
-    if (parts.length < 3) return nonResource(path, method);
-    apiVersion = parts[1] ?? '';
-    rest = parts.slice(2);
-  } else {
-    if (parts.length < 4) return nonResource(path, method);
-    apiGroup = parts[1] ?? '';
-    apiVersion = parts[2] ?? '';
-    rest = parts.slice(3);
+    if (parts.length < 3) return undefined;
+    return { apiPrefix: prefix, apiGroup: '', apiVersion: parts[1] ?? '', rest: parts.slice(2) };
   }
-  let legacyWatch = false;
-  if (rest[0] === 'watch') {
-    legacyWatch = true;
+  if (prefix === 'apis') {
+    if (parts.length < 4) return undefined;
+    return { apiPrefix: prefix, apiGroup: parts[1] ?? '', apiVersion: parts[2] ?? '', rest: parts.slice(3) };
+  }
+  return undefined;
+}
+
+/** What the segments after the version address. */
+interface ResourcePath {
+  legacyWatch: boolean;
+  namespace?: string;
+  resource: string;
+  name?: string;
+  subresource?: string;
+}
+
+/**
+ * Reads `[watch/][namespaces/{ns}/]{resource}[/{name}[/{subresource}]]`; undefined when the path
+ * has more segments than that. `/namespaces/{name}/status|finalize` address the namespace itself.
+ */
+function splitResourcePath(segments: string[]): ResourcePath | undefined {
+  let rest = segments;
+  const legacyWatch = rest[0] === 'watch';
+  if (legacyWatch) {
     rest = rest.slice(1);
-    if (rest.length === 0) return nonResource(path, method);
+    if (rest.length === 0) return undefined;
   }
   let namespace: string | undefined;
   if (rest[0] === 'namespaces' && rest.length > 1) {
     namespace = rest[1];
     if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2] ?? '')) rest = rest.slice(2);
   }
-  const resource = rest[0] ?? '';
-  const name = rest[1];
-  const subresource = rest[2];
-  if (rest.length > 3) return nonResource(path, method);
+  if (rest.length > 3) return undefined;
+  return { legacyWatch, namespace, resource: rest[0] ?? '', name: rest[1], subresource: rest[2] };
+}
 
-  let verb = METHOD_VERBS[method] ?? method.toLowerCase();
-  if (legacyWatch) verb = 'watch';
-  else if (name === undefined && verb === 'get') verb = isWatchParam(query) ? 'watch' : 'list';
-  else if (name === undefined && verb === 'delete') verb = 'deletecollection';
+/** The Kubernetes verb: the method's, except that collection GETs list or watch and collection DELETEs deletecollection. */
+function resourceVerb(method: string, target: ResourcePath, query: URLSearchParams): string {
+  const verb = METHOD_VERBS[method] ?? method.toLowerCase();
+  if (target.legacyWatch) return 'watch';
+  if (target.name === undefined && verb === 'get') return isWatchParam(query) ? 'watch' : 'list';
+  if (target.name === undefined && verb === 'delete') return 'deletecollection';
+  return verb;
+}
+
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const root = splitApiRoot(path.split('/').filter((p) => p !== ''));
+  const target = root && splitResourcePath(root.rest);
+  if (!root || !target) return nonResource(path, method);
+  const { namespace, name, subresource } = target;
+  const verb = resourceVerb(method, target, query);
 
   const info: RequestInfo = {
     isResourceRequest: true,
     path,
     verb,
-    apiPrefix: prefix,
-    apiGroup,
-    apiVersion,
-    resource,
-    legacyWatch,
+    apiPrefix: root.apiPrefix,
+    apiGroup: root.apiGroup,
+    apiVersion: root.apiVersion,
+    resource: target.resource,
+    legacyWatch: target.legacyWatch,
     collection: name === undefined,
   };
   if (namespace !== undefined) info.namespace = namespace;

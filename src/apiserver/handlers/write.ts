@@ -81,8 +81,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
     name,
     scope.ctx,
     { dryRun: params.dryRun, fieldManager: params.fieldManager, userAgent: scope.req.headers['user-agent'], subresource: scope.info.subresource },
-    () => obj,
-    createIfMissing,
+    { tryUpdate: () => obj, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
 }
@@ -124,8 +123,7 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
       subresource: scope.info.subresource,
       apply,
     },
-    patched,
-    createIfMissing,
+    { tryUpdate: patched, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
 }
