@@ -6,7 +6,9 @@ import { PATCH_TYPES, applyPatch } from '../patch/index.js';
 import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
 import type { VirtualCreate } from '../registry/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
-import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams } from './write-options.js';
+import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
+import type { WriteOptions } from '../registry/generic.js';
+import { cloneObject } from '../registry/object-util.js';
 
 const APPLY = 'application/apply-patch+yaml';
 
@@ -47,11 +49,7 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
   if (!scope.info.collection) throw errors.methodNotAllowed();
   if (scope.registry.info.namespaced && scope.info.namespace === undefined) throw errors.methodNotAllowed();
   const obj = await decodeBody(scope, params.fieldValidation);
-  const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, {
-    dryRun: params.dryRun,
-    fieldManager: params.fieldManager,
-    userAgent: scope.req.headers['user-agent'],
-  });
+  const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, writeOptions(scope, params));
   respondObject(scope, 201, created);
 }
 
@@ -63,6 +61,17 @@ function checkName(obj: KObject, urlName: string): void {
   }
 }
 
+/** The registry's write options from the request's query and headers. */
+function writeOptions(scope: RequestScope, params: WriteParams, apply = false): WriteOptions {
+  return {
+    dryRun: params.dryRun,
+    fieldManager: params.fieldManager,
+    userAgent: scope.req.headers['user-agent'],
+    subresource: scope.info.subresource,
+    apply,
+  };
+}
+
 export async function handleUpdate(scope: RequestScope): Promise<void> {
   const params = parseWriteParams(scope.query, 'UpdateOptions');
   scope.ctx.dryRun = params.dryRun;
@@ -71,7 +80,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
   checkName(obj, name);
   const createIfMissing = scope.strategy.allowCreateOnUpdate
     ? (): KObject => {
-        const fresh = structuredClone(obj);
+        const fresh = cloneObject(obj);
         delete fresh.metadata?.resourceVersion;
         return fresh;
       }
@@ -80,7 +89,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
     scope.info.namespace,
     name,
     scope.ctx,
-    { dryRun: params.dryRun, fieldManager: params.fieldManager, userAgent: scope.req.headers['user-agent'], subresource: scope.info.subresource },
+    writeOptions(scope, params),
     { tryUpdate: () => obj, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
@@ -116,13 +125,7 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
     scope.info.namespace,
     name,
     scope.ctx,
-    {
-      dryRun: params.dryRun,
-      fieldManager: params.fieldManager,
-      userAgent: scope.req.headers['user-agent'],
-      subresource: scope.info.subresource,
-      apply,
-    },
+    writeOptions(scope, params, apply),
     { tryUpdate: patched, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
