@@ -119,8 +119,8 @@ export function adminTokenFile(identity: ServerIdentity): string {
   return `${identity.adminToken},admin,admin,"system:masters"\n`;
 }
 
-/** Writes DIR/kubeconfig pointing at `url` as the admin client certificate; returns its path. */
-export function writeKubeconfig(dir: string, url: string, identity: ServerIdentity): string {
+/** Writes a kubeconfig (DIR/kubeconfig unless `file` is given) for `url` as the admin client certificate; returns its path. */
+export function writeKubeconfig(dir: string, url: string, identity: ServerIdentity, file = path.join(dir, 'kubeconfig')): string {
   const b64 = (text: string): string => Buffer.from(text).toString('base64');
   const config = {
     apiVersion: 'v1',
@@ -135,7 +135,7 @@ export function writeKubeconfig(dir: string, url: string, identity: ServerIdenti
     contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'kubernetes-admin' } }],
     'current-context': 'kube-identity',
   };
-  const file = path.join(dir, 'kubeconfig');
+  mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
   return file;
 }

@@ -29,6 +29,8 @@ export interface EmbeddedServerOptions {
   /** 0 = any free port. */
   port?: number;
   bookmarkIntervalMs?: number;
+  /** Where to write the admin kubeconfig (default DATA_DIR/kubeconfig). */
+  kubeconfigOut?: string;
   /** More static tokens, as the CSV text of kube-apiserver's --token-auth-file (the admin token is always there). */
   tokenFile?: string;
   /** Service-account token issuer (kube-apiserver's --service-account-issuer). */
@@ -85,7 +87,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     url: server.url,
     port: server.port,
     dataDir,
-    kubeconfigPath: writeKubeconfig(dataDir, server.url, identity),
+    kubeconfigPath: writeKubeconfig(dataDir, server.url, identity, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
     identity,
     caCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
     caKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),

@@ -16,6 +16,7 @@ export interface ApiserverFlags {
   logLevel: string;
   bookmarkIntervalMs: string;
   tokenAuthFile?: string;
+  kubeconfigOut?: string;
 }
 
 /** The embedded server's options from the shared flags (used by `apiserver` and `up`). */
@@ -27,6 +28,7 @@ export function embeddedOptions(flags: ApiserverFlags) {
     port: Number(flags.port),
     bookmarkIntervalMs: Number(flags.bookmarkIntervalMs),
     tokenFile: flags.tokenAuthFile ? readFileSync(flags.tokenAuthFile, 'utf8') : undefined,
+    kubeconfigOut: flags.kubeconfigOut,
   };
 }
 
@@ -50,6 +52,7 @@ export function addApiserverOptions(cmd: Command, defaultPort: string): Command 
     .option('--storage <kind>', 'sqlite (in the data directory) or memory', 'sqlite')
     .option('--log-level <level>', 'pino log level', 'info')
     .option('--bookmark-interval-ms <ms>', 'interval of watch bookmarks', '60000')
+    .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: DATA_DIR/kubeconfig)')
     .option('--token-auth-file <file>', 'static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format)');
 }
 
