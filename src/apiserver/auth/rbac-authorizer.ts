@@ -120,6 +120,41 @@ export async function roleRefRules(
   return { rules: rulesOf(role) };
 }
 
+/** A binding that names `user`, with the rules of the role it grants (or why they cannot be read). */
+interface Grant {
+  binding: KObject;
+  /** '' for a ClusterRoleBinding. */
+  namespace: string;
+  subject: Subject;
+  role: { rules: PolicyRule[] } | { error: string };
+}
+
+/**
+ * Walks the bindings that name `user` — ClusterRoleBindings, then the RoleBindings of `namespace`
+ * when given — resolving each one's role, until `visit` returns something (VisitRulesFor upstream).
+ * The authorizer and the escalation checks share it, so both see exactly the same grants.
+ */
+async function visitGrants<T>(
+  objects: ObjectReader,
+  user: UserInfo,
+  namespace: string,
+  visit: (g: Grant) => T | undefined,
+): Promise<T | undefined> {
+  const scopes = namespace ? ['', namespace] : [''];
+  for (const bindingNs of scopes) {
+    // RoleBindings are only read when no ClusterRoleBinding settled the question.
+    const bindings = bindingNs ? await objects.list(ROLE_BINDINGS, bindingNs) : await objects.list(CLUSTER_ROLE_BINDINGS, undefined);
+    for (const binding of bindings) {
+      const subject = matchingSubject(user, binding, bindingNs);
+      if (!subject) continue;
+      const role = await roleRefRules(objects, record(binding.roleRef), bindingNs);
+      const out = visit({ binding, namespace: bindingNs, subject, role });
+      if (out !== undefined) return out;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Every rule granted to `user` cluster-wide, plus in `namespace` when given (RulesFor upstream),
  * with the errors of bindings whose role is missing: escalation checks report those.
@@ -130,43 +165,32 @@ export async function rulesFor(
   namespace: string,
 ): Promise<{ rules: PolicyRule[]; errors: string[] }> {
   const out = { rules: [] as PolicyRule[], errors: [] as string[] };
-  const collect = async (binding: KObject, bindingNs: string): Promise<void> => {
-    if (!matchingSubject(user, binding, bindingNs)) return;
-    const r = await roleRefRules(objects, record(binding.roleRef), bindingNs);
-    if ('rules' in r) out.rules.push(...r.rules);
-    else out.errors.push(r.error);
-  };
-  for (const b of await objects.list(CLUSTER_ROLE_BINDINGS, undefined)) await collect(b, '');
-  if (namespace) for (const b of await objects.list(ROLE_BINDINGS, namespace)) await collect(b, namespace);
+  await visitGrants(objects, user, namespace, ({ role }) => {
+    if ('rules' in role) out.rules.push(...role.rules);
+    else out.errors.push(role.error);
+    return undefined;
+  });
   return out;
 }
 
-export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
-  async function visit(a: AuthorizationAttributes, binding: KObject, namespace: string): Promise<string | undefined> {
-    const subject = matchingSubject(a.user, binding, namespace);
-    if (!subject) return undefined;
-    const ref = record(binding.roleRef);
-    const found = await roleRefRules(o.objects, ref, namespace);
-    if (!('rules' in found) || !found.rules.some((r) => ruleAllows(a, r))) return undefined;
-    const name = binding.metadata?.name ?? '';
-    const what = namespace ? `RoleBinding "${name}/${namespace}"` : `ClusterRoleBinding "${name}"`;
-    return `RBAC: allowed by ${what} of ${str(ref.kind) ?? ''} "${str(ref.name) ?? ''}" to ${describeSubject(subject, namespace)}`;
-  }
+/** Upstream's reason for an allow: which binding of which role to which subject. */
+function allowReason({ binding, namespace, subject }: Grant): string {
+  const ref = record(binding.roleRef);
+  const name = binding.metadata?.name ?? '';
+  const what = namespace ? `RoleBinding "${name}/${namespace}"` : `ClusterRoleBinding "${name}"`;
+  return `RBAC: allowed by ${what} of ${str(ref.kind) ?? ''} "${str(ref.name) ?? ''}" to ${describeSubject(subject, namespace)}`;
+}
 
+export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
   return {
     async authorize(a): Promise<Decision> {
       if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
-      for (const b of await o.objects.list(CLUSTER_ROLE_BINDINGS, undefined)) {
-        const reason = await visit(a, b, '');
-        if (reason) return { allowed: true, reason };
-      }
-      if (a.resource !== undefined && a.namespace) {
-        for (const b of await o.objects.list(ROLE_BINDINGS, a.namespace)) {
-          const reason = await visit(a, b, a.namespace);
-          if (reason) return { allowed: true, reason };
-        }
-      }
-      return { allowed: false, reason: '' };
+      // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
+      const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
+      const reason = await visitGrants(o.objects, a.user, namespace, (g) =>
+        'rules' in g.role && g.role.rules.some((r) => ruleAllows(a, r)) ? allowReason(g) : undefined,
+      );
+      return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
     },
   };
 }
