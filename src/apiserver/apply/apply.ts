@@ -16,7 +16,8 @@ import { FieldSet, pathString } from './field-set.js';
 import { allowedFromLastApplied, KUBECTL_MANAGER, syncLastApplied } from './last-applied.js';
 import { type Manager, decodeManagers, encodeManagers, objectFieldSet, printManager, putManager, sameManager } from './managers.js';
 import { compareObjects, type Gvk } from './update.js';
-import { isObject, mergeValue, removeAt } from './typed.js';
+import { isRecord } from '../../lib/json.js';
+import { mergeValue, removeAt } from './typed.js';
 
 export interface ApplyOptions {
   /** The fieldManager query parameter (validated as present by the handler). */
@@ -36,7 +37,7 @@ function decodeApplied(text: string, gvk: Gvk): KObject {
   } catch (e) {
     throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
   }
-  if (!isObject(doc)) throw errors.badRequest('error decoding YAML: the apply configuration must be an object');
+  if (!isRecord(doc)) throw errors.badRequest('error decoding YAML: the apply configuration must be an object');
   const applied = doc as KObject;
   const expected = apiVersionOf(gvk);
   if (applied.apiVersion !== expected) {

@@ -6,10 +6,10 @@
  */
 import type { Schema } from '../openapi/builder.js';
 import { FieldSet, fieldKey, itemKey, valueKey } from './field-set.js';
+import { isRecord } from '../../lib/json.js';
 
 type Obj = Record<string, unknown>;
 
-export const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export type ListType = { type: 'atomic' } | { type: 'set' } | { type: 'map'; keys: string[] };
 
@@ -35,7 +35,7 @@ const atomicMap = (schema: Schema | undefined): boolean => schema?.['x-kubernete
 /** The element key of a list item, by the list's type; undefined for atomic lists. */
 export function elementKey(item: unknown, lt: ListType): string | undefined {
   if (lt.type === 'set') return valueKey(item);
-  if (lt.type === 'map' && isObject(item)) return itemKey(item, lt.keys);
+  if (lt.type === 'map' && isRecord(item)) return itemKey(item, lt.keys);
   return undefined;
 }
 
@@ -56,11 +56,11 @@ export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet
         const key = elementKey(item, lt);
         if (key === undefined) continue;
         set.insert([...path, key]);
-        if (lt.type === 'map' && isObject(item)) walkObject(item, itemSchema(s), [...path, key]);
+        if (lt.type === 'map' && isRecord(item)) walkObject(item, itemSchema(s), [...path, key]);
       }
       return;
     }
-    if (isObject(v) && !atomicMap(s) && Object.keys(v).length > 0) {
+    if (isRecord(v) && !atomicMap(s) && Object.keys(v).length > 0) {
       walkObject(v, s, path);
       return;
     }
@@ -69,7 +69,7 @@ export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet
   const walkObject = (o: Obj, s: Schema | undefined, path: string[]): void => {
     for (const [k, v] of Object.entries(o)) if (v !== undefined) walk(v, fieldSchema(s, k), [...path, fieldKey(k)]);
   };
-  if (isObject(value)) walkObject(value, schema, []);
+  if (isRecord(value)) walkObject(value, schema, []);
   return set;
 }
 
@@ -84,7 +84,7 @@ export function valueAt(root: unknown, path: readonly string[], schema: Schema |
   let s = schema;
   for (const el of path) {
     if (el.startsWith('f:')) {
-      if (!isObject(cur)) return { found: false };
+      if (!isRecord(cur)) return { found: false };
       const name = el.slice(2);
       if (!(name in cur) || cur[name] === undefined) return { found: false };
       cur = cur[name];
@@ -110,13 +110,13 @@ export function removeAt(root: Obj, path: readonly string[], schema: Schema | un
     if (el === undefined) return false;
     const last = i === path.length - 1;
     if (el.startsWith('f:')) {
-      if (!isObject(cur)) return false;
+      if (!isRecord(cur)) return false;
       const name = el.slice(2);
       if (!(name in cur)) return false;
       const child = fieldSchema(s, name);
       if (last || remove(cur[name], child, i + 1)) {
         const v = cur[name];
-        const emptied = (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+        const emptied = (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
         if (last || emptied) delete cur[name];
       }
       return true;
@@ -136,7 +136,7 @@ export function removeAt(root: Obj, path: readonly string[], schema: Schema | un
  * merge per field, atomic lists are replaced, set lists are unions and keyed lists merge per item.
  */
 export function mergeValue(live: unknown, applied: unknown, schema: Schema | undefined): unknown {
-  if (isObject(live) && isObject(applied) && !atomicMap(schema)) {
+  if (isRecord(live) && isRecord(applied) && !atomicMap(schema)) {
     const out: Obj = { ...live };
     for (const [k, v] of Object.entries(applied)) {
       if (v !== undefined) out[k] = mergeValue(live[k], v, fieldSchema(schema, k));

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { CompactSign } from 'jose';
 import type { SigningKey } from './sa-keys.js';
+import { isRecord } from '../../lib/json.js';
 
 export interface ObjectRefClaim {
   name?: string;
@@ -74,8 +75,8 @@ function ref(r: ObjectRefClaim | undefined): ObjectRefClaim | undefined {
 /** JSON with object keys sorted at every level, as a Go map marshals. */
 function sortedJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+    isRecord(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v,
   );
 }

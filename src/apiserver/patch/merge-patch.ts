@@ -5,9 +5,9 @@
 import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { goJsonKind } from './json-patch.js';
+import { isRecord } from '../../lib/json.js';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Decodes a patch that must be a JSON object, as `map[string]interface{}` decoding does.
@@ -21,7 +21,7 @@ export function decodeObjectPatch(text: string, prefix: string): Obj | null {
   } catch (e) {
     throw errors.badRequest(`${prefix}${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
-  if (doc !== null && !isObj(doc)) {
+  if (doc !== null && !isRecord(doc)) {
     throw errors.badRequest(
       `${prefix}json: cannot unmarshal ${goJsonKind(doc)} into Go value of type map[string]interface {}`,
     );
@@ -31,8 +31,8 @@ export function decodeObjectPatch(text: string, prefix: string): Obj | null {
 
 /** RFC 7386 MergePatch(target, patch); modifies and returns `target` when both are objects. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObj(patch)) return patch;
-  const out: Obj = isObj(target) ? target : {};
+  if (!isRecord(patch)) return patch;
+  const out: Obj = isRecord(target) ? target : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

@@ -9,6 +9,7 @@
 import { errors } from '../errors.js';
 import type { ListStrategy, PatchSchema } from './merge-keys.js';
 import { SMP_ERRORS, smpError } from './patch-errors.js';
+import { isRecord } from '../../lib/json.js';
 
 type Obj = Record<string, unknown>;
 type ListSchema = ListStrategy & { items?: PatchSchema };
@@ -20,7 +21,6 @@ const ORDER_PREFIX = '$setElementOrder/';
 /** A map patched with `$patch: delete`: its key disappears from the parent. */
 const DELETED = Symbol('deleted');
 
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isDirectiveKey = (k: string): boolean =>
   k === DIRECTIVE || k === RETAIN_KEYS || k.startsWith(DELETE_PREFIX) || k.startsWith(ORDER_PREFIX);
 
@@ -124,7 +124,7 @@ function mergeValue(
   list: ListSchema | undefined,
   order: unknown[] | undefined,
 ): unknown {
-  if (isObj(patch)) return mergeMap(isObj(original) ? original : {}, patch, schema);
+  if (isRecord(patch)) return mergeMap(isRecord(original) ? original : {}, patch, schema);
   if (!Array.isArray(patch)) return patch;
   if (list?.strategy !== 'merge') return patch;
   return mergeList(Array.isArray(original) ? original : [], patch, list, order);
@@ -136,7 +136,7 @@ function elementKind(...lists: unknown[][]): 'map' | 'scalar' | undefined {
   for (const list of lists) {
     for (const v of list) {
       if (Array.isArray(v)) throw smpError(SMP_ERRORS.noListOfLists);
-      const k = isObj(v) ? 'map' : 'scalar';
+      const k = isRecord(v) ? 'map' : 'scalar';
       if (kind && kind !== k) throw errors.badRequest('list element types are not identical');
       kind = k;
     }
@@ -153,7 +153,7 @@ function mergeList(original: unknown[], patch: unknown[], list: ListSchema, orde
   }
   const mergeKey = list.mergeKey;
   if (!mergeKey) throw errors.badRequest('cannot merge lists without merge key');
-  const keyOf = (v: unknown): unknown => (isObj(v) ? v[mergeKey] : undefined);
+  const keyOf = (v: unknown): unknown => (isRecord(v) ? v[mergeKey] : undefined);
   const { remaining, items, replace } = specialElements(original, patch, mergeKey);
   if (replace) return items.map((p) => mergeMap({}, p, list.items));
   const merged = [...remaining];
@@ -163,7 +163,7 @@ function mergeList(original: unknown[], patch: unknown[], list: ListSchema, orde
       throw errors.badRequest(`map: ${JSON.stringify(p)} does not contain declared merge key: ${mergeKey}`);
     }
     const at = position.get(keyString(p[mergeKey]));
-    const base = at !== undefined && isObj(merged[at]) ? (merged[at] as Obj) : {};
+    const base = at !== undefined && isRecord(merged[at]) ? (merged[at] as Obj) : {};
     const value = mergeMap(base, p, list.items);
     if (value === DELETED) continue;
     if (at !== undefined) merged[at] = value;
@@ -192,7 +192,7 @@ function specialElements(
         throw errors.badRequest(`map: ${JSON.stringify(p)} does not contain declared merge key: ${mergeKey}`);
       }
       const drop = keyString(p[mergeKey]);
-      remaining = remaining.filter((e) => !(isObj(e) && keyString(e[mergeKey]) === drop));
+      remaining = remaining.filter((e) => !(isRecord(e) && keyString(e[mergeKey]) === drop));
     } else if (directive === 'replace') {
       replace = true;
     } else if (directive !== 'merge') {

@@ -9,6 +9,7 @@ import {
   type CertificateSigningRequestCondition,
 } from '../../api/certificates.js';
 import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../field-errors.js';
+import { text } from '../../lib/json.js';
 
 type Conditions = CertificateSigningRequestCondition[];
 
@@ -107,17 +108,15 @@ export function formatTime(d: Date): string {
 
 /** A condition with Go's field order and omissions (reason and message are omitempty). */
 export function normalizeCondition(c: CertificateSigningRequestCondition): CertificateSigningRequestCondition {
-  const out: CertificateSigningRequestCondition = { type: str(c.type), status: str(c.status) };
-  if (c.reason) out.reason = str(c.reason);
-  if (c.message) out.message = str(c.message);
+  const out: CertificateSigningRequestCondition = { type: text(c.type), status: text(c.status) };
+  if (c.reason) out.reason = text(c.reason);
+  if (c.message) out.message = text(c.message);
   const updated = normalizeTime(c.lastUpdateTime);
   const transitioned = normalizeTime(c.lastTransitionTime);
   out.lastUpdateTime = updated ?? null;
   out.lastTransitionTime = transitioned ?? null;
   return out;
 }
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
 /** Conditions of a JSON object's status, normalized; anything that is not a list reads as none. */
 export function readConditions(status: unknown): Conditions {

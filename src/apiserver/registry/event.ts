@@ -4,19 +4,18 @@ import { findResource } from '../../api/resources.js';
 import { NAME_COLUMN } from '../handlers/table.js';
 import type { Strategy } from './strategy.js';
 import { ageCell, column } from './table-columns.js';
+import { record } from '../../lib/json.js';
 
 const coreInfo = findResource('', 'v1', 'events');
 const eventsInfo = findResource('events.k8s.io', 'v1', 'events');
 if (!coreInfo || !eventsInfo) throw new Error('events missing from RESOURCES');
 
-type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const int = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
 
 /** `component, instance`, falling back to the events.k8s.io reporting fields (upstream formatEventSource). */
 function source(obj: KObject): string {
-  const src = rec(obj.source);
+  const src = record(obj.source);
   const component = str(src.component) || str(obj.reportingController);
   const instance = str(src.host) || str(obj.reportingInstance);
   return instance ? `${component}, ${instance}` : component;
@@ -31,14 +30,14 @@ function eventCells(obj: KObject, now: Date): unknown[] {
   const first = ageCell(str(obj.firstTimestamp) || str(obj.eventTime), now);
   let last = str(obj.lastTimestamp) ? ageCell(str(obj.lastTimestamp), now) : first;
   let count = int(obj.count);
-  const series = obj.series === undefined || obj.series === null ? undefined : rec(obj.series);
+  const series = obj.series === undefined || obj.series === null ? undefined : record(obj.series);
   if (series) {
     last = ageCell(str(series.lastObservedTime), now);
     count = int(series.count);
   } else if (count === 0) {
     count = 1;
   }
-  const io = rec(obj.involvedObject);
+  const io = record(obj.involvedObject);
   const kind = str(io.kind).toLowerCase();
   const target = str(io.name) ? `${kind}/${str(io.name)}` : kind;
   return [

@@ -8,15 +8,12 @@ import { required } from '../field-errors.js';
 import { NAME_COLUMN } from '../handlers/table.js';
 import type { Strategy, SubresourceStrategy } from './strategy.js';
 import { AGE_COLUMN, ageCell, column } from './table-columns.js';
+import { record, records, text } from '../../lib/json.js';
 
 const podInfo = findResource('', 'v1', 'pods');
 const nodeInfo = findResource('', 'v1', 'nodes');
 if (!podInfo || !nodeInfo) throw new Error('pods or nodes missing from RESOURCES');
 
-type Rec = Record<string, unknown>;
-const rec = (v: unknown): Rec => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : {});
-const arr = (v: unknown): Rec[] => (Array.isArray(v) ? (v as Rec[]) : []);
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
 /** /status: only status changes; spec is kept. */
 const statusOnly: SubresourceStrategy = {
@@ -27,22 +24,22 @@ const statusOnly: SubresourceStrategy = {
 };
 
 function podCells(obj: KObject, now: Date): unknown[] {
-  const spec = rec(obj.spec);
-  const status = rec(obj.status);
-  const statuses = arr(status.containerStatuses);
+  const spec = record(obj.spec);
+  const status = record(obj.status);
+  const statuses = records(status.containerStatuses);
   const ready = statuses.filter((c) => c.ready === true).length;
   const restarts = statuses.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0);
-  const reason = obj.metadata?.deletionTimestamp ? 'Terminating' : str(status.reason) || str(status.phase);
-  const gates = arr(spec.readinessGates);
+  const reason = obj.metadata?.deletionTimestamp ? 'Terminating' : text(status.reason) || text(status.phase);
+  const gates = records(spec.readinessGates);
   return [
     obj.metadata?.name ?? '',
-    `${ready}/${arr(spec.containers).length}`,
+    `${ready}/${records(spec.containers).length}`,
     reason,
     restarts,
     ageCell(obj.metadata?.creationTimestamp, now),
-    str(status.podIP) || '<none>',
-    str(spec.nodeName) || '<none>',
-    str(status.nominatedNodeName) || '<none>',
+    text(status.podIP) || '<none>',
+    text(spec.nodeName) || '<none>',
+    text(status.nominatedNodeName) || '<none>',
     gates.length === 0 ? '<none>' : `0/${gates.length}`,
   ];
 }
@@ -52,8 +49,8 @@ export const podStrategy: Strategy = {
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   prepareForCreate(obj) {
-    const spec = rec(obj.spec);
-    const sa = str(spec.serviceAccountName) || str(spec.serviceAccount) || 'default';
+    const spec = record(obj.spec);
+    const sa = text(spec.serviceAccountName) || text(spec.serviceAccount) || 'default';
     obj.spec = { ...spec, serviceAccountName: sa, serviceAccount: sa };
     obj.status = { phase: 'Pending' };
   },
@@ -61,7 +58,7 @@ export const podStrategy: Strategy = {
     obj.status = old.status;
   },
   validate(obj) {
-    return arr(rec(obj.spec).containers).length === 0 ? [required('spec.containers')] : [];
+    return records(record(obj.spec).containers).length === 0 ? [required('spec.containers')] : [];
   },
   subresources: { status: statusOnly },
   table: {
@@ -81,9 +78,9 @@ export const podStrategy: Strategy = {
 };
 
 function nodeStatus(obj: KObject): string {
-  const ready = arr(rec(obj.status).conditions).find((c) => c.type === 'Ready');
+  const ready = records(record(obj.status).conditions).find((c) => c.type === 'Ready');
   let s = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
-  if (rec(obj.spec).unschedulable === true) s += ',SchedulingDisabled';
+  if (record(obj.spec).unschedulable === true) s += ',SchedulingDisabled';
   return s;
 }
 
@@ -113,7 +110,7 @@ export const nodeStrategy: Strategy = {
         nodeStatus(obj),
         roles.length > 0 ? roles.sort().join(',') : '<none>',
         ageCell(obj.metadata?.creationTimestamp, now),
-        str(rec(rec(obj.status).nodeInfo).kubeletVersion),
+        text(record(record(obj.status).nodeInfo).kubeletVersion),
       ];
     },
   },

@@ -2,16 +2,9 @@
 import type { KObject } from '../../api/meta.js';
 import { type FieldError, invalid, notSupported, required } from '../field-errors.js';
 import { deepEqual } from './object-util.js';
+import { list, record } from '../../lib/json.js';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
-
-function list(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
-}
-
-function rec(v: unknown): Record<string, unknown> {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 
 function policyRule(rule: Record<string, unknown>, namespaced: boolean, path: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -35,7 +28,7 @@ function policyRule(rule: Record<string, unknown>, namespaced: boolean, path: st
 
 /** Role (namespaced) or ClusterRole. */
 export function validateRole(obj: KObject, namespaced: boolean): FieldError[] {
-  return list(obj.rules).flatMap((r, i) => policyRule(rec(r), namespaced, `rules[${i}]`));
+  return list(obj.rules).flatMap((r, i) => policyRule(record(r), namespaced, `rules[${i}]`));
 }
 
 function subject(s: Record<string, unknown>, namespaced: boolean, path: string): FieldError[] {
@@ -59,12 +52,12 @@ function subject(s: Record<string, unknown>, namespaced: boolean, path: string):
 /** RoleBinding (may reference a Role or a ClusterRole) or ClusterRoleBinding (ClusterRole only). */
 export function validateBinding(obj: KObject, namespaced: boolean): FieldError[] {
   const errs: FieldError[] = [];
-  const ref = rec(obj.roleRef);
+  const ref = record(obj.roleRef);
   if (ref.apiGroup !== RBAC_GROUP) errs.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', [RBAC_GROUP]));
   const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
   if (!kinds.includes(String(ref.kind ?? ''))) errs.push(notSupported('roleRef.kind', ref.kind ?? '', kinds));
   if (!ref.name) errs.push(required('roleRef.name'));
-  list(obj.subjects).forEach((s, i) => errs.push(...subject(rec(s), namespaced, `subjects[${i}]`)));
+  list(obj.subjects).forEach((s, i) => errs.push(...subject(record(s), namespaced, `subjects[${i}]`)));
   return errs;
 }
 

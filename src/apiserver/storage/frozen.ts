@@ -4,15 +4,8 @@
  * history and every watcher without anyone being able to change it later.
  */
 import type { KObject } from '../../api/meta.js';
+import { deepFreeze } from '../../lib/json.js';
 
-/** Freezes a JSON value and everything reachable from it; returns it for chaining. */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value as object)) deepFreeze(child);
-  }
-  return value;
-}
 
 /** The JSON text of `object` with `metadata.resourceVersion` set to `revision`. */
 export function stampJson(object: KObject, revision: number): string {
@@ -21,7 +14,7 @@ export function stampJson(object: KObject, revision: number): string {
 
 /** Parses stored JSON into a deep-frozen object. */
 export function parseFrozen(json: string): KObject {
-  return deepFreeze(JSON.parse(json) as KObject);
+  return deepFreeze(JSON.parse(json) as KObject) as KObject;
 }
 
 /** The revision a stored object was written at (its resourceVersion). */

@@ -3,6 +3,7 @@
  * that forgets to copy before changing fails loudly instead of corrupting shared state.
  */
 import type { KObject } from '../../api/meta.js';
+import { deepFreeze } from '../../lib/json.js';
 
 /** Index functions map an object to the values it is found under (e.g. signerName). */
 export type Indexers<T> = Record<string, (obj: Readonly<T>) => string[]>;
@@ -12,14 +13,6 @@ export function keyOf(obj: KObject): string {
   const ns = obj.metadata?.namespace;
   const name = obj.metadata?.name ?? '';
   return ns ? `${ns}/${name}` : name;
-}
-
-export function deepFreeze<T>(value: T): Readonly<T> {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** What readers see; only the informer writes. */

@@ -21,7 +21,8 @@ import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
 import { isGone } from '../errors.js';
-import { Cache, keyOf, deepFreeze, type Indexers, type ReadonlyCache } from './cache.js';
+import { deepFreeze } from '../../lib/json.js';
+import { Cache, keyOf, type Indexers, type ReadonlyCache } from './cache.js';
 import type { ListWatch, WatchHandle } from './list-watch.js';
 
 export interface DeleteInfo {

@@ -1,0 +1,38 @@
+/**
+ * Readers for untyped JSON (objects as they arrive on the wire or sit in the store), so strategies
+ * and printers can walk optional fields without a cast at every step.
+ */
+
+/** An object field as a record; anything else (absent, null, array, scalar) reads as empty. */
+export function record(v: unknown): Record<string, unknown> {
+  return isRecord(v) ? v : {};
+}
+
+/** A list field; anything else reads as empty. */
+export function list(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** A list of objects (items that are not objects read as empty records). */
+export function records(v: unknown): Record<string, unknown>[] {
+  return list(v).map(record);
+}
+
+/** A scalar as printed text: strings as they are, null/absent as '', numbers and booleans via String. */
+export function text(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+}
+
+/** A JSON object (not null, not an array). */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Freezes a JSON value and everything reachable from it, so it can be shared read-only; returns it. */
+export function deepFreeze<T>(value: T): Readonly<T> {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as object)) deepFreeze(child);
+  }
+  return value;
+}
