@@ -1,6 +1,5 @@
 /** The identity layer behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
 import { generateKeyPairSync } from 'node:crypto';
-import { request } from 'node:https';
 import { createIdentity } from '../../src/apiserver/auth/identity.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/objects.js';
 import { buildRegistries } from '../../src/apiserver/registry/core.js';
@@ -8,6 +7,7 @@ import { startApiServer, type RunningApiServer } from '../../src/apiserver/serve
 import { MemoryStore } from '../../src/apiserver/storage/memory.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { raw } from '../helpers/http.js';
 import { createCa, issueLeafPem, type TestCa } from './fixtures.js';
 
 interface Reply {
@@ -21,26 +21,10 @@ describe('identity over HTTPS', () => {
   let admin: { certPem: string; keyPem: string };
   let nobody: { certPem: string; keyPem: string };
 
-  const call = (method: string, path: string, o: { client?: { certPem: string; keyPem: string }; token?: string; body?: unknown } = {}): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      const req = request(
-        `${server.url}${path}`,
-        {
-          method,
-          rejectUnauthorized: false,
-          cert: o.client?.certPem,
-          key: o.client?.keyPem,
-          headers: { 'content-type': 'application/json', ...(o.token ? { authorization: `Bearer ${o.token}` } : {}) },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
-        },
-      );
-      req.on('error', reject);
-      req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
-    });
+  const call = async (method: string, path: string, o: { client?: { certPem: string; keyPem: string }; token?: string; body?: unknown } = {}): Promise<Reply> => {
+    const res = await raw({ url: server.url, caPem: ca.pem, adminToken: '' }, method, path, { ...o, anonymous: !o.token && !o.client });
+    return { status: res.status, body: (res.json ?? {}) as Record<string, unknown> };
+  };
 
   beforeAll(async () => {
     ca = await createCa('kubernetes');

@@ -22,19 +22,23 @@ export interface RawOptions {
   headers?: Record<string, string>;
   /** Send no Authorization header. */
   anonymous?: boolean;
+  /** A bearer token instead of the target's admin token. */
+  token?: string;
+  /** A TLS client certificate to present (sends no bearer token). */
+  client?: { certPem: string; keyPem: string };
 }
 
 export function raw(target: RawTarget, method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> {
   const body =
     opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) || typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   const headers: Record<string, string> = { ...opts.headers };
-  if (!opts.anonymous) headers.Authorization = `Bearer ${target.adminToken}`;
+  if (!opts.anonymous && !opts.client) headers.Authorization = `Bearer ${opts.token ?? target.adminToken}`;
   if (body !== undefined) {
     headers['Content-Type'] = opts.contentType ?? 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(body));
   }
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(path, target.url), { method, headers, ca: target.caPem }, (res) => {
+    const req = https.request(new URL(path, target.url), { method, headers, ca: target.caPem, cert: opts.client?.certPem, key: opts.client?.keyPem }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

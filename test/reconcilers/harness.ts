@@ -5,7 +5,6 @@
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -20,6 +19,7 @@ import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
+import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
@@ -51,27 +51,11 @@ export interface Harness {
 export async function startHarness(): Promise<Harness> {
   const caDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-ca-'));
   const server = await startTestServer({ tokenFile: TOKEN_FILE });
-  const call: Harness['call'] = (who, method, urlPath, body) =>
-    new Promise((resolve, reject) => {
-      const cert = typeof who === 'string' ? undefined : who;
-      const req = request(
-        `${server.url}${urlPath}`,
-        {
-          method,
-          ca: server.caPem,
-          cert: cert?.certPem,
-          key: cert?.keyPem,
-          headers: { 'content-type': 'application/json', ...(typeof who === 'string' ? { authorization: `Bearer ${TOKENS[who]}` } : {}) },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
+  const call: Harness['call'] = async (who, method, urlPath, body) => {
+    const auth = typeof who === 'string' ? { token: TOKENS[who] } : { client: who };
+    const res = await raw(server, method, urlPath, { body, ...auth });
+    return { status: res.status, body: (res.json ?? {}) as Record<string, unknown> };
+  };
   const creators = await call('admin', 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     metadata: { name: 'csr-creators' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' },
