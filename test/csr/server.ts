@@ -12,7 +12,7 @@ import { csrStrategy } from '../../src/apiserver/registry/csr.js';
 import type { Authorizer } from '../../src/apiserver/registry/strategy.js';
 import { staticTokenAuthenticator } from '../helpers/static-auth.js';
 import { raw, type RawOptions, type RawResponse } from '../helpers/http.js';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, tokenKubeConfig } from '../helpers/server.js';
 
 type UserName = 'admin' | 'alice' | 'approver' | 'signer';
 
@@ -44,16 +44,7 @@ export async function startCsrServer(): Promise<CsrTestServer> {
   const tokens = new Map(Object.entries(USERS).map(([name, u]) => [`${name}-token`, u.info]));
   const server = await startTestServer({ extraStrategies: [csrStrategy], authenticator: staticTokenAuthenticator(tokens), authorizer });
 
-  const kubeConfig = (user: UserName): k8s.KubeConfig => {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: server.url, caData: Buffer.from(server.caPem).toString('base64'), skipTLSVerify: false }],
-      users: [{ name: user, token: `${user}-token` }],
-      contexts: [{ name: 'x', cluster: 'c', user }],
-      currentContext: 'x',
-    });
-    return kc;
-  };
+  const kubeConfig = (user: UserName): k8s.KubeConfig => tokenKubeConfig(server, `${user}-token`);
 
   const kubeconfigFile = (user: UserName): string => {
     const caFile = path.join(server.dataDir, 'csr-test-ca.crt');

@@ -48,6 +48,18 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** A client-node KubeConfig for `server` that authenticates with a bearer token. */
+export function tokenKubeConfig(server: { url: string; caPem: string }, token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'test', server: server.url, caData: Buffer.from(server.caPem).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: 'user', token }],
+    contexts: [{ name: 'test', cluster: 'test', user: 'user' }],
+    currentContext: 'test',
+  });
+  return kc;
+}
+
 async function startBare(opts: TestServerOptions, dataDir: string, store: Store) {
   const identity = await ensureIdentity(dataDir);
   const server = await startApiServer({

@@ -3,8 +3,8 @@
  * sent as protobuf), impersonation with `--as`/`--as-group`, RBAC grants taking effect, bootstrap
  * tokens limited to the node-bootstrapper role, and bound service-account tokens.
  */
-import { AuthenticationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { startTestServer, tokenKubeConfig, type TestServer } from '../helpers/server.js';
 import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
 
 let srv: TestServer;
@@ -16,17 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-/** A client-node config for the test server authenticating with a bearer token. */
-function withToken(token: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: srv.url, caData: Buffer.from(srv.caPem).toString('base64') }],
-    users: [{ name: 'u', token }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
+const withToken = (token: string) => tokenKubeConfig(srv, token);
 
 it('auth whoami names the admin client certificate', async () => {
   const r = await kubectl('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');

@@ -7,7 +7,6 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { CertificateSigningRequest } from '../../src/api/certificates.js';
 import { loadControllerConfig } from '../../src/config/load.js';
@@ -20,7 +19,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { raw } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, tokenKubeConfig, type TestServer } from '../helpers/server.js';
 
 export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
 
@@ -93,13 +92,7 @@ export async function startController(h: Harness, flags: Partial<Record<ConfigKe
   const config = await loadControllerConfig({
     flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
   });
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: h.server.url, caData: Buffer.from(h.server.caPem).toString('base64'), skipTLSVerify: false }],
-    users: [{ name: 'admin', token: TOKENS.admin }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'admin' }],
-    currentContext: 'x',
-  });
+  const kc = tokenKubeConfig(h.server, TOKENS.admin);
   const registry = new Registry();
   const logger = silentLogger();
   const client = new KubeClient({ kubeConfig: kc, clock: realClock });
