@@ -35,6 +35,8 @@ export interface E2eParams {
   tokens: number;
   /** Distinct CSRs (keys) the clients cycle through. */
   distinctRequests: number;
+  /** The API server's store: SQLite (the product's default) or memory (to see what durability costs). */
+  storage: 'sqlite' | 'memory';
 }
 
 export interface E2eMode {
@@ -49,7 +51,6 @@ export interface E2eMode {
 export interface E2eBenchResult extends Machine {
   name: 'e2e';
   params: E2eParams;
-  storage: 'sqlite';
   sustained: E2eMode;
   fixedRate: E2eMode & { offeredPerSec: number };
   /** Requests the controller made per CSR in the sustained run, plus the client's create. */
@@ -57,9 +58,11 @@ export interface E2eBenchResult extends Machine {
   /** Rate-limited requeues (conflicts, errors) per CSR in the sustained run: each waits on the queue's backoff. */
   controllerRetriesPerCsr: number;
   peakRssMb: { apiserver: number; controller: number };
+  /** CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process (the load generator). */
+  cpuMsPerCsr: { apiserver: number; controller: number; clients: number };
 }
 
-export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256 };
+export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite' };
 
 const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const ISSUE_TIMEOUT_MS = 60_000;
@@ -122,6 +125,11 @@ class IssuanceTracker {
   }
 }
 
+function cpuNow(server: ApiServerProcess, ctl: ControllerProcess): E2eBenchResult['cpuMsPerCsr'] {
+  const self = process.cpuUsage();
+  return { apiserver: server.proc.cpuMs(), controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000 };
+}
+
 function mode(r: LoadResult): E2eMode {
   return { issued: r.ok, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), csrsPerSec: r.perSec, latencyMs: r.latencyMs };
 }
@@ -133,7 +141,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
   const tracker = new IssuanceTracker();
   const clients: HttpClient[] = [];
   try {
-    server = await startApiServerProcess({ execArgv: opts.execArgv });
+    server = await startApiServerProcess({ execArgv: opts.execArgv, storage: p.storage });
     const admin = new HttpClient(server.admin, Infinity);
     clients.push(admin);
     const tokens: string[] = [];
@@ -162,7 +170,9 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
     if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
     const m0 = await ctl.metrics();
+    const cpu0 = cpuNow(server, ctl);
     const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
+    const cpu1 = cpuNow(server, ctl);
     const m1 = await ctl.metrics();
     const delta = (name: string): number => metricSum(m1, name) - metricSum(m0, name);
     const controllerRequests = delta('rest_client_requests_total');
@@ -171,12 +181,12 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     return {
       name: 'e2e',
       params: p,
-      storage: 'sqlite',
       sustained: mode(sustained),
       fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
       apiRequestsPerCsr: { controller: perCsr(controllerRequests), total: perCsr(controllerRequests + sustained.ok + sustained.errors) },
       controllerRetriesPerCsr: perCsr(delta('workqueue_retries_total')),
       peakRssMb: { apiserver: mb(server.proc.memory().peakRss), controller: mb(ctl.proc.memory().peakRss) },
+      cpuMsPerCsr: { apiserver: perCsr(cpu1.apiserver - cpu0.apiserver), controller: perCsr(cpu1.controller - cpu0.controller), clients: perCsr(cpu1.clients - cpu0.clients) },
       ...machine(),
     };
   } finally {
@@ -190,8 +200,9 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
 export function formatE2eTable(r: E2eBenchResult): string {
   const row = (label: string, m: E2eMode): string[] => [label, String(m.issued), String(m.errors), String(m.csrsPerSec), formatLatency(m.latencyMs)];
   return [
-    `e2e: apiserver (${r.storage}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
-      `API requests per CSR ${r.apiRequestsPerCsr.total} (controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ${r.cores} cores; node ${r.node}`,
+    `e2e: apiserver (${r.params.storage}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
+      `API requests per CSR ${r.apiRequestsPerCsr.total} (controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ` +
+      `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
   ].join('\n');
 }

@@ -3,7 +3,8 @@
  * printing its JSON object and table. A benchmark that fails is reported and the others still run;
  * the exit code is then 1. Sized to finish in under 5 minutes on a 2-core machine.
  * `--cpu-prof-dir=DIR` (node refuses --cpu-prof in NODE_OPTIONS) makes the API server and controller
- * children of `api` and `e2e` write CPU profiles there.
+ * children of `api` and `e2e` write CPU profiles there. `--storage=memory` runs `e2e` on the
+ * memory store instead of SQLite, to show what durable storage costs.
  */
 import 'reflect-metadata';
 import { formatApiTable, runApiBench } from './api.js';
@@ -14,6 +15,7 @@ import { printResult } from './lib/report.js';
 
 const profDir = process.argv.find((a) => a.startsWith('--cpu-prof-dir='));
 const childArgs = { execArgv: profDir ? ['--cpu-prof', profDir] : undefined };
+const storageArg = process.argv.find((a) => a.startsWith('--storage='))?.slice('--storage='.length);
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   pki: async () => {
@@ -29,7 +31,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     printResult(r, formatCacheTable(r));
   },
   e2e: async () => {
-    const r = await runE2eBench({}, childArgs);
+    const r = await runE2eBench(storageArg === 'memory' ? { storage: 'memory' } : {}, childArgs);
     printResult(r, formatE2eTable(r));
   },
 };

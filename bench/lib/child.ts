@@ -40,6 +40,8 @@ export interface NodeProcess {
   stderrTail(): string;
   /** Resident set now, and its peak so far (VmHWM), in bytes; 0 once the process is gone. */
   memory(): { rss: number; peakRss: number };
+  /** User + system CPU time used so far, in ms (0 once the process is gone). */
+  cpuMs(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -76,6 +78,7 @@ export function spawnNode(script: string, args: string[], opts: SpawnOptions = {
     child,
     stderrTail: () => tail,
     memory: () => procMemory(pid),
+    cpuMs: () => procCpuMs(pid),
     async stop(graceMs = 5000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -94,6 +97,18 @@ export function procMemory(pid: number): { rss: number; peakRss: number } {
     return { rss: kb('VmRSS'), peakRss: kb('VmHWM') };
   } catch {
     return { rss: 0, peakRss: 0 };
+  }
+}
+
+/** utime + stime from /proc/PID/stat (Linux), in ms; the clock tick is 100 Hz on Linux. */
+export function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start at state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
   }
 }
 
