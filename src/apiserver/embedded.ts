@@ -60,7 +60,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
   const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
-  const store = opts.store ?? (opts.storage === 'memory' ? new MemoryStore() : SqliteStore.open(path.join(dataDir, 'store.db')));
+  const store = opts.store ?? (opts.storage === 'memory' ? new MemoryStore() : await SqliteStore.open(path.join(dataDir, 'store.db')));
   const id = await createIdentity({
     objects: objectReader(store),
     clientCaPem: identity.caPem,

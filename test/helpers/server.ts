@@ -82,7 +82,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'kube-identity-test-'));
-  const store = opts.store ?? (opts.storage === 'sqlite' ? SqliteStore.open(path.join(dataDir, 'store.db')) : new MemoryStore());
+  const store = opts.store ?? (opts.storage === 'sqlite' ? await SqliteStore.open(path.join(dataDir, 'store.db')) : new MemoryStore());
   const custom = opts.authenticator !== undefined || opts.authorizer !== undefined || opts.extraStrategies !== undefined;
   const server = custom
     ? await startBare(opts, dataDir, store)

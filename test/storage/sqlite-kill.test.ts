@@ -67,7 +67,7 @@ describe('SqliteStore under kill -9', () => {
     }
     const lastAcked = acks.at(-1)!.revision;
 
-    const store = SqliteStore.open(file, { historyLimit });
+    const store = await SqliteStore.open(file, { historyLimit });
     try {
       // At most the one write in flight at the kill committed beyond the acknowledged ones.
       expect([lastAcked, lastAcked + 1]).toContain(store.currentRevision());

@@ -7,7 +7,7 @@ import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
 
 const [dbPath, historyLimit] = process.argv.slice(2);
 if (!dbPath || !historyLimit) throw new Error('usage: sqlite-writer-child DB_PATH HISTORY_LIMIT');
-const store = SqliteStore.open(dbPath, { historyLimit: Number(historyLimit) });
+const store = await SqliteStore.open(dbPath, { historyLimit: Number(historyLimit) });
 
 // A fixed mix of creates, updates and deletes over a small key space.
 for (let i = 0; ; i++) {

@@ -4,11 +4,12 @@
  * durable (`persist`) before it becomes visible.
  *
  * Group commit (backends whose `persist` is costly, such as an fsync): writes are validated and get
- * their revision in call order, then wait for the end of the current event-loop turn, and every
- * write of that turn is persisted in one call. Each is applied, published and acknowledged only
- * after that call returned; if it throws, every write of the group fails and none is visible. The
- * requests that arrive while one group's fsync blocks the loop form the next group, which is how
- * etcd amortises its WAL fsync over concurrent writers.
+ * their revision in call order, then queue. One group is persisted at a time: the first write after
+ * an idle spell waits for the end of the current event-loop turn, and the writes that queue while a
+ * group is being persisted form the next one, which is how etcd amortises its WAL fsync over
+ * concurrent writers. Each write is applied, published and acknowledged only after its group was
+ * persisted. A write's CAS sees the writes queued and in flight before it; so if a group fails, it
+ * and every write queued behind it fail, none is visible, and their revisions are free again.
  */
 import type { KObject } from '../../api/meta.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from './store.js';
@@ -30,23 +31,22 @@ export abstract class IndexedStore implements Store {
   private readonly hub = new WatchHub();
   private closed = false;
   private group: Queued[] = [];
+  /** The group being persisted, if any; settles (never rejects) once its writes are settled. */
+  private inflight: Promise<void> | undefined;
 
-  /** `groupCommit`: batch the writes of one event-loop turn into one `persist` call. */
-  protected constructor(
-    historyLimit: number,
-    private readonly groupCommit = false,
-  ) {
+  protected constructor(historyLimit: number) {
     this.index = new MvccIndex(historyLimit);
   }
 
   /**
    * Makes `writes` (consecutive revisions, in order) durable as one unit; called before they are
-   * applied to the index. Throwing aborts all of them and leaves the store unchanged.
+   * applied to the index. Failing aborts all of them and leaves the store unchanged. A backend
+   * without it (memory) applies each write at once.
    */
-  protected abstract persist(writes: PreparedWrite[]): void;
+  protected persist?(writes: PreparedWrite[]): Promise<void>;
 
-  /** Releases backend resources; called once by `close`. */
-  protected abstract release(): void;
+  /** Releases backend resources; called once by `close`, after every queued write settled. */
+  protected release?(): Promise<void>;
 
   currentRevision(): number {
     return this.index.revision();
@@ -93,47 +93,54 @@ export abstract class IndexedStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.flush();
     this.closed = true;
+    // Writes accepted before close still commit (or fail) and are answered.
+    for (this.flush(); this.inflight; this.flush()) await this.inflight;
     this.hub.stopAll();
-    this.release();
+    await this.release?.();
   }
 
   /** Writes are validated and numbered synchronously inside the call, so revisions follow call order. */
   private write(op: WriteOp): Promise<StoredObject> {
     this.assertOpen();
     const write = this.index.prepare(op);
-    if (!this.groupCommit) {
-      this.persistAndApply([write]);
+    if (!this.persist) {
+      this.applyAll([write]);
       return Promise.resolve(stored(write));
     }
     return new Promise((resolve, reject) => {
       this.group.push({ write, resolve, reject });
-      if (this.group.length === 1) setImmediate(() => this.flush());
+      if (this.group.length === 1 && !this.inflight) setImmediate(() => this.flush());
     });
   }
 
-  /** Persists and applies the queued group (no-op when empty). */
+  /** Starts persisting the queued group unless one is in flight (its end starts the next). */
   private flush(): void {
+    if (this.inflight || this.group.length === 0) return;
     const group = this.group;
-    if (group.length === 0) return;
     this.group = [];
+    this.inflight = this.commit(group).finally(() => {
+      this.inflight = undefined;
+      this.flush();
+    });
+  }
+
+  private async commit(group: Queued[]): Promise<void> {
     try {
-      this.persistAndApply(group.map((q) => q.write));
+      await this.persist?.(group.map((q) => q.write));
     } catch (err) {
-      for (const q of group) q.reject(err);
+      // The queued writes were checked against this group's: they fail with it.
+      const failed = [...group, ...this.group];
+      this.group = [];
+      this.index.discardPending();
+      for (const q of failed) q.reject(err);
       return;
     }
+    this.applyAll(group.map((q) => q.write));
     for (const q of group) q.resolve(stored(q.write));
   }
 
-  private persistAndApply(writes: PreparedWrite[]): void {
-    try {
-      this.persist(writes);
-    } catch (err) {
-      this.index.discardPending();
-      throw err;
-    }
+  private applyAll(writes: PreparedWrite[]): void {
     for (const { event } of writes) {
       this.index.apply(event);
       this.hub.publish(event);

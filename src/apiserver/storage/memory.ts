@@ -1,6 +1,7 @@
 /**
  * A Store that lives only in process memory: for tests and for running without a data directory.
- * Returned objects are deep-frozen (see frozen.ts); callers clone before changing them.
+ * Returned objects are deep-frozen (see frozen.ts); callers clone before changing them. There is
+ * nothing to persist, so a write is applied and visible at once.
  */
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from './indexed-store.js';
 
@@ -12,13 +13,5 @@ export interface MemoryStoreOptions {
 export class MemoryStore extends IndexedStore {
   constructor(options: MemoryStoreOptions = {}) {
     super(options.historyLimit ?? DEFAULT_HISTORY_LIMIT);
-  }
-
-  protected persist(): void {
-    // Nothing to make durable.
-  }
-
-  protected release(): void {
-    // Nothing to release.
   }
 }

@@ -20,7 +20,7 @@ const obj = (name: string, v: string): KObject => ({ apiVersion: 'v1', kind: 'Se
 
 describe('SqliteStore', () => {
   it('keeps values, history and the revision counter across reopen', async () => {
-    let store = SqliteStore.open(file);
+    let store = await SqliteStore.open(file);
     await store.create('/r/a', obj('a', '1'));
     await store.create('/r/b', obj('b', '1'));
     await store.update('/r/a', obj('a', '2'));
@@ -28,7 +28,7 @@ describe('SqliteStore', () => {
     await store.delete('/r/c');
     await store.close();
 
-    store = SqliteStore.open(file);
+    store = await SqliteStore.open(file);
     expect(store.currentRevision()).toBe(5);
     expect((await store.get('/r/a'))?.object).toEqual({ ...obj('a', '2'), metadata: { name: 'a', resourceVersion: '3' } });
     expect(await store.get('/r/c')).toBeUndefined();
@@ -55,7 +55,7 @@ describe('SqliteStore', () => {
   });
 
   it('compacts the file log, records the compacted revision and never reuses revisions', async () => {
-    let store = SqliteStore.open(file, { historyLimit: 10 });
+    let store = await SqliteStore.open(file, { historyLimit: 10 });
     for (let i = 0; i < 25; i++) await store.create(`/r/k${String(i).padStart(2, '0')}`, obj(`k${i}`, '1'));
     for (let i = 0; i < 25; i++) await store.delete(`/r/k${String(i).padStart(2, '0')}`);
     expect(store.compactedRevision()).toBe(40);
@@ -71,7 +71,7 @@ describe('SqliteStore', () => {
     expect((raw.prepare('SELECT count(*) AS n FROM kv').get() as { n: number }).n).toBe(0);
     raw.close();
 
-    store = SqliteStore.open(file, { historyLimit: 10 });
+    store = await SqliteStore.open(file, { historyLimit: 10 });
     expect(store.currentRevision()).toBe(50);
     expect(store.compactedRevision()).toBe(40);
     expect((await store.range({ prefix: '/r/', revision: 40 })).items.map((i) => i.key)).toEqual(
@@ -83,35 +83,35 @@ describe('SqliteStore', () => {
   });
 
   it('reopens with a different history limit', async () => {
-    let store = SqliteStore.open(file, { historyLimit: 10 });
+    let store = await SqliteStore.open(file, { historyLimit: 10 });
     for (let i = 0; i < 30; i++) await store.create(`/r/k${i}`, obj(`k${i}`, '1'));
     await store.close();
-    store = SqliteStore.open(file, { historyLimit: 100 });
+    store = await SqliteStore.open(file, { historyLimit: 100 });
     const widened = store.compactedRevision();
     expect(widened).toBeGreaterThanOrEqual(19);
     expect(widened).toBeLessThanOrEqual(20);
     expect((await store.range({ prefix: '/r/', revision: widened })).items).toHaveLength(widened);
     await store.close();
-    store = SqliteStore.open(file, { historyLimit: 3 });
+    store = await SqliteStore.open(file, { historyLimit: 3 });
     expect(store.compactedRevision()).toBe(27);
     expect((await store.create('/r/last', obj('last', '1'))).revision).toBe(31);
     await store.close();
   });
 
   it('refuses a second store on a file that is open', async () => {
-    await SqliteStore.open(file).close();
-    const store = SqliteStore.open(file, { busyTimeoutMs: 50 });
+    await (await SqliteStore.open(file)).close();
+    const store = await SqliteStore.open(file, { busyTimeoutMs: 50 });
     // The lock is held from open on, not only from the first write.
-    expect(() => SqliteStore.open(file, { busyTimeoutMs: 50 })).toThrow(/locked/);
+    await expect(SqliteStore.open(file, { busyTimeoutMs: 50 })).rejects.toThrow(/locked/);
     await store.create('/r/a', obj('a', '1'));
     await store.close();
-    const again = SqliteStore.open(file);
+    const again = await SqliteStore.open(file);
     expect((await again.get('/r/a'))?.revision).toBe(1);
     await again.close();
   });
 
   it('rejects operations after close', async () => {
-    const store = SqliteStore.open(file);
+    const store = await SqliteStore.open(file);
     await store.close();
     await expect(store.get('/r/a')).rejects.toThrow(/closed/);
     await expect(store.create('/r/a', obj('a', '1'))).rejects.toThrow(/closed/);
@@ -119,7 +119,7 @@ describe('SqliteStore', () => {
 
   describe('group commit', () => {
     it('commits concurrent writes in one transaction, in call order, with CAS against the group', async () => {
-      const store = SqliteStore.open(file);
+      const store = await SqliteStore.open(file);
       await store.create('/r/base', obj('base', '0'));
       const events: StoreEvent[] = [];
       store.watch('/r/', { fromRevision: 1, onEvent: (e) => events.push(e) });
@@ -145,34 +145,70 @@ describe('SqliteStore', () => {
         ['DELETED', '/r/base', 4],
       ]);
       await store.close();
-      const reopened = SqliteStore.open(file);
+      const reopened = await SqliteStore.open(file);
       expect(reopened.currentRevision()).toBe(4);
       expect((await reopened.get('/r/x'))?.object.data).toEqual({ v: '2' });
       await reopened.close();
     });
 
-    it('fails every write of a group whose commit fails and reuses none of its effects', async () => {
-      const store = SqliteStore.open(file);
+    it('fails a group whose commit fails, and every write queued behind it; none becomes visible', async () => {
+      // A real commit failure: the file reaches its quota (SQLITE_FULL), as etcd refuses writes past its quota.
+      const store = await SqliteStore.open(file, { quotaBytes: 96 * 1024 });
+      const big = (name: string): KObject => obj(name, 'x'.repeat(8000));
+      let acked = 0;
+      for (;;) {
+        const err = await store.create(`/r/k${acked}`, big(`k${acked}`)).then(() => undefined, (e: unknown) => e);
+        if (err) {
+          expect(err).toMatchObject({ code: 'SQLITE_FULL' });
+          break;
+        }
+        acked++;
+      }
+      expect(acked).toBeGreaterThan(0);
+      const revision = store.currentRevision();
+      expect(revision).toBe(acked);
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: revision, onEvent: (e) => events.push(e) });
+
+      const inFlight = store.create('/r/over', big('over'));
+      await new Promise((resolve) => setImmediate(resolve));
+      // Queued while the first group commits; its CAS was checked against that group's create.
+      const queued = store.update('/r/over', obj('over', 'small'), revision + 1);
+      await expect(inFlight).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+      await expect(queued).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+      expect(store.currentRevision()).toBe(revision);
+      expect(await store.get('/r/over')).toBeUndefined();
+      expect((await store.get('/r/k0'))?.revision).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events).toEqual([]);
+      await store.close();
+
+      // The file holds exactly the acknowledged writes, and the failed writes' revisions are free.
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(revision);
+      expect((await reopened.range({ prefix: '/r/' })).items).toHaveLength(acked);
+      expect((await reopened.create('/r/over', obj('over', 'fits'))).revision).toBe(revision + 1);
+      await reopened.close();
+    });
+
+    it('fails writes in flight and later ones, instead of hanging, when the writer thread is gone', async () => {
+      const store = await SqliteStore.open(file);
       await store.create('/r/a', obj('a', '1'));
-      // Make the group's transaction fail: its first INSERT has no table to go to.
-      const first = store.create('/r/b', obj('b', '1'));
-      const second = store.update('/r/a', obj('a', '2'), 1);
-      (store as unknown as { db: Database.Database }).db.exec('DROP TABLE events');
-      await expect(first).rejects.toThrow(/no such table/);
-      await expect(second).rejects.toThrow(/no such table/);
+      const pending = store.create('/r/b', obj('b', '1'));
+      await new Promise((resolve) => setImmediate(resolve));
+      await (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker.terminate();
+      await expect(pending).rejects.toThrow(/writer thread exited/);
+      await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
       expect(store.currentRevision()).toBe(1);
-      expect(await store.get('/r/b')).toBeUndefined();
-      expect((await store.get('/r/a'))?.object.data).toEqual({ v: '1' });
-      await expect(store.create('/r/b', obj('b', '1'))).rejects.toThrow(/no such table/);
       await store.close();
     });
 
     it('commits a queued group on close', async () => {
-      const store = SqliteStore.open(file);
+      const store = await SqliteStore.open(file);
       const pending = store.create('/r/a', obj('a', '1'));
       await store.close();
       expect((await pending).revision).toBe(1);
-      const reopened = SqliteStore.open(file);
+      const reopened = await SqliteStore.open(file);
       expect((await reopened.get('/r/a'))?.revision).toBe(1);
       await reopened.close();
     });

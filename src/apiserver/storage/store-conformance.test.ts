@@ -10,7 +10,7 @@ import { MemoryStore } from './memory.js';
 import { SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreEvent } from './store.js';
 
-type Factory = (historyLimit?: number) => Store;
+type Factory = (historyLimit?: number) => Store | Promise<Store>;
 
 const dirs: string[] = [];
 const backends: [string, Factory][] = [
@@ -66,8 +66,8 @@ function prng(seed: number): () => number {
 
 describe.each(backends)('%s store', (_name, open) => {
   let store: Store;
-  beforeEach(() => {
-    store = open();
+  beforeEach(async () => {
+    store = await open();
   });
   afterEach(async () => {
     await store.close();
@@ -206,7 +206,7 @@ describe.each(backends)('%s store', (_name, open) => {
 
   it('reports Compacted for revisions older than the kept history, for range and watch', async () => {
     await store.close();
-    store = open(5);
+    store = await open(5);
     for (let i = 0; i < 12; i++) await store.create(`/r/k${i}`, obj(`k${i}`));
     expect(store.compactedRevision()).toBe(7);
     const err = await expectStoreError(store.range({ prefix: '/r/', revision: 6 }), 'Compacted');
@@ -282,6 +282,8 @@ describe.each(backends)('%s store', (_name, open) => {
     await store.create('/r/a', obj('a'));
     await store.create('/r/b', obj('b'));
     await store.update('/r/a', obj('a', { v: '2' }));
+    // The reactions are not awaited: wait until both committed (a durable backend commits asynchronously).
+    while (store.currentRevision() < 5) await new Promise((resolve) => setTimeout(resolve, 5));
     await settle();
     expect(store.currentRevision()).toBe(5);
     expect(order[0]).toEqual([1, 2, 3, 4, 5]);
