@@ -9,6 +9,7 @@ import { parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
 import { parseJsonStrict } from './validation/json-body.js';
+import { compactJson } from './json-text.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 
@@ -59,7 +60,7 @@ export function negotiateOutput(accept: string | undefined, pretty: boolean, all
 /** Serializes a response value for a JSON or YAML output. */
 export function encode(value: unknown, out: Output): { contentType: string; body: string } {
   if (out.kind === 'yaml') return { contentType: 'application/yaml', body: YAML.stringify(value) };
-  const body = out.pretty ? `${JSON.stringify(value, null, 2)}\n` : `${JSON.stringify(value)}\n`;
+  const body = out.pretty ? `${JSON.stringify(value, null, 2)}\n` : `${compactJson(value)}\n`;
   return { contentType: 'application/json', body };
 }
 

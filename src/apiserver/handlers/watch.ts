@@ -4,9 +4,10 @@
  * selectors to every event (objects entering or leaving the selection become ADDED or DELETED),
  * sends bookmarks on request and ends cleanly on timeout, disconnect or shutdown.
  */
-import type { KObject, WatchEvent, WatchEventType } from '../../api/meta.js';
+import type { KObject, WatchEventType } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors } from '../errors.js';
+import { compactJson } from '../json-text.js';
 import { waitForRevision } from '../registry/list.js';
 import { buildSelection } from '../registry/selection.js';
 import { type StoreEvent, StoreError, type WatchHandle } from '../storage/store.js';
@@ -57,7 +58,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
 
   let ended = false;
   let firstTable = true;
-  const wire = (obj: KObject): unknown => {
+  const wire = (obj: KObject): object => {
     if (out.kind === 'table') {
       const t = tableOf(scope.strategy, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, include, out.metaVersion, new Date(), firstTable);
       firstTable = false;
@@ -72,15 +73,15 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     // end() has already uncorked fully; the socket may serve another response by now.
     if (!ended) res.uncork();
   };
-  const send = (type: WatchEventType, object: unknown): void => {
+  /** One event line, as JSON.stringify of a WatchEvent gives it, reusing the stored object's encoding. */
+  const send = (type: WatchEventType, object: object): void => {
     if (ended) return;
     if (!corked) {
       corked = true;
       res.cork();
       process.nextTick(uncork);
     }
-    const event: WatchEvent<unknown> = { type, object };
-    res.write(`${JSON.stringify(event)}\n`);
+    res.write(`{"type":${JSON.stringify(type)},"object":${compactJson(object)}}\n`);
   };
   const bookmark = (revision: number, initialEnd: boolean): void => {
     const metadata: Record<string, unknown> = { resourceVersion: String(revision), creationTimestamp: null };

@@ -51,9 +51,11 @@ export const bytesText = (value: unknown): string => fieldBytes(value).toString(
  * REQUEST with a valid self-signature), or undefined.
  */
 export function requestError(request: unknown): string | undefined {
-  const text = bytesText(request);
-  const known = requestErrors.get(text);
+  // Keyed by the field's base64 text, which determines the bytes, so a hit needs no decoding.
+  const key = typeof request === 'string' ? request : bytesText(request);
+  const known = requestErrors.get(key);
   if (known !== undefined) return known.error;
+  const text = bytesText(request);
   let error: string | undefined;
   try {
     parseCertificateRequestPem(text);
@@ -61,15 +63,15 @@ export function requestError(request: unknown): string | undefined {
     error = err instanceof Error ? err.message : String(err);
   }
   if (requestErrors.size >= REQUEST_MEMO_SIZE) requestErrors.delete(requestErrors.keys().next().value as string);
-  requestErrors.set(text, { error });
+  requestErrors.set(key, { error });
   return error;
 }
 
 /**
  * The verdict on recent requests. spec.request is immutable, so /approval and /status updates
  * re-validate the very bytes create checked; parsing and verifying the signature again was ~20% of
- * the server's CPU in the e2e benchmark. The verdict depends only on the bytes, so a memo of the
- * most recent ones changes nothing but the cost.
+ * the server's CPU in the e2e benchmark. The verdict depends only on the bytes (a function of the
+ * base64 text), so a memo of the most recent ones changes nothing but the cost.
  */
 const requestErrors = new Map<string, { error: string | undefined }>();
 const REQUEST_MEMO_SIZE = 4096;

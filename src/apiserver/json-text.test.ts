@@ -1,0 +1,36 @@
+import { jest } from '@jest/globals';
+import { deepFreeze } from '../lib/json.js';
+import { compactJson } from './json-text.js';
+
+describe('compactJson', () => {
+  it('is JSON.stringify for any value', () => {
+    for (const v of [null, 1, 'a"b', [1, { a: 2 }], { a: { b: [true, null] } }, deepFreeze({ k: 'v', n: [1, 2] })]) {
+      expect(compactJson(v)).toBe(JSON.stringify(v));
+    }
+  });
+
+  it('reuses the text of a frozen object', () => {
+    const stored = deepFreeze({ metadata: { name: 'a' }, spec: { x: 1 } });
+    const first = compactJson(stored);
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(compactJson(stored)).toBe(first);
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  it('encodes objects that can change afresh every time', () => {
+    const draft: Record<string, unknown> = { a: 1 };
+    expect(compactJson(draft)).toBe('{"a":1}');
+    draft.a = 2;
+    expect(compactJson(draft)).toBe('{"a":2}');
+  });
+
+  it('stays correct after older entries are evicted', () => {
+    const objects = Array.from({ length: 3000 }, (_, i) => deepFreeze({ i }));
+    for (const o of objects) compactJson(o);
+    expect(objects.map((o) => compactJson(o))).toEqual(objects.map((o) => JSON.stringify(o)));
+  });
+});
