@@ -6,7 +6,7 @@
  * Events about cluster-scoped objects (CSRs) go to the `default` namespace, as upstream's do.
  */
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { KObject } from '../api/meta.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
@@ -27,18 +27,21 @@ export interface EventRecorderOptions {
   maxEntries?: number;
 }
 
+/** An Event as JSON (timestamps as RFC 3339 strings): it is written raw, without client-node's typed models. */
+type EventJSON = Omit<CoreV1Event, 'firstTimestamp' | 'lastTimestamp'> & { firstTimestamp?: string; lastTimestamp?: string };
+
 interface Written {
-  event: CoreV1Event;
+  event: EventJSON;
   at: number;
 }
 
+const eventsPath = (namespace: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
 export class EventRecorder {
-  private readonly core: CoreV1Api;
   private readonly written = new Map<string, Written>();
   private readonly logger: Logger;
 
   constructor(private readonly opts: EventRecorderOptions) {
-    this.core = opts.client.api(CoreV1Api);
     this.logger = opts.logger.child({ component: 'events', source: opts.component });
   }
 
@@ -59,10 +62,10 @@ export class EventRecorder {
     }
   }
 
-  private async create(obj: KObject, type: EventType, reason: string, message: string, now: number): Promise<CoreV1Event> {
+  private async create(obj: KObject, type: EventType, reason: string, message: string, now: number): Promise<EventJSON> {
     const namespace = obj.metadata?.namespace || 'default';
-    const stamp = new Date(now);
-    const body: CoreV1Event = {
+    const stamp = new Date(now).toISOString();
+    const body: EventJSON = {
       metadata: { name: `${obj.metadata?.name ?? 'object'}.${now.toString(16)}${randomBytes(2).toString('hex')}`, namespace },
       involvedObject: {
         apiVersion: obj.apiVersion,
@@ -82,25 +85,27 @@ export class EventRecorder {
       reportingComponent: this.opts.component,
       reportingInstance: '',
     };
-    return this.core.createNamespacedEvent({ namespace, body });
+    return this.opts.client.requestJSON<EventJSON>('POST', eventsPath(namespace), {}, undefined, body);
   }
 
   /** A repeat: count+1 on the Event already written; if it vanished, write a fresh one. */
-  private async bump(event: CoreV1Event, now: number): Promise<CoreV1Event> {
-    const body: CoreV1Event = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: new Date(now) };
+  private async bump(event: EventJSON, now: number): Promise<EventJSON> {
+    const stamp = new Date(now).toISOString();
+    const body: EventJSON = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: stamp };
     body.metadata = { ...event.metadata, resourceVersion: undefined };
     const namespace = event.metadata.namespace ?? 'default';
+    const client = this.opts.client;
     try {
-      return await this.core.replaceNamespacedEvent({ name: event.metadata.name ?? '', namespace, body });
+      return await client.requestJSON<EventJSON>('PUT', `${eventsPath(namespace)}/${encodeURIComponent(event.metadata.name ?? '')}`, {}, undefined, body);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       body.count = 1;
-      body.firstTimestamp = new Date(now);
-      return this.core.createNamespacedEvent({ namespace, body });
+      body.firstTimestamp = stamp;
+      return client.requestJSON<EventJSON>('POST', eventsPath(namespace), {}, undefined, body);
     }
   }
 
-  private remember(key: string, event: CoreV1Event, at: number): void {
+  private remember(key: string, event: EventJSON, at: number): void {
     this.written.delete(key);
     this.written.set(key, { event, at });
     const max = this.opts.maxEntries ?? 4096;

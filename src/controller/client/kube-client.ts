@@ -1,20 +1,14 @@
 /**
- * The one place every controller API call goes through. Typed client-node APIs and raw JSON requests
- * share an instrumented HttpLibrary, so rest_client_* metrics see every request; watches (which
- * client-node's Watch opens with its own fetch) are counted by the list-watch adapter.
+ * The one place every controller API call goes through, on one undici Transport: typed client-node
+ * APIs (through an HttpLibrary adapter), raw JSON requests (the hot path: no ObjectSerializer) and
+ * watch streams, all measured by rest_client_* metrics.
  */
-import {
-  createConfiguration,
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  ServerConfiguration,
-  wrapHttpLibrary,
-  type HttpLibrary,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { createConfiguration, ServerConfiguration, wrapHttpLibrary, type HttpLibrary, type KubeConfig } from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import type { RestClientMetrics } from '../../metrics/rest-client.js';
-import { AgentPool } from './agent-pool.js';
+import { sendContext } from './http-library.js';
+import { Transport, type Method } from './transport.js';
 
 /** A non-2xx reply to a raw request; `code` matches client-node's ApiException so errors.ts treats both alike. */
 export class HttpStatusError extends Error {
@@ -32,7 +26,29 @@ function statusMessage(code: number, body: unknown): string {
   return typeof msg === 'string' ? msg : `HTTP ${code}`;
 }
 
+/** A reply body as JSON when it parses (a Status, an object), else its text (a proxy's error page). */
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Reads a non-2xx reply's body and turns it into the HttpStatusError to throw. */
+export async function statusError(res: Dispatcher.ResponseData): Promise<HttpStatusError> {
+  return new HttpStatusError(res.statusCode, parseBody(await res.body.text()));
+}
+
 type ApiConstructor<T> = new (config: ReturnType<typeof createConfiguration>) => T;
+
+export type Query = Record<string, string | undefined>;
+
+/** Plain requests fail after this long without response bytes (undici's default); watches have no limit. */
+const BODY_TIMEOUT_MS = 300_000;
+const JSON_HEADERS = { accept: 'application/json' };
+const JSON_BODY_HEADERS = { accept: 'application/json', 'content-type': 'application/json' };
 
 export interface KubeClientOptions {
   kubeConfig: KubeConfig;
@@ -43,68 +59,96 @@ export interface KubeClientOptions {
 export class KubeClient {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
+  private readonly transport: Transport;
   private readonly http: HttpLibrary;
-  private readonly agents = new AgentPool();
+  private readonly host: string;
 
   constructor(private readonly opts: KubeClientOptions) {
     this.kubeConfig = opts.kubeConfig;
     const cluster = opts.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
-    const inner = new IsomorphicFetchHttpLibrary();
-    this.http = wrapHttpLibrary({
-      send: (ctx) => {
-        const agent = this.agents.reuse(ctx.getAgent());
-        if (agent) ctx.setAgent(agent);
-        return this.observe(ctx.getHttpMethod(), () => inner.send(ctx).toPromise());
-      },
-    });
+    this.host = new URL(this.server).host;
+    this.transport = new Transport(opts.kubeConfig, this.server, () => opts.clock.now());
+    this.http = wrapHttpLibrary({ send: (ctx) => this.observe(ctx.getHttpMethod(), () => sendContext(this.transport, ctx)) });
   }
 
-  /** Closes pooled keep-alive connections (idle ones would otherwise wait for the server to close them). */
+  /** Closes pooled keep-alive connections and open watches (on shutdown). */
   close(): void {
-    this.agents.destroy();
+    this.transport.close();
   }
 
   /** A typed client-node API (CoordinationV1Api, CertificatesV1Api, ...) whose requests are measured. */
   api<T>(ctor: ApiConstructor<T>): T {
-    return new ctor(
-      createConfiguration({
-        baseServer: new ServerConfiguration(this.server, {}),
-        authMethods: { default: this.kubeConfig },
-        httpApi: this.http,
-      }),
-    );
+    // No authMethods: the transport applies the kubeconfig's credentials to every request itself.
+    return new ctor(createConfiguration({ baseServer: new ServerConfiguration(this.server, {}), authMethods: {}, httpApi: this.http }));
   }
 
-  /** A JSON request to an API path; rejects with HttpStatusError on a non-2xx reply. */
-  async requestJSON<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, query: Record<string, string | undefined> = {}, signal?: AbortSignal): Promise<T> {
-    const ctx = new ServerConfiguration(this.server, {}).makeRequestContext(path, method as HttpMethod);
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') ctx.setQueryParam(k, v);
-    ctx.setHeaderParam('Accept', 'application/json');
-    if (signal) ctx.setSignal(signal);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    const res = await this.http.send(ctx).toPromise();
-    const text = await res.body.text();
-    const body: unknown = text ? JSON.parse(text) : undefined;
-    if (res.httpStatusCode < 200 || res.httpStatusCode > 299) throw new HttpStatusError(res.httpStatusCode, body);
-    return body as T;
+  /**
+   * A JSON request to an API path (`body` is sent as JSON); resolves to the parsed reply, rejects
+   * with HttpStatusError on a non-2xx reply.
+   */
+  async requestJSON<T>(method: Method, path: string, query: Query = {}, signal?: AbortSignal, body?: unknown): Promise<T> {
+    const res = await this.send(method, path, query, signal, body);
+    return parseBody(await res.body.text()) as T;
+  }
+
+  /**
+   * A JSON write whose reply is not needed (a PUT of a whole CSR answers with the whole CSR): the
+   * reply body is discarded unparsed. Rejects with HttpStatusError on a non-2xx reply.
+   */
+  async write(method: Method, path: string, body: unknown): Promise<void> {
+    const res = await this.send(method, path, {}, undefined, body);
+    await res.body.dump({ limit: Number.MAX_SAFE_INTEGER });
+  }
+
+  /**
+   * Opens a streaming GET (a watch): resolves once the reply's headers arrived, with the body still
+   * streaming; the caller reads it and records the request (see `record`). Any status is returned.
+   */
+  stream(path: string, query: Query, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    return this.transport.request({ method: 'GET', path: this.pathWithQuery(path, query), headers: JSON_HEADERS, signal, bodyTimeoutMs: 0 });
   }
 
   /** Records one request's outcome and latency; `startedAt` is a clock time (watches report here too). */
   record(method: string, code: number | '<error>', startedAt: number): void {
-    this.opts.metrics?.observe(method, new URL(this.server).host, code, (this.opts.clock.now() - startedAt) / 1000);
+    this.opts.metrics?.observe(method, this.host, code, (this.opts.clock.now() - startedAt) / 1000);
   }
 
   now(): number {
     return this.opts.clock.now();
   }
 
-  private async observe<T extends { httpStatusCode: number }>(method: string, send: () => Promise<T>): Promise<T> {
+  private async send(method: Method, path: string, query: Query, signal: AbortSignal | undefined, body: unknown): Promise<Dispatcher.ResponseData> {
+    const res = await this.observe(method, () =>
+      this.transport.request({
+        method,
+        path: this.pathWithQuery(path, query),
+        headers: body === undefined ? JSON_HEADERS : JSON_BODY_HEADERS,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+        bodyTimeoutMs: BODY_TIMEOUT_MS,
+      }),
+    );
+    if (res.statusCode < 200 || res.statusCode > 299) throw await statusError(res);
+    return res;
+  }
+
+  private pathWithQuery(path: string, query: Query): string {
+    let qs = '';
+    for (const k in query) {
+      const v = query[k];
+      if (v === undefined || v === '') continue;
+      qs += `${qs ? '&' : '?'}${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
+    }
+    return this.transport.basePath + path + qs;
+  }
+
+  private async observe<T extends { statusCode: number } | { httpStatusCode: number }>(method: string, send: () => Promise<T>): Promise<T> {
     const started = this.opts.clock.now();
     try {
       const res = await send();
-      this.record(method, res.httpStatusCode, started);
+      this.record(method, 'statusCode' in res ? res.statusCode : res.httpStatusCode, started);
       return res;
     } catch (err) {
       this.record(method, '<error>', started);

@@ -1,12 +1,11 @@
 /**
  * The two calls an informer needs, as a small interface so tests can script them and the real
- * implementation can sit on client-node: paginated LIST through KubeClient (measured), and WATCH through
- * client-node's Watch with bookmarks and a server-side timeout.
+ * implementation can sit on KubeClient (measured): paginated LIST, and WATCH as a streaming GET of
+ * newline-delimited JSON events with bookmarks and a server-side timeout.
  */
-import { Watch } from '@kubernetes/client-node';
 import type { KList, KObject, WatchEvent } from '../../api/meta.js';
-import type { KubeClient } from '../client/kube-client.js';
-import { httpStatusOf } from '../errors.js';
+import { readJsonLines } from '../client/json-lines.js';
+import { statusError, type KubeClient } from '../client/kube-client.js';
 
 export interface ListOptions {
   limit?: number;
@@ -22,12 +21,16 @@ export interface WatchOptions {
 
 export interface WatchCallbacks<T> {
   onEvent(event: WatchEvent<T>): void;
-  /** Called once when the stream ends: without an error for a clean close. */
+  /**
+   * Called once when the stream ends: without an error for a clean close (the server finished the
+   * body, or `stop()`), with one for a failed request, a non-200 reply (HttpStatusError with the
+   * Status), a broken connection or an unparseable line.
+   */
   onDone(err?: unknown): void;
 }
 
 export interface WatchHandle {
-  /** Ends the stream; `onDone` may or may not follow, callers must not depend on it. */
+  /** Ends the stream; `onDone` may or may not follow (it does here, once), callers must not depend on it. */
   stop(): void;
 }
 
@@ -54,11 +57,10 @@ export function collectionPath(ref: ResourceRef): string {
   return `${prefix}${ns}/${ref.plural}`;
 }
 
-/** The production ListWatch: KubeClient for LIST, client-node Watch for WATCH. */
+/** The production ListWatch: LIST and a streaming WATCH, both on KubeClient's transport. */
 export function clientListWatch<T extends KObject = KObject>(client: KubeClient, ref: ResourceRef): ListWatch<T> {
   const path = collectionPath(ref);
   const selectors = { labelSelector: ref.labelSelector, fieldSelector: ref.fieldSelector };
-  const watcher = new Watch(client.kubeConfig);
   return {
     list: (opts, signal) =>
       client.requestJSON<KList<T>>(
@@ -74,28 +76,39 @@ export function clientListWatch<T extends KObject = KObject>(client: KubeClient,
       ),
     async watch(opts, cb) {
       const started = client.now();
-      let opened = false;
-      let earlyError: unknown;
-      const done = (err: unknown): void => {
-        if (!opened) earlyError = err;
-        cb.onDone(err ?? undefined);
+      const abort = new AbortController();
+      const query = {
+        ...selectors,
+        watch: 'true',
+        resourceVersion: opts.resourceVersion,
+        allowWatchBookmarks: String(opts.allowWatchBookmarks),
+        timeoutSeconds: String(opts.timeoutSeconds),
       };
+      let res;
       try {
-        const controller = await watcher.watch(
-          path,
-          { ...selectors, ...opts },
-          (type: string, object: T) => cb.onEvent({ type: type as WatchEvent['type'], object }),
-          done,
-        );
-        opened = true;
-        client.record('WATCH', earlyError ? (httpStatusOf(earlyError) ?? '<error>') : 200, started);
-        return { stop: () => controller.abort() };
+        res = await client.stream(path, query, abort.signal);
       } catch (err) {
-        // Raised before the request was sent (no cluster, credentials plugin failed).
+        // No reply: the connection failed, or credentials could not be had (exec plugin).
         client.record('WATCH', '<error>', started);
         cb.onDone(err);
         return { stop: () => {} };
       }
+      client.record('WATCH', res.statusCode, started);
+      if (res.statusCode !== 200) {
+        // A Status body: 410 Expired makes the informer relist, anything else reconnects.
+        cb.onDone(await statusError(res).catch((err: unknown) => err));
+        return { stop: () => {} };
+      }
+      const stop = readJsonLines(res.body, {
+        onValue: (ev) => cb.onEvent(ev as WatchEvent<T>),
+        onEnd: (err) => cb.onDone(err),
+      });
+      return {
+        stop: () => {
+          stop();
+          abort.abort();
+        },
+      };
     },
   };
 }

@@ -3,16 +3,12 @@
  * and one write to the right subresource carrying the resourceVersion of that GET, so a decision
  * based on a stale object fails with 409 instead of overwriting someone else's.
  */
-import {
-  AuthorizationV1Api,
-  CertificatesV1Api,
-  type V1CertificateSigningRequest,
-  type V1SubjectAccessReview,
-} from '@kubernetes/client-node';
+import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import { CSR_RESOURCE, CERTIFICATES_GROUP, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { KubeClient } from '../client/kube-client.js';
 
 const CSR_PATH = `/apis/${CERTIFICATES_GROUP}/v1/${CSR_RESOURCE}`;
+const SAR_PATH = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
 
 /** The requester's identity as the API server recorded it at create: the only identity we trust. */
 export interface Requester {
@@ -27,14 +23,9 @@ export function requesterOf(csr: CertificateSigningRequest): Requester {
   return { username, uid, groups, extra };
 }
 
+/** Raw JSON in and out (no typed-model walk): these calls run several times for every CSR. */
 export class CsrApi {
-  private readonly certs: CertificatesV1Api;
-  private readonly authz: AuthorizationV1Api;
-
-  constructor(client: KubeClient, private readonly raw: Pick<KubeClient, 'requestJSON'> = client) {
-    this.certs = client.api(CertificatesV1Api);
-    this.authz = client.api(AuthorizationV1Api);
-  }
+  constructor(private readonly raw: Pick<KubeClient, 'requestJSON' | 'write'>) {}
 
   /** The current object from the API server, in its JSON form (rejects with 404 when gone). */
   get(name: string, signal?: AbortSignal): Promise<CertificateSigningRequest> {
@@ -43,17 +34,17 @@ export class CsrApi {
 
   /** PUT /approval with the object as read (its resourceVersion is the precondition). */
   async putApproval(csr: CertificateSigningRequest): Promise<void> {
-    await this.certs.replaceCertificateSigningRequestApproval({ name: nameOf(csr), body: csr as V1CertificateSigningRequest });
+    await this.raw.write('PUT', `${csrPath(csr)}/approval`, csr);
   }
 
   /** PUT /status with the object as read (its resourceVersion is the precondition). */
   async putStatus(csr: CertificateSigningRequest): Promise<void> {
-    await this.certs.replaceCertificateSigningRequestStatus({ name: nameOf(csr), body: csr as V1CertificateSigningRequest });
+    await this.raw.write('PUT', `${csrPath(csr)}/status`, csr);
   }
 
   /** DELETE with a uid precondition, so a re-created CSR of the same name is never removed. */
   async delete(name: string, uid: string | undefined): Promise<void> {
-    await this.certs.deleteCertificateSigningRequest({ name, body: uid ? { preconditions: { uid } } : {} });
+    await this.raw.write('DELETE', `${CSR_PATH}/${encodeURIComponent(name)}`, uid ? { preconditions: { uid } } : {});
   }
 
   /** Whether `who` may `create` the pseudo-subresource (nodeclient, selfnodeclient) of CSRs. */
@@ -69,11 +60,11 @@ export class CsrApi {
         resourceAttributes: { group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, verb: 'create', subresource },
       },
     };
-    const review = await this.authz.createSubjectAccessReview({ body });
+    const review = await this.raw.requestJSON<V1SubjectAccessReview>('POST', SAR_PATH, {}, undefined, body);
     return review.status?.allowed === true;
   }
 }
 
-function nameOf(csr: CertificateSigningRequest): string {
-  return csr.metadata?.name ?? '';
+function csrPath(csr: CertificateSigningRequest): string {
+  return `${CSR_PATH}/${encodeURIComponent(csr.metadata?.name ?? '')}`;
 }
