@@ -90,7 +90,9 @@ class IssuanceTracker {
 
   async start(admin: HttpClient): Promise<void> {
     const rv = (await admin.json<{ metadata: { resourceVersion: string } }>('GET', `${CSR_PATH}?limit=1`)).metadata.resourceVersion;
-    this.handle = await admin.stream(`${CSR_PATH}?watch=1&resourceVersion=${rv}`, (ev) => this.onEvent(ev));
+    // Only an issued, denied or failed CSR settles a waiter: other events are not parsed.
+    const settles = (line: string): boolean => line.includes('"certificate":"') || line.includes('"Denied"') || line.includes('"Failed"');
+    this.handle = await admin.stream(`${CSR_PATH}?watch=1&resourceVersion=${rv}`, (ev) => this.onEvent(ev), settles);
   }
 
   /** Call before creating the CSR: the event can arrive before the create's response. */

@@ -53,10 +53,11 @@ export class HttpClient {
   }
 
   /**
-   * A newline-delimited JSON stream (a watch): `onLine` gets each parsed line. Resolves once the
-   * response headers arrived with 200.
+   * A newline-delimited JSON stream (a watch): `onLine` gets each parsed line, or only those that
+   * `wanted` accepts (a cheap text test that spares the load generator parsing lines it ignores).
+   * Resolves once the response headers arrived with 200.
    */
-  async stream(path: string, onLine: (obj: unknown) => void): Promise<StreamHandle> {
+  async stream(path: string, onLine: (obj: unknown) => void, wanted: (line: string) => boolean = () => true): Promise<StreamHandle> {
     const abort = new AbortController();
     const res = await this.pool.request({ method: 'GET', path, headers: this.headers(false), signal: abort.signal });
     if (res.statusCode !== 200) {
@@ -71,7 +72,7 @@ export class HttpClient {
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
-        if (line.trim()) onLine(JSON.parse(line));
+        if (line.trim() && wanted(line)) onLine(JSON.parse(line));
       }
     });
     res.body.on('error', () => {});
