@@ -10,7 +10,6 @@
 import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
 import { parseFrozen, revisionOf, stampJson } from './frozen.js';
-import { compareKeys, SortedKeys } from './sorted-keys.js';
 
 export type WriteOp =
   | { kind: 'create'; key: string; object: KObject }
@@ -25,7 +24,8 @@ export interface PreparedWrite {
 
 export class MvccIndex {
   private readonly current = new Map<string, StoredObject>();
-  private readonly keys = new SortedKeys((key) => this.current.has(key));
+  /** The keys of `current`, sorted (UTF-16 code unit order, as JS compares strings). */
+  private readonly keys: string[] = [];
   /** Events in revision order; `history[head]` has revision `compacted + 1`. */
   private history: StoreEvent[] = [];
   private head = 0;
@@ -114,16 +114,15 @@ export class MvccIndex {
   }
 
   private setCurrent(event: StoreEvent): void {
-    const present = this.current.has(event.key);
+    const index = lowerBound(this.keys, event.key);
+    const present = this.keys[index] === event.key;
     if (event.type === 'DELETED') {
-      if (present) {
-        this.current.delete(event.key);
-        this.keys.remove();
-      }
+      this.current.delete(event.key);
+      if (present) this.keys.splice(index, 1);
       return;
     }
     this.current.set(event.key, Object.freeze({ key: event.key, object: event.object, revision: event.revision }));
-    if (!present) this.keys.add(event.key);
+    if (!present) this.keys.splice(index, 0, event.key);
   }
 
   /**
@@ -131,10 +130,8 @@ export class MvccIndex {
    * `revision`) and the revision. Only valid on an empty index.
    */
   restore(current: StoredObject[], events: StoreEvent[], revision: number): void {
-    for (const item of current) {
-      this.current.set(item.key, Object.freeze(item));
-      this.keys.add(item.key);
-    }
+    for (const item of current) this.current.set(item.key, Object.freeze(item));
+    this.keys.push(...[...this.current.keys()].sort(compareKeys));
     const kept = events.slice(Math.max(0, events.length - this.historyLimit));
     const first = kept[0]?.revision ?? revision + 1;
     kept.forEach((event, i) => {
@@ -166,11 +163,10 @@ export class MvccIndex {
     }
     if (at < this.compacted) throw this.compactedError(prefix, at);
     if (at === this.rev) {
-      const keys = this.keys.view();
-      const [first, last] = this.bounds(keys, prefix);
-      const start = after === undefined ? first : Math.max(first, upperBound(keys, after));
+      const [first, last] = this.bounds(prefix);
+      const start = after === undefined ? first : Math.max(first, upperBound(this.keys, after));
       const end = limit && limit > 0 ? Math.min(last, start + limit) : last;
-      const items = keys.slice(start, end).map((key) => this.current.get(key)!);
+      const items = this.keys.slice(start, end).map((key) => this.current.get(key)!);
       return { items, revision: at, remaining: last - end };
     }
     const past = this.stateAt(at, prefix);
@@ -181,14 +177,14 @@ export class MvccIndex {
     return { items, revision: at, remaining: keys.length - end };
   }
 
-  /** The index range of the sorted `keys` under `prefix` (they are contiguous in key order). */
-  private bounds(keys: readonly string[], prefix: string): [number, number] {
-    const start = lowerBound(keys, prefix);
+  /** The index range of the current keys under `prefix` (they are contiguous in key order). */
+  private bounds(prefix: string): [number, number] {
+    const start = lowerBound(this.keys, prefix);
     let lo = start;
-    let hi = keys.length;
+    let hi = this.keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (keys[mid]!.startsWith(prefix)) lo = mid + 1;
+      if (this.keys[mid]!.startsWith(prefix)) lo = mid + 1;
       else hi = mid;
     }
     return [start, lo];
@@ -204,10 +200,9 @@ export class MvccIndex {
       undone.set(event.key, prev && { key: event.key, object: prev, revision: revisionOf(prev) });
     }
     const state = new Map<string, StoredObject>();
-    const keys = this.keys.view();
-    const [first, last] = this.bounds(keys, prefix);
+    const [first, last] = this.bounds(prefix);
     for (let i = first; i < last; i++) {
-      const key = keys[i]!;
+      const key = this.keys[i]!;
       if (!undone.has(key)) state.set(key, this.current.get(key)!);
     }
     for (const [key, value] of undone) if (value) state.set(key, value);
@@ -222,6 +217,10 @@ export class MvccIndex {
       this.compacted,
     );
   }
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** First index whose key is >= `key`. */
