@@ -31,7 +31,8 @@ export interface EventRecorderOptions {
 type EventJSON = Omit<CoreV1Event, 'firstTimestamp' | 'lastTimestamp'> & { firstTimestamp?: string; lastTimestamp?: string };
 
 interface Written {
-  event: EventJSON;
+  /** The Event as the server returned it, as JSON text: parsed only when the Event repeats. */
+  reply: string;
   at: number;
 }
 
@@ -40,6 +41,8 @@ const eventsPath = (namespace: string): string => `/api/v1/namespaces/${encodeUR
 export class EventRecorder {
   private readonly written = new Map<string, Written>();
   private readonly logger: Logger;
+  /** The last Event name suffix: starts at random, then counts, so one recorder's names never collide. */
+  private suffix = randomBytes(2).readUInt16BE(0);
 
   constructor(private readonly opts: EventRecorderOptions) {
     this.logger = opts.logger.child({ component: 'events', source: opts.component });
@@ -53,7 +56,7 @@ export class EventRecorder {
     const prior = this.written.get(key);
     try {
       if (prior && now - prior.at < (this.opts.dedupWindowMs ?? 600_000)) {
-        this.remember(key, await this.bump(prior.event, now), now);
+        this.remember(key, await this.bump(JSON.parse(prior.reply) as EventJSON, now), now);
         return;
       }
       this.remember(key, await this.create(obj, type, reason, message, now), now);
@@ -62,11 +65,11 @@ export class EventRecorder {
     }
   }
 
-  private async create(obj: KObject, type: EventType, reason: string, message: string, now: number): Promise<EventJSON> {
+  private async create(obj: KObject, type: EventType, reason: string, message: string, now: number): Promise<string> {
     const namespace = obj.metadata?.namespace || 'default';
     const stamp = new Date(now).toISOString();
     const body: EventJSON = {
-      metadata: { name: `${obj.metadata?.name ?? 'object'}.${now.toString(16)}${randomBytes(2).toString('hex')}`, namespace },
+      metadata: { name: `${obj.metadata?.name ?? 'object'}.${now.toString(16)}${this.nextSuffix()}`, namespace },
       involvedObject: {
         apiVersion: obj.apiVersion,
         kind: obj.kind,
@@ -85,29 +88,38 @@ export class EventRecorder {
       reportingComponent: this.opts.component,
       reportingInstance: '',
     };
-    return this.opts.client.requestJSON<EventJSON>('POST', eventsPath(namespace), {}, undefined, body);
+    return this.opts.client.requestText('POST', eventsPath(namespace), body);
+  }
+
+  /**
+   * Four hex digits after the timestamp in an Event name: a counter from a random start, so names
+   * within one millisecond differ (random digits per Event collided and cost a randomBytes call each).
+   */
+  private nextSuffix(): string {
+    this.suffix = (this.suffix + 1) & 0xffff;
+    return this.suffix.toString(16).padStart(4, '0');
   }
 
   /** A repeat: count+1 on the Event already written; if it vanished, write a fresh one. */
-  private async bump(event: EventJSON, now: number): Promise<EventJSON> {
+  private async bump(event: EventJSON, now: number): Promise<string> {
     const stamp = new Date(now).toISOString();
     const body: EventJSON = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: stamp };
     body.metadata = { ...event.metadata, resourceVersion: undefined };
     const namespace = event.metadata.namespace ?? 'default';
     const client = this.opts.client;
     try {
-      return await client.requestJSON<EventJSON>('PUT', `${eventsPath(namespace)}/${encodeURIComponent(event.metadata.name ?? '')}`, {}, undefined, body);
+      return await client.requestText('PUT', `${eventsPath(namespace)}/${encodeURIComponent(event.metadata.name ?? '')}`, body);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       body.count = 1;
       body.firstTimestamp = stamp;
-      return client.requestJSON<EventJSON>('POST', eventsPath(namespace), {}, undefined, body);
+      return client.requestText('POST', eventsPath(namespace), body);
     }
   }
 
-  private remember(key: string, event: EventJSON, at: number): void {
+  private remember(key: string, reply: string, at: number): void {
     this.written.delete(key);
-    this.written.set(key, { event, at });
+    this.written.set(key, { reply, at });
     const max = this.opts.maxEntries ?? 4096;
     while (this.written.size > max) this.written.delete(this.written.keys().next().value as string);
   }

@@ -23,6 +23,7 @@ import { Cleaner } from './reconcilers/cleaner.js';
 import { CsrApi } from './reconcilers/csr-api.js';
 import { csrCacheTransform } from './reconcilers/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './reconcilers/csr-conditions.js';
+import { ParsedRequests } from './reconcilers/parsed-requests.js';
 import { REVISION_SELECTOR, RevisionSync } from './reconcilers/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './reconcilers/signer-policy.js';
 import { SignerReconciler, signerSkips } from './reconcilers/signer.js';
@@ -123,12 +124,13 @@ export function registerCsrControllers(mgr: Manager, client: KubeClient, config:
   const csrWatch = csrInformer as unknown as Informer<KObject>;
   metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
   const events = (component: string): EventRecorder => new EventRecorder({ client, clock, logger, component });
+  const requests = new ParsedRequests();
 
   mgr.addController({
     name: APPROVER_NAME,
     workers: config.approverWorkers,
     rateLimiter,
-    reconciler: new ApproverReconciler({ api, csrs, events: events(APPROVER_NAME), metrics, clock }),
+    reconciler: new ApproverReconciler({ api, csrs, events: events(APPROVER_NAME), metrics, clock, requests }),
     watches: [{ informer: csrWatch, keys: unlessSkipped(approverSkips) }],
   });
 
@@ -168,7 +170,7 @@ export function registerCsrControllers(mgr: Manager, client: KubeClient, config:
       name: policy.controllerName,
       workers: config.signerWorkers,
       rateLimiter,
-      reconciler: new SignerReconciler({ policy, ca, maxDurationMs: config.clusterSigningDuration, api, csrs, events: events(policy.controllerName), metrics, clock }),
+      reconciler: new SignerReconciler({ policy, ca, maxDurationMs: config.clusterSigningDuration, api, csrs, events: events(policy.controllerName), metrics, clock, requests }),
       watches: [
         { informer: csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
         // A new signer configuration (a rotated CA) gives pending approved CSRs another try.

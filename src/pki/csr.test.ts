@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { createCertificateRequestPem, parseCertificateRequestPem } from './csr.js';
+import { createCertificateRequestPem, parseCertificateRequestPem, verifyCertificateRequestSignature } from './csr.js';
 import { PkiError } from './errors.js';
 import { generateKeyPair, type KeyAlgorithm } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
@@ -63,6 +63,22 @@ describe('createCertificateRequestPem + parseCertificateRequestPem', () => {
     expectPkiError(() => parseCertificateRequestPem(tamper(pem, signedByte)), 'signature', /verification (failure|error)/);
     // ...but parsing without verification still works for callers that verified earlier.
     expect(parseCertificateRequestPem(tamper(pem, signedByte), { verifySignature: false }).subject.commonName).toBe('y');
+  });
+
+  it.each(ALGS)('verifyCertificateRequestSignature on a %s request parsed unverified: passes when intact, else throws what parsing would', async (alg) => {
+    const pem = await createCertificateRequestPem({ privateKeyPem: generateKeyPair(alg).privateKeyPem, commonName: 'x' });
+    expect(() => verifyCertificateRequestSignature(parseCertificateRequestPem(pem, { verifySignature: false }).der)).not.toThrow();
+    for (const bad of [tamper(pem, (d) => d.length - 1), tamper(pem, (d) => Buffer.from(d).indexOf('x', 0, 'latin1'))]) {
+      const der = parseCertificateRequestPem(bad, { verifySignature: false }).der;
+      let parseError: unknown;
+      try {
+        parseCertificateRequestPem(bad);
+      } catch (err) {
+        parseError = err;
+      }
+      expect(parseError).toBeInstanceOf(PkiError);
+      expectPkiError(() => verifyCertificateRequestSignature(der), 'signature', (parseError as PkiError).message);
+    }
   });
 
   it('extracts every kind of SAN from a request made by openssl', () => {

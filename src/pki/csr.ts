@@ -96,6 +96,19 @@ export function parseCertificateRequestDer(der: Uint8Array, opts: ParseCsrOption
   return parsed;
 }
 
+/**
+ * Verifies the self-signature of a request that parsed before without verification (its `der`),
+ * with the same errors parseCertificateRequestDer would have thrown for it: a signer can reuse a
+ * parse made for the approver and still check the signature itself, without parsing again.
+ */
+export function verifyCertificateRequestSignature(der: Uint8Array): void {
+  const t = csrStructure(der);
+  const publicKeyDer = whole(der, t.spki);
+  const sigOidTlv = readTlv(der, t.sigAlg.valueStart, t.sigAlg.end);
+  if (sigOidTlv.tag !== TAG.OID) throw malformed('signature algorithm is not an OID');
+  verifySignature(whole(der, t.info), decodeOid(value(der, sigOidTlv)), value(der, t.signature), publicKeyDer, describeSpki(publicKeyDer));
+}
+
 const bad = (): PkiError => new PkiError('x509: malformed certificate request');
 
 function csrRoot(der: Uint8Array): Tlv {

@@ -94,6 +94,15 @@ export class KubeClient {
   }
 
   /**
+   * Like requestJSON, but resolves to the reply's text, unparsed: for replies that are kept but
+   * rarely read (an Event written, needed again only if it repeats).
+   */
+  async requestText(method: Method, path: string, body?: unknown): Promise<string> {
+    const res = await this.send(method, path, {}, undefined, body);
+    return res.body.text();
+  }
+
+  /**
    * A JSON write whose reply is not needed (a PUT of a whole CSR answers with the whole CSR): the
    * reply body is discarded unparsed. Rejects with HttpStatusError on a non-2xx reply.
    */

@@ -8,14 +8,15 @@
 import { CONDITION_APPROVED, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
-import { parseCertificateRequestPem, type ParsedCsr } from '../../pki/csr.js';
+import type { ParsedCsr } from '../../pki/csr.js';
 import { RequeueError } from '../errors.js';
 import type { EventRecorder } from '../events.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import { requesterOf, type CsrApi } from './csr-api.js';
-import { hasCertificate, isDecided, requestPem } from './csr-conditions.js';
+import { hasCertificate, isDecided } from './csr-conditions.js';
 import { validateKubeletClientCsr } from './csr-policy.js';
+import type { ParsedRequests } from './parsed-requests.js';
 
 export const APPROVER_NAME = 'csrapproving';
 export const APPROVED_REASON = 'AutoApproved';
@@ -51,6 +52,8 @@ export interface ApproverOptions {
   events: EventRecorder;
   metrics: CsrMetrics;
   clock: Clock;
+  /** Parses shared with the signers (which verify the signature themselves). */
+  requests: ParsedRequests;
 }
 
 /** Whether the approver has nothing to do with this CSR (upstream's skip rules plus the signer filter). */
@@ -67,10 +70,10 @@ export class ApproverReconciler implements Reconciler {
     // Decide on the server's current object, never on the cache.
     const csr = await this.o.api.get(key, ctx.signal);
     if (approverSkips(csr)) return 'done';
-    let parsed: ParsedCsr;
+    let parsed: Readonly<ParsedCsr>;
     try {
       // Like upstream's approver: parse only; the signer verifies the self-signature before signing.
-      parsed = parseCertificateRequestPem(requestPem(csr), { verifySignature: false });
+      parsed = this.o.requests.parse(csr.spec.request);
     } catch (err) {
       // Upstream requeues: the request is immutable, but a retry costs little and the backoff caps it.
       throw new Error(`unable to parse csr "${key}": ${(err as Error).message}`);

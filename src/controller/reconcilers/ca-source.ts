@@ -2,7 +2,9 @@
  * A signer's CA read from files, tolerant of files that are not there yet: kube-controller-manager
  * refuses to start without them, but a missing or unreadable CA is a transient condition for us
  * (a Secret not mounted yet, a rotation in progress), so signing is retried until the files load.
- * Once loaded, CaFileProvider reloads on change and keeps the last good pair.
+ * Once loaded, CaFileProvider reloads on change and keeps the last good pair. The files are looked
+ * at (two stats) at most once a second, not per certificate signed: a rotation is in use within a
+ * second (upstream's file watch plus one-minute poll is no faster in the worst case).
  */
 import { CaFileProvider, type CaReloadEvent, type CaSigner, type CaSignerSource } from '../../pki/ca.js';
 import { PkiError } from '../../pki/errors.js';
@@ -12,8 +14,12 @@ export interface CaFiles {
   keyFile: string;
 }
 
+/** How long a good CA is used before the files are looked at again. */
+const RECHECK_MS = 1000;
+
 export class CaSource implements CaSignerSource {
   private provider: CaFileProvider | undefined;
+  private current: { signer: CaSigner; at: number } | undefined;
 
   constructor(
     readonly files: CaFiles,
@@ -23,8 +29,13 @@ export class CaSource implements CaSignerSource {
 
   /** The current CA; throws a PkiError while the files cannot be loaded (callers retry). */
   signer(): CaSigner {
+    const now = (this.now ?? Date.now)();
+    const cur = this.current;
+    if (cur && now - cur.at < RECHECK_MS && now >= cur.at) return cur.signer;
     this.provider ??= this.load();
-    return this.provider.signer();
+    const signer = this.provider.signer();
+    this.current = { signer, at: now };
+    return signer;
   }
 
   private load(): CaFileProvider {

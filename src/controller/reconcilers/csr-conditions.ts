@@ -41,11 +41,6 @@ export function isFailed(csr: CertificateSigningRequest): boolean {
   return failed !== undefined && (failed.status === 'True' || failed.status === '');
 }
 
-/** `spec.request` is base64 of PEM in the JSON form. */
-export function requestPem(csr: CertificateSigningRequest): string {
-  return Buffer.from(csr.spec.request ?? '', 'base64').toString('latin1');
-}
-
 /** `status.certificate` decoded to PEM text ('' when absent). */
 export function certificatePem(csr: CertificateSigningRequest): string {
   return Buffer.from(csr.status?.certificate ?? '', 'base64').toString('latin1');

@@ -10,7 +10,7 @@ import { CONDITION_FAILED, type CertificateSigningRequest } from '../../api/cert
 import type { Clock } from '../../lib/clock.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
 import type { CaSignerSource } from '../../pki/ca.js';
-import { parseCertificateRequestPem, type ParsedCsr } from '../../pki/csr.js';
+import { verifyCertificateRequestSignature, type ParsedCsr } from '../../pki/csr.js';
 import { PkiError } from '../../pki/errors.js';
 import { certificateLifetime, issueCertificateDer } from '../../pki/issue.js';
 import { encodePem } from '../../pki/pem.js';
@@ -19,7 +19,8 @@ import type { ReadonlyCache } from '../informer/cache.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import { codeOf } from './approver.js';
 import type { CsrApi } from './csr-api.js';
-import { hasCertificate, isApproved, isFailed, requestPem } from './csr-conditions.js';
+import { hasCertificate, isApproved, isFailed } from './csr-conditions.js';
+import type { ParsedRequests } from './parsed-requests.js';
 import type { SignerPolicy } from './signer-policy.js';
 
 export const FAILED_REASON = 'SignerValidationFailure';
@@ -35,6 +36,8 @@ export interface SignerOptions {
   events: EventRecorder;
   metrics: CsrMetrics;
   clock: Clock;
+  /** Parses shared with the approver, made without verification: the signer verifies here. */
+  requests: ParsedRequests;
 }
 
 /** True when this signer has nothing to do with the CSR (upstream's base-controller and handler skips). */
@@ -60,9 +63,11 @@ export class SignerReconciler implements Reconciler {
     const csr = await this.o.api.get(key, ctx.signal);
     if (signerSkips(csr, this.signerName)) return 'done';
     const usages = csr.spec.usages ?? [];
-    let parsed: ParsedCsr;
+    let parsed: Readonly<ParsedCsr>;
     try {
-      parsed = parseCertificateRequestPem(requestPem(csr));
+      parsed = this.o.requests.parse(csr.spec.request);
+      // As upstream's signer: the self-signature is checked before anything is signed, every time.
+      verifyCertificateRequestSignature(parsed.der);
     } catch (err) {
       if (!(err instanceof PkiError)) throw err;
       // The request is immutable: no retry can make it parse, so it is terminal.
@@ -86,7 +91,7 @@ export class SignerReconciler implements Reconciler {
   }
 
   /** Signs; every failure here is transient from the CSR's point of view (CA files, CA expiry). */
-  private sign(csr: CertificateSigningRequest, parsed: ParsedCsr, usages: string[]): string {
+  private sign(csr: CertificateSigningRequest, parsed: Readonly<ParsedCsr>, usages: string[]): string {
     try {
       const ca = this.o.ca.signer();
       this.o.metrics.caExpiry.set({ signer: this.signerName }, ca.notAfter.getTime() / 1000);
