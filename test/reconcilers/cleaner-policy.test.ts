@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { CertificateSigningRequest, CertificateSigningRequestCondition } from '../../src/api/certificates.js';
 import { cleanReason, DEFAULT_CLEANER_DURATIONS } from '../../src/controller/reconcilers/cleaner-policy.js';
+import { csrCacheTransform } from '../../src/controller/reconcilers/csr-cache-transform.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
@@ -69,6 +70,26 @@ describe('the cleaner deletes CSRs as kube-controller-manager does', () => {
   it('an unparsable certificate counts as not expired', () => {
     const garbage = Buffer.from('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n').toString('base64');
     expect(cleanReason(csr({ conditions: [['Approved', 60_000]], certificate: garbage }), now)).toBeUndefined();
+  });
+
+  it('decides the same on the cached form of a CSR, which keeps only the certificate expiry', async () => {
+    const transform = csrCacheTransform();
+    const valid = await certificate(now + 10 * HOUR);
+    const expired = await certificate(now - 60_000);
+    const garbage = Buffer.from('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n').toString('base64');
+    const cases: [string, number, string | undefined][] = [
+      [valid, 30 * 60_000, undefined],
+      [valid, 2 * HOUR, 'issued'],
+      [expired, 60_000, 'expired'],
+      [garbage, 60_000, undefined],
+    ];
+    for (const [certificate, approvedAgo, expected] of cases) {
+      const object = csr({ conditions: [['Approved', approvedAgo]], certificate });
+      const cached = transform(JSON.parse(JSON.stringify(object)) as CertificateSigningRequest);
+      expect(cached.status?.certificate).toBeUndefined();
+      expect(cleanReason(object, now)).toBe(expected);
+      expect(cleanReason(cached, now)).toBe(expected);
+    }
   });
 
   it('durations are configurable', () => {

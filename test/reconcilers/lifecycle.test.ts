@@ -6,6 +6,7 @@ import type { CertificateSigningRequest } from '../../src/api/certificates.js';
 import type { KObject } from '../../src/api/meta.js';
 import { Cleaner } from '../../src/controller/reconcilers/cleaner.js';
 import { CsrApi } from '../../src/controller/reconcilers/csr-api.js';
+import { hasCertificate } from '../../src/controller/reconcilers/csr-conditions.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { certificateDers } from '../../src/pki/certificate.js';
@@ -91,7 +92,8 @@ describe('lifecycle (real server, real controller)', () => {
     expect((await h.call('admin', 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/gc-denied/approval', denied)).status).toBe(200);
     const store = c.registered.csrInformer.store;
     await waitFor('cache caught up', async () => {
-      const issued = store.get('gc-issued')?.status?.certificate;
+      const cachedIssued = store.get('gc-issued');
+      const issued = cachedIssued && hasCertificate(cachedIssued);
       const failed = store.get('gc-failed')?.status?.conditions?.some((x) => x.type === 'Failed');
       const den = store.get('gc-denied')?.status?.conditions?.length;
       return issued && failed && den ? true : undefined;

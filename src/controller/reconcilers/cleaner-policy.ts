@@ -8,9 +8,7 @@ import {
   CONDITION_FAILED,
   type CertificateSigningRequest,
 } from '../../api/certificates.js';
-import { readCertificateInfo } from '../../pki/certificate.js';
-import { decodePemBlocks } from '../../pki/pem.js';
-import { certificatePem, findCondition, hasCertificate } from './csr-conditions.js';
+import { certificateNotAfter, findCondition, hasCertificate } from './csr-conditions.js';
 
 export interface CleanerDurations {
   /** Approved and issued CSRs, from the Approved condition's lastUpdateTime (upstream 1 h). */
@@ -38,13 +36,8 @@ function olderThan(stamp: string | null | undefined, ms: number, now: number): b
 
 /** Whether the first certificate in status.certificate has expired; unparsable counts as not expired. */
 function certificateExpired(csr: CertificateSigningRequest, now: number): boolean {
-  try {
-    const first = decodePemBlocks(certificatePem(csr))[0];
-    if (!first || first.type !== 'CERTIFICATE') return false;
-    return readCertificateInfo(first.der).notAfter.getTime() < now;
-  } catch {
-    return false;
-  }
+  const notAfter = certificateNotAfter(csr);
+  return notAfter !== undefined && notAfter < now;
 }
 
 /** The rule that makes this CSR garbage, or undefined to keep it. */

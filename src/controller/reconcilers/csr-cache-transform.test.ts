@@ -1,6 +1,7 @@
 import type { CertificateSigningRequest } from '../../api/certificates.js';
 import { StringInterner } from '../informer/interner.js';
 import { csrCacheTransform } from './csr-cache-transform.js';
+import { certificateNotAfter, hasCertificate } from './csr-conditions.js';
 
 /** A CSR as JSON.parse returns it: every string its own copy. */
 const parsed = (name: string): CertificateSigningRequest =>
@@ -13,11 +14,19 @@ const parsed = (name: string): CertificateSigningRequest =>
   ) as CertificateSigningRequest;
 
 describe('csrCacheTransform', () => {
-  it('drops managedFields and keeps every value', () => {
+  it('drops managedFields and the certificate text, keeps every other value, and still knows a certificate is set', () => {
     const out = csrCacheTransform()(parsed('a'));
     const expected = parsed('a');
     delete expected.metadata?.managedFields;
-    expect(out).toEqual(expected);
+    delete expected.status?.certificate;
+    // The API fields (what JSON sees); the certificate's stand-in is a symbol-keyed cache-only field.
+    expect(JSON.parse(JSON.stringify(out))).toEqual(expected);
+    expect(hasCertificate(out)).toBe(true);
+    // Not a parsable certificate: no expiry known.
+    expect(certificateNotAfter(out)).toBeUndefined();
+    const pending = parsed('b');
+    delete pending.status?.certificate;
+    expect(hasCertificate(csrCacheTransform()(pending))).toBe(false);
   });
 
   it('interns repeated strings through a bounded table', () => {

@@ -9,6 +9,19 @@ import {
   type CertificateSigningRequest,
   type CertificateSigningRequestCondition,
 } from '../../api/certificates.js';
+import { readCertificateInfo } from '../../pki/certificate.js';
+import { decodePemBlocks } from '../../pki/pem.js';
+
+/**
+ * What the controller's cache keeps of an issued certificate instead of its PEM (~1 KB per CSR;
+ * see csr-cache-transform.ts): that one is set, and when the first one expires (undefined when it
+ * does not parse). Only cached objects carry it; objects read from the API keep status.certificate.
+ */
+export const CACHED_CERTIFICATE = Symbol('cachedCertificate');
+export interface CachedCertificate {
+  notAfter: number | undefined;
+}
+type MaybeCached = CertificateSigningRequest & { [CACHED_CERTIFICATE]?: CachedCertificate };
 
 export function findCondition(
   csr: CertificateSigningRequest,
@@ -18,7 +31,20 @@ export function findCondition(
 }
 
 export function hasCertificate(csr: CertificateSigningRequest): boolean {
-  return (csr.status?.certificate ?? '').length > 0;
+  return (csr.status?.certificate ?? '').length > 0 || (csr as MaybeCached)[CACHED_CERTIFICATE] !== undefined;
+}
+
+/** When the first certificate in status.certificate expires (ms), or undefined when none parses. */
+export function certificateNotAfter(csr: CertificateSigningRequest): number | undefined {
+  const cached = (csr as MaybeCached)[CACHED_CERTIFICATE];
+  if (cached) return cached.notAfter;
+  try {
+    const first = decodePemBlocks(certificatePem(csr))[0];
+    if (!first || first.type !== 'CERTIFICATE') return undefined;
+    return readCertificateInfo(first.der).notAfter.getTime();
+  } catch {
+    return undefined;
+  }
 }
 
 /** The approver leaves a CSR alone once any Approved or Denied condition exists, whatever its status. */
