@@ -192,6 +192,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       ca: opts.tls.clientCaPem,
       requestCert: true,
       rejectUnauthorized: false,
+      // kube-apiserver's: idle keep-alive connections stay 90 s (Go's http.DefaultTransport keeps them
+      // as long), request headers must arrive within 32 s. Node's 5 s idle default made every client
+      // pool that had grown under load reconnect in a burst, and pay TLS handshakes, 5 s later.
+      keepAliveTimeout: 90_000,
+      headersTimeout: 32_000,
     },
     (req, res) => {
       pipeline.handle(req, res).catch((err: unknown) => {
