@@ -193,8 +193,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       requestCert: true,
       rejectUnauthorized: false,
       // kube-apiserver's: idle keep-alive connections stay 90 s (Go's http.DefaultTransport keeps them
-      // as long), request headers must arrive within 32 s. Node's 5 s idle default made every client
-      // pool that had grown under load reconnect in a burst, and pay TLS handshakes, 5 s later.
+      // as long), request headers must arrive within 32 s. With Node's 5 s idle default, clients paid a
+      // new TLS handshake after any pause longer than 5 s.
       keepAliveTimeout: 90_000,
       headersTimeout: 32_000,
     },
