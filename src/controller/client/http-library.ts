@@ -4,7 +4,7 @@
  */
 import { ResponseContext, type RequestBody, type RequestContext, type ResponseBody } from '@kubernetes/client-node';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Method, Transport } from './transport.js';
+import { readBody, type Method, type Transport } from './transport.js';
 
 function bodyText(body: RequestBody): string | undefined {
   if (body === undefined || typeof body === 'string') return body;
@@ -27,7 +27,7 @@ export async function sendContext(transport: Transport, ctx: RequestContext): Pr
     body: bodyText(ctx.getBody()),
     signal: ctx.getSignal(),
   });
-  const data = Buffer.from(await res.body.arrayBuffer());
+  const data = await readBody(res.body);
   const body: ResponseBody = { text: () => Promise.resolve(data.toString('utf8')), binary: () => Promise.resolve(data) };
   return new ResponseContext(res.statusCode, flatHeaders(res.headers), body);
 }

