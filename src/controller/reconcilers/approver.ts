@@ -6,17 +6,13 @@
  * pseudo-subresources, leaves everything else pending, and never denies.
  */
 import { CONDITION_APPROVED, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, type CertificateSigningRequest } from '../../api/certificates.js';
-import type { Clock } from '../../lib/clock.js';
-import type { CsrMetrics } from '../../metrics/csr.js';
 import type { ParsedCsr } from '../../pki/csr.js';
 import { RequeueError } from '../errors.js';
-import type { EventRecorder } from '../events.js';
-import type { ReadonlyCache } from '../informer/cache.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
-import { requesterOf, type CsrApi } from './csr-api.js';
+import { requesterOf } from './csr-api.js';
 import { hasCertificate, isDecided } from './csr-conditions.js';
 import { validateKubeletClientCsr } from './csr-policy.js';
-import type { ParsedRequests } from './parsed-requests.js';
+import type { CsrReconcilerDeps } from './csr-deps.js';
 
 export const APPROVER_NAME = 'csrapproving';
 export const APPROVED_REASON = 'AutoApproved';
@@ -45,16 +41,7 @@ export const RECOGNIZERS: readonly Recognizer[] = [
   },
 ];
 
-export interface ApproverOptions {
-  api: CsrApi;
-  /** The shared CSR informer's cache, used only to skip obviously irrelevant keys cheaply. */
-  csrs: ReadonlyCache<CertificateSigningRequest>;
-  events: EventRecorder;
-  metrics: CsrMetrics;
-  clock: Clock;
-  /** Parses shared with the signers (which verify the signature themselves). */
-  requests: ParsedRequests;
-}
+export type ApproverOptions = CsrReconcilerDeps;
 
 /** Whether the approver has nothing to do with this CSR (upstream's skip rules plus the signer filter). */
 export function approverSkips(csr: CertificateSigningRequest): boolean {

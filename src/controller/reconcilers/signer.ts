@@ -7,37 +7,25 @@
  * two processes (or a restarted one) can never both write a certificate: the second gets 409.
  */
 import { CONDITION_FAILED, type CertificateSigningRequest } from '../../api/certificates.js';
-import type { Clock } from '../../lib/clock.js';
-import type { CsrMetrics } from '../../metrics/csr.js';
 import type { CaSignerSource } from '../../pki/ca.js';
 import { verifyCertificateRequestSignature, type ParsedCsr } from '../../pki/csr.js';
 import { PkiError } from '../../pki/errors.js';
 import { certificateLifetime, issueCertificateDer } from '../../pki/issue.js';
 import { encodePem } from '../../pki/pem.js';
-import type { EventRecorder } from '../events.js';
-import type { ReadonlyCache } from '../informer/cache.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import { codeOf } from './approver.js';
-import type { CsrApi } from './csr-api.js';
 import { hasCertificate, isApproved, isFailed } from './csr-conditions.js';
-import type { ParsedRequests } from './parsed-requests.js';
+import type { CsrReconcilerDeps } from './csr-deps.js';
 import type { SignerPolicy } from './signer-policy.js';
 
 export const FAILED_REASON = 'SignerValidationFailure';
 export const ISSUED_EVENT_REASON = 'CertificateIssued';
 
-export interface SignerOptions {
+export interface SignerOptions extends CsrReconcilerDeps {
   policy: SignerPolicy;
   ca: CaSignerSource;
   /** Maximum certificate lifetime in ms (--cluster-signing-duration). */
   maxDurationMs: number;
-  api: CsrApi;
-  csrs: ReadonlyCache<CertificateSigningRequest>;
-  events: EventRecorder;
-  metrics: CsrMetrics;
-  clock: Clock;
-  /** Parses shared with the approver, made without verification: the signer verifies here. */
-  requests: ParsedRequests;
 }
 
 /** True when this signer has nothing to do with the CSR (upstream's base-controller and handler skips). */

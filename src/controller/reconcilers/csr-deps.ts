@@ -1,0 +1,19 @@
+/** What the CSR reconcilers (the approver and every signer) are all given. */
+import type { CertificateSigningRequest } from '../../api/certificates.js';
+import type { Clock } from '../../lib/clock.js';
+import type { CsrMetrics } from '../../metrics/csr.js';
+import type { EventRecorder } from '../events.js';
+import type { ReadonlyCache } from '../informer/cache.js';
+import type { CsrApi } from './csr-api.js';
+import type { ParsedRequests } from './parsed-requests.js';
+
+export interface CsrReconcilerDeps {
+  api: CsrApi;
+  /** The shared CSR informer's cache, used only to skip obviously irrelevant keys cheaply. */
+  csrs: ReadonlyCache<CertificateSigningRequest>;
+  events: EventRecorder;
+  metrics: CsrMetrics;
+  clock: Clock;
+  /** Parses of spec.request shared by the approver and the signers, made without verification (signers verify). */
+  requests: ParsedRequests;
+}
