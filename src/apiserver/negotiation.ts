@@ -9,7 +9,7 @@ import { parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
 import { parseJsonStrict } from './validation/json-body.js';
-import { compactJson } from './json-text.js';
+import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 

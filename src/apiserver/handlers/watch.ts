@@ -7,7 +7,7 @@
 import type { KObject, WatchEventType } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors } from '../errors.js';
-import { compactJson } from '../json-text.js';
+import { compactJson } from '../../lib/frozen-json.js';
 import { waitForRevision } from '../registry/list.js';
 import { buildSelection } from '../registry/selection.js';
 import { type StoreEvent, StoreError, type WatchHandle } from '../storage/store.js';

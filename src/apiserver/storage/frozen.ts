@@ -4,6 +4,7 @@
  * history and every watcher without anyone being able to change it later.
  */
 import type { KObject } from '../../api/meta.js';
+import { rememberJson } from '../../lib/frozen-json.js';
 import { deepFreeze } from '../../lib/json.js';
 
 
@@ -12,9 +13,11 @@ export function stampJson(object: KObject, revision: number): string {
   return JSON.stringify({ ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } });
 }
 
-/** Parses stored JSON into a deep-frozen object. */
+/** Parses stored JSON into a deep-frozen object; responses and watch events reuse `json` for it. */
 export function parseFrozen(json: string): KObject {
-  return deepFreeze(JSON.parse(json) as KObject) as KObject;
+  const object = deepFreeze(JSON.parse(json) as KObject) as KObject;
+  rememberJson(object, json);
+  return object;
 }
 
 /** The revision a stored object was written at (its resourceVersion). */

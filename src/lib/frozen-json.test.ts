@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
-import { deepFreeze } from '../lib/json.js';
-import { compactJson } from './json-text.js';
+import { compactJson, rememberJson } from './frozen-json.js';
+import { deepFreeze } from './json.js';
 
 describe('compactJson', () => {
   it('is JSON.stringify for any value', () => {
@@ -15,6 +15,19 @@ describe('compactJson', () => {
     const stringify = jest.spyOn(JSON, 'stringify');
     try {
       expect(compactJson(stored)).toBe(first);
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  it('uses the text it was given for an object, without stringifying it', () => {
+    const text = '{"metadata":{"name":"b"},"data":{"k":"v"}}';
+    const stored = deepFreeze(JSON.parse(text) as object);
+    rememberJson(stored, text);
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(compactJson(stored)).toBe(text);
       expect(stringify).not.toHaveBeenCalled();
     } finally {
       stringify.mockRestore();

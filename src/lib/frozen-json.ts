@@ -1,0 +1,26 @@
+/**
+ * Compact JSON text of frozen objects, such as the ones the API server's store hands out. A stored
+ * object is immutable, and one write's result is sent as the response, to every watcher and again
+ * to the GETs that follow: one text serves them all. The store parses each object from the text it
+ * writes and hands that text over (`rememberJson`), so a fresh write is never stringified at all.
+ * Only frozen values are remembered, and only the most recent ones, so memory stays bounded.
+ */
+const LIMIT = 1024;
+const texts = new Map<object, string>();
+
+/** Records that `text` is `JSON.stringify(value)` for a deep-frozen `value`. */
+export function rememberJson(value: object, text: string): void {
+  if (texts.size >= LIMIT) texts.delete(texts.keys().next().value as object);
+  texts.set(value, text);
+}
+
+/** `JSON.stringify(value)`, remembered for frozen objects. */
+export function compactJson(value: unknown): string {
+  if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return JSON.stringify(value);
+  let text = texts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    rememberJson(value, text);
+  }
+  return text;
+}
