@@ -4,7 +4,7 @@
  * authenticator, authorizer and RBAC registry.
  */
 import type { PolicyRule } from '../../src/apiserver/auth/rbac-authorizer.js';
-import { compactString, uncoveredRules } from '../../src/apiserver/registry/rbac-escalation.js';
+import { compactString, uncoveredRules } from '../../src/apiserver/registry/rbac/escalation.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -5,9 +5,9 @@ import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../.
 import { createRbacAuthorizer } from '../../src/apiserver/auth/rbac-authorizer.js';
 import type { Authenticator } from '../../src/apiserver/auth/types.js';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
-import { rbacStrategies } from '../../src/apiserver/registry/rbac.js';
-import { reviewStrategies } from '../../src/apiserver/registry/reviews.js';
-import type { Strategy } from '../../src/apiserver/registry/strategy.js';
+import { rbacStrategies } from '../../src/apiserver/registry/rbac/rbac.js';
+import { reviewStrategies } from '../../src/apiserver/registry/authorization/reviews.js';
+import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { ctxFor, MemoryObjects } from './fixtures.js';
 
 const G = 'rbac.authorization.k8s.io';

@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createIdentity } from '../../src/apiserver/auth/identity.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/objects.js';
-import { buildRegistries } from '../../src/apiserver/registry/core.js';
+import { buildRegistries } from '../../src/apiserver/registry/registries.js';
 import { startApiServer, type RunningApiServer } from '../../src/apiserver/server.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';

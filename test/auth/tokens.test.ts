@@ -3,7 +3,7 @@ import { ApiError } from '../../src/apiserver/errors.js';
 import { createIdentity, type Identity } from '../../src/apiserver/auth/identity.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../src/apiserver/auth/objects.js';
 import type { KObject } from '../../src/api/meta.js';
-import type { Strategy } from '../../src/apiserver/registry/strategy.js';
+import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { ctxFor, MemoryObjects } from './fixtures.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';

@@ -4,8 +4,8 @@
  */
 import 'reflect-metadata';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
-import { csrStrategy } from '../../src/apiserver/registry/csr.js';
-import type { AuthorizationAttributes, Authorizer, RequestContext, SubresourceStrategy } from '../../src/apiserver/registry/strategy.js';
+import { csrStrategy } from '../../src/apiserver/registry/certificates/csr.js';
+import type { AuthorizationAttributes, Authorizer, RequestContext, SubresourceStrategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { createCertificateAuthority, type CaMaterial } from '../../src/pki/ca.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
 import { issueCertificate } from '../../src/pki/issue.js';

@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Authenticator } from '../../src/apiserver/auth/types.js';
 import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/bootstrap.js';
 import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
-import type { Authorizer, Strategy } from '../../src/apiserver/registry/strategy.js';
+import type { Authorizer, Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { startApiServer } from '../../src/apiserver/server.js';
 import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from './static-auth.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory.js';

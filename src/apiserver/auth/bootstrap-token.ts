@@ -5,7 +5,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { KObject, UserInfo } from '../../api/meta.js';
-import type { ObjectReader } from '../registry/strategy.js';
+import type { ObjectReader } from '../registry/generic/strategy.js';
 import { record, SECRETS, str } from './objects.js';
 import type { AudienceAgnosticTokenAuthenticator } from './token-union.js';
 

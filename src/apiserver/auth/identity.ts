@@ -5,11 +5,11 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { KObject } from '../../api/meta.js';
-import { rbacStrategies } from '../registry/rbac.js';
-import { reviewStrategies } from '../registry/reviews.js';
-import { serviceAccountStrategy } from '../registry/service-account.js';
-import type { Authorizer, ObjectReader, Strategy, VirtualCreate } from '../registry/strategy.js';
-import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/tokens.js';
+import { rbacStrategies } from '../registry/rbac/rbac.js';
+import { reviewStrategies } from '../registry/authorization/reviews.js';
+import { serviceAccountStrategy } from '../registry/core/service-account.js';
+import type { Authorizer, ObjectReader, Strategy, VirtualCreate } from '../registry/generic/strategy.js';
+import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
 import { bootstrapPolicyObjects } from './bootstrap-policy.js';
 import { createBootstrapTokenAuthenticator } from './bootstrap-token.js';
 import { createImpersonatingAuthenticator } from './impersonation.js';

@@ -1,5 +1,5 @@
 import type { KObject, UserInfo } from '../../api/meta.js';
-import { objectReader } from '../registry/core.js';
+import { objectReader } from '../registry/registries.js';
 import { MemoryStore } from '../storage/memory.js';
 import { storageKey } from '../storage/store.js';
 import { createRbacAuthorizer } from './rbac-authorizer.js';

@@ -7,7 +7,7 @@
  */
 import type { KObject, UserInfo } from '../../api/meta.js';
 import { errors } from '../errors.js';
-import type { AuthorizationAttributes, Authorizer, Decision, ObjectReader } from '../registry/strategy.js';
+import type { AuthorizationAttributes, Authorizer, Decision, ObjectReader } from '../registry/generic/strategy.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, record, ROLE_BINDINGS, ROLES, str, strings } from './objects.js';
 import { serviceAccountUsername } from './sa-token.js';
 

@@ -6,7 +6,7 @@
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { UserInfo } from '../../api/meta.js';
-import type { ObjectReader } from '../registry/strategy.js';
+import type { ObjectReader } from '../registry/generic/strategy.js';
 import { deletedBefore, NODES, PODS, record, SECRETS, SERVICE_ACCOUNTS, str, strings } from './objects.js';
 import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';

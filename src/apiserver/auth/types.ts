@@ -1,7 +1,7 @@
 /**
  * The contract between the request pipeline and the identity layer: the pipeline asks who the
  * caller is (authentication, including impersonation) and whether they may act (authorization,
- * the Authorizer in registry/strategy.ts).
+ * the Authorizer in registry/generic/strategy.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';

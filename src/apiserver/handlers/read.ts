@@ -1,7 +1,7 @@
 /** GET of one object (and of read-only views of subresources) and LIST of a collection. */
 import { errors } from '../errors.js';
-import { listObjects, waitForRevision } from '../registry/list.js';
-import { buildSelection } from '../registry/selection.js';
+import { listObjects, waitForRevision } from '../registry/generic/list.js';
+import { buildSelection } from '../registry/generic/selection.js';
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, respondList, respondObject } from './scope.js';
 

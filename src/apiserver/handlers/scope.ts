@@ -7,8 +7,8 @@ import type { KList, KObject } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
 import { setWarnings, writeBody } from '../http-util.js';
 import { type Output, encode, negotiateOutput } from '../negotiation.js';
-import type { GenericRegistry } from '../registry/generic.js';
-import type { RequestContext, Strategy } from '../registry/strategy.js';
+import type { GenericRegistry } from '../registry/generic/registry.js';
+import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
 import type { RequestInfo } from '../request-info.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
 

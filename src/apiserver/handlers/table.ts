@@ -4,7 +4,7 @@
  */
 import type { KObject, ListMeta } from '../../api/meta.js';
 import { errors } from '../errors.js';
-import type { Strategy, TableColumn, TableConvertor } from '../registry/strategy.js';
+import type { Strategy, TableColumn, TableConvertor } from '../registry/generic/strategy.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 

@@ -6,7 +6,7 @@ import type { KObject } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import { type FieldError, forbidden, notSupported, required } from '../field-errors.js';
 import { validateFieldManager } from '../validation/object-meta.js';
-import type { RequestContext } from '../registry/strategy.js';
+import type { RequestContext } from '../registry/generic/strategy.js';
 
 export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';

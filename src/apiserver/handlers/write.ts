@@ -4,11 +4,11 @@ import { errors } from '../errors.js';
 import { readBody } from '../http-util.js';
 import { PATCH_TYPES, applyPatch } from '../patch/index.js';
 import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
-import type { VirtualCreate } from '../registry/strategy.js';
+import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
-import type { WriteOptions } from '../registry/generic.js';
-import { cloneObject } from '../registry/object-util.js';
+import type { WriteOptions } from '../registry/generic/registry.js';
+import { cloneObject } from '../registry/generic/object-util.js';
 
 const APPLY = 'application/apply-patch+yaml';
 

@@ -1,0 +1,204 @@
+/**
+ * TokenRequest (the virtual subresource `serviceaccounts/token`) and TokenReview (a virtual
+ * resource), in kube-apiserver's order of checks and with its messages (apiserver.md §5.1, §5.4).
+ */
+import type { KObject } from '../../../api/meta.js';
+import { findResource, type ResourceInfo } from '../../../api/resources.js';
+import { NODES, PODS, record, SECRETS, SERVICE_ACCOUNTS, str, strings } from '../../auth/objects.js';
+import { withAuthenticatedGroup } from '../../auth/request-authenticator.js';
+import type { SigningKey } from '../../auth/sa-keys.js';
+import { issueServiceAccountToken, type ObjectRefClaim } from '../../auth/sa-token.js';
+import type { TokenChain } from '../../auth/token-union.js';
+import { errors } from '../../errors.js';
+import { invalid } from '../../field-errors.js';
+import { timestampSeconds } from '../generic/object-util.js';
+import type { ObjectReader, Strategy, VirtualCreate } from '../generic/strategy.js';
+
+const AUTHN_GROUP = 'authentication.k8s.io';
+const AUTHN_V1 = 'authentication.k8s.io/v1';
+const MIN_EXPIRATION = 600;
+const MAX_EXPIRATION = 2 ** 32;
+const DEFAULT_EXPIRATION = 3600;
+/** The kubelet's projected-token default; pod-bound requests for it may get a one-year JWT. */
+const KUBELET_DEFAULT_EXPIRATION = 3607;
+const EXTENDED_EXPIRATION = 365 * 24 * 60 * 60;
+
+export interface TokenRequestOptions {
+  key: SigningKey;
+  issuer: string;
+  apiAudiences: readonly string[];
+  /** --service-account-max-token-expiration in seconds; 0 means no maximum. */
+  maxExpirationSeconds?: number;
+  /** --service-account-extend-token-expiration (default true). */
+  extendExpiration?: boolean;
+}
+
+interface Bound {
+  pod?: ObjectRefClaim;
+  secret?: ObjectRefClaim;
+  node?: ObjectRefClaim;
+}
+
+/** Go's `schema.GroupVersionKind.String()` of a bound reference. */
+function gvkString(apiVersion: string, kind: string): string {
+  const slash = apiVersion.indexOf('/');
+  const [group, version] = slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
+  return `${group}/${version}, Kind=${kind}`;
+}
+
+async function fetchBound(objects: ObjectReader, info: ResourceInfo, ns: string | undefined, ref: Record<string, unknown>): Promise<KObject> {
+  const name = str(ref.name) ?? '';
+  const obj = await objects.get(info, info.namespaced ? ns : undefined, name);
+  if (!obj) throw errors.notFound({ group: '', resource: info.plural, name });
+  const uid = str(ref.uid);
+  if (uid && uid !== obj.metadata?.uid) {
+    throw errors.conflict(
+      { group: '', resource: str(ref.kind) ?? '', name },
+      `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+    );
+  }
+  return obj;
+}
+
+function refOf(obj: KObject): ObjectRefClaim {
+  return { name: obj.metadata?.name, uid: obj.metadata?.uid };
+}
+
+async function bindPod(objects: ObjectReader, ns: string, saName: string, ref: Record<string, unknown>): Promise<Bound> {
+  const pod = await fetchBound(objects, PODS, ns, ref);
+  const podSa = str(record(pod.spec).serviceAccountName) || 'default';
+  if (podSa !== saName) {
+    throw errors.badRequest(`cannot bind token for serviceaccount "${saName}" to pod running with different serviceaccount name.`);
+  }
+  const nodeName = str(record(pod.spec).nodeName);
+  if (!nodeName) return { pod: refOf(pod) };
+  // A missing node still names it in the token, without a uid (ServiceAccountTokenPodNodeInfo).
+  const node = await objects.get(NODES, undefined, nodeName);
+  return { pod: refOf(pod), node: node ? refOf(node) : { name: nodeName } };
+}
+
+async function resolveBound(objects: ObjectReader, ns: string, saName: string, refRaw: unknown): Promise<Bound> {
+  if (refRaw === undefined || refRaw === null) return {};
+  const ref = record(refRaw);
+  const apiVersion = str(ref.apiVersion) ?? '';
+  const kind = str(ref.kind) ?? '';
+  const core = apiVersion === 'v1' || apiVersion === '';
+  if (core && kind === 'Pod') return bindPod(objects, ns, saName, ref);
+  if (core && kind === 'Secret') return { secret: refOf(await fetchBound(objects, SECRETS, ns, ref)) };
+  if (core && kind === 'Node') return { node: refOf(await fetchBound(objects, NODES, undefined, ref)) };
+  throw errors.badRequest(`cannot bind token to object of type ${gvkString(apiVersion, kind)}`);
+}
+
+function checkNames(body: KObject, ns: string, name: string): void {
+  const meta = body.metadata ?? {};
+  if (meta.name && meta.name !== name) {
+    throw errors.invalid('TokenRequest', AUTHN_GROUP, name, [
+      invalid('metadata.name', meta.name, 'must match the service account name if specified'),
+    ]);
+  }
+  if (meta.namespace && meta.namespace !== ns) {
+    throw errors.invalid('TokenRequest', AUTHN_GROUP, name, [
+      invalid('metadata.namespace', meta.namespace, 'must match the service account namespace if specified'),
+    ]);
+  }
+}
+
+function validExpiration(raw: unknown): number {
+  const exp = raw === undefined || raw === null ? DEFAULT_EXPIRATION : raw;
+  const fail = (detail: string): never => {
+    throw errors.invalid('TokenRequest', AUTHN_GROUP, '', [invalid('spec.expirationSeconds', exp, detail)]);
+  };
+  if (typeof exp !== 'number' || !Number.isInteger(exp)) return fail('must be an integer number of seconds');
+  if (exp < MIN_EXPIRATION) fail('may not specify a duration less than 10 minutes');
+  if (exp > MAX_EXPIRATION) fail('may not specify a duration larger than 2^32 seconds');
+  return exp;
+}
+
+/** Upstream's extended expiration: kubelet-style pod-bound requests for the API audiences only. */
+function isExtendable(bound: Bound, seconds: number, audiences: string[], apiAudiences: readonly string[]): boolean {
+  return bound.pod !== undefined && seconds === KUBELET_DEFAULT_EXPIRATION && audiences.every((a) => apiAudiences.includes(a));
+}
+
+export function tokenRequestSubresource(o: TokenRequestOptions): VirtualCreate {
+  return {
+    async create(body, ctx, target) {
+      const ns = target.namespace ?? '';
+      const name = target.name ?? '';
+      checkNames(body, ns, name);
+      const sa = await ctx.objects.get(SERVICE_ACCOUNTS, ns, name);
+      if (!sa) throw errors.notFound({ group: '', resource: 'serviceaccounts', name });
+      const spec = record(body.spec);
+      const requested = strings(spec.audiences);
+      const audiences = requested.length > 0 ? requested : [...o.apiAudiences];
+      let expirationSeconds = validExpiration(spec.expirationSeconds);
+      const bound = await resolveBound(ctx.objects, ns, name, spec.boundObjectRef);
+      const max = o.maxExpirationSeconds ?? 0;
+      if (max > 0 && expirationSeconds > max) {
+        ctx.warnings.push(`requested expiration of ${expirationSeconds} seconds shortened to ${max} seconds`);
+        expirationSeconds = max;
+      }
+      const extended = (o.extendExpiration ?? true) && isExtendable(bound, expirationSeconds, audiences, o.apiAudiences);
+      const now = new Date(Math.floor(ctx.now.getTime() / 1000) * 1000);
+      const outSpec: Record<string, unknown> = { ...spec, audiences, expirationSeconds };
+      const out: KObject = {
+        kind: 'TokenRequest',
+        apiVersion: AUTHN_V1,
+        metadata: { name, namespace: ns, creationTimestamp: timestampSeconds(now) },
+        spec: outSpec,
+        status: {},
+      };
+      if (ctx.dryRun) return out;
+      const { token } = await issueServiceAccountToken({
+        key: o.key,
+        issuer: o.issuer,
+        audiences,
+        namespace: ns,
+        serviceAccount: { name, uid: sa.metadata?.uid ?? '' },
+        ...bound,
+        now,
+        expirationSeconds: extended ? EXTENDED_EXPIRATION : expirationSeconds,
+        warnAfterSeconds: extended ? expirationSeconds : undefined,
+      });
+      out.status = { token, expirationTimestamp: timestampSeconds(new Date(now.getTime() + expirationSeconds * 1000)) };
+      return out;
+    },
+  };
+}
+
+function resourceInfo(group: string, plural: string): ResourceInfo {
+  const r = findResource(group, 'v1', plural);
+  if (!r) throw new Error(`resource ${plural} missing from RESOURCES`);
+  return r;
+}
+
+/** TokenReview: runs the token through the same chain as request authentication. */
+export function tokenReviewStrategy(tokens: TokenChain): Strategy {
+  return {
+    info: resourceInfo(AUTHN_GROUP, 'tokenreviews'),
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    virtual: {
+      async create(body, _ctx, target) {
+        if (target.namespace) throw errors.badRequest(`namespace is not allowed on this type: ${target.namespace}`);
+        const spec = record(body.spec);
+        const token = str(spec.token) ?? '';
+        if (token === '') throw errors.badRequest('token is required for TokenReview in authentication');
+        const outcome = await tokens.authenticate(token, strings(spec.audiences));
+        const status: Record<string, unknown> = { authenticated: outcome.response !== undefined };
+        if (outcome.response) {
+          const u = withAuthenticatedGroup(outcome.response.user);
+          status.user = { username: u.username, uid: u.uid, groups: u.groups, extra: u.extra };
+          status.audiences = outcome.response.audiences;
+        }
+        if (outcome.error) status.error = outcome.error;
+        return {
+          kind: 'TokenReview',
+          apiVersion: AUTHN_V1,
+          metadata: { ...body.metadata, creationTimestamp: null },
+          spec: body.spec ?? {},
+          status,
+        };
+      },
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Access and identity reviews (authorization.k8s.io/v1 SubjectAccessReview, SelfSubjectAccessReview,
+ * LocalSubjectAccessReview; authentication.k8s.io/v1 SelfSubjectReview): virtual resources that
+ * ask the request's Authorizer, or echo the caller's identity. A denied review is a 201 answer.
+ */
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import { findResource, type ResourceInfo } from '../../../api/resources.js';
+import { record, str, strings } from '../../auth/objects.js';
+import { errors } from '../../errors.js';
+import { type FieldError, invalid } from '../../field-errors.js';
+import { timestampSeconds } from '../generic/object-util.js';
+import type { AuthorizationAttributes, RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
+
+const AUTHZ = 'authorization.k8s.io';
+
+function resourceInfo(group: string, plural: string): ResourceInfo {
+  const r = findResource(group, 'v1', plural);
+  if (!r) throw new Error(`resource ${plural} missing from RESOURCES`);
+  return r;
+}
+
+function attributesErrors(spec: Record<string, unknown>, local: boolean): FieldError[] {
+  const hasRes = spec.resourceAttributes !== undefined && spec.resourceAttributes !== null;
+  const hasNonRes = spec.nonResourceAttributes !== undefined && spec.nonResourceAttributes !== null;
+  if (local && hasNonRes) return [invalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request')];
+  if (hasRes && hasNonRes) {
+    return [invalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'cannot be specified in combination with resourceAttributes')];
+  }
+  if (!hasRes && !hasNonRes) {
+    return [invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified')];
+  }
+  return [];
+}
+
+function subjectErrors(spec: Record<string, unknown>): FieldError[] {
+  if (!str(spec.user) && strings(spec.groups).length === 0) {
+    return [invalid('spec.user', str(spec.user) ?? '', 'at least one of user or group must be specified')];
+  }
+  return [];
+}
+
+function attributes(spec: Record<string, unknown>, user: UserInfo): AuthorizationAttributes {
+  if (spec.resourceAttributes) {
+    const r = record(spec.resourceAttributes);
+    return {
+      user,
+      verb: str(r.verb) ?? '',
+      apiGroup: str(r.group) ?? '',
+      resource: str(r.resource) ?? '',
+      subresource: str(r.subresource) || undefined,
+      namespace: str(r.namespace) || undefined,
+      name: str(r.name) || undefined,
+    };
+  }
+  const n = record(spec.nonResourceAttributes);
+  return { user, verb: str(n.verb) ?? '', path: str(n.path) ?? '' };
+}
+
+async function evaluate(attrs: AuthorizationAttributes, ctx: RequestContext): Promise<Record<string, unknown>> {
+  try {
+    const d = await ctx.authorizer.authorize(attrs);
+    const status: Record<string, unknown> = { allowed: d.allowed };
+    if (d.reason) status.reason = d.reason;
+    return status;
+  } catch (err) {
+    return { allowed: false, evaluationError: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+function extraOf(v: unknown): Record<string, string[]> | undefined {
+  const entries = Object.entries(record(v)).map(([k, vals]) => [k, strings(vals)] as const);
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}
+
+type Kind = 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview';
+
+function accessReview(kind: Kind): VirtualCreate {
+  return {
+    async create(body, ctx, target) {
+      const spec = record(body.spec);
+      const local = kind === 'LocalSubjectAccessReview';
+      const errs = [...attributesErrors(spec, local), ...(kind === 'SelfSubjectAccessReview' ? [] : subjectErrors(spec))];
+      if (errs.length) throw errors.invalid(kind, AUTHZ, '', errs);
+      if (local) {
+        const ns = str(record(spec.resourceAttributes).namespace) ?? '';
+        if (ns !== (target.namespace ?? '')) {
+          throw errors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${target.namespace ?? ''}`);
+        }
+      }
+      const user: UserInfo =
+        kind === 'SelfSubjectAccessReview'
+          ? ctx.user
+          : { username: str(spec.user) ?? '', uid: str(spec.uid), groups: strings(spec.groups), extra: extraOf(spec.extra) };
+      const out: KObject = {
+        kind,
+        apiVersion: `${AUTHZ}/v1`,
+        metadata: { ...body.metadata, creationTimestamp: null },
+        spec: body.spec,
+        status: await evaluate(attributes(spec, user), ctx),
+      };
+      if (local) out.metadata = { ...out.metadata, namespace: target.namespace };
+      return out;
+    },
+  };
+}
+
+const selfSubjectReview: VirtualCreate = {
+  create(body, ctx) {
+    const u = ctx.user;
+    const userInfo: Record<string, unknown> = { username: u.username, groups: u.groups };
+    if (u.uid) userInfo.uid = u.uid;
+    if (u.extra) userInfo.extra = u.extra;
+    return Promise.resolve({
+      kind: 'SelfSubjectReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { ...body.metadata, creationTimestamp: timestampSeconds(ctx.now) },
+      status: { userInfo },
+    });
+  },
+};
+
+function virtualStrategy(group: string, plural: string, virtual: VirtualCreate): Strategy {
+  return { info: resourceInfo(group, plural), allowCreateOnUpdate: false, allowUnconditionalUpdate: true, virtual };
+}
+
+/** Strategies for subjectaccessreviews, selfsubjectaccessreviews, localsubjectaccessreviews, selfsubjectreviews. */
+export function reviewStrategies(): Strategy[] {
+  return [
+    virtualStrategy(AUTHZ, 'subjectaccessreviews', accessReview('SubjectAccessReview')),
+    virtualStrategy(AUTHZ, 'selfsubjectaccessreviews', accessReview('SelfSubjectAccessReview')),
+    virtualStrategy(AUTHZ, 'localsubjectaccessreviews', accessReview('LocalSubjectAccessReview')),
+    virtualStrategy('authentication.k8s.io', 'selfsubjectreviews', selfSubjectReview),
+  ];
+}

@@ -1,0 +1,83 @@
+/**
+ * The three CSR admission plugins kube-apiserver enables by default: CertificateApproval (/approval
+ * needs `approve` on the signer), CertificateSigning (setting status.certificate needs `sign`) and
+ * CertificateSubjectRestriction (no system:masters client certificates from the built-in signer).
+ * They run after validation, so a 422 wins over these 403s.
+ */
+import {
+  CERTIFICATES_GROUP,
+  CSR_RESOURCE,
+  SIGNER_KUBE_APISERVER_CLIENT,
+  type CertificateSigningRequestSpec,
+} from '../../../api/certificates.js';
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import { parseCertificateRequestPem } from '../../../pki/csr.js';
+import { errors, type ApiError } from '../../errors.js';
+import { sameBytes } from './bytes.js';
+import type { Authorizer, RequestContext } from '../generic/strategy.js';
+import { bytesText } from './validation.js';
+
+const signerNameOf = (obj: KObject): string => (obj.spec as Partial<CertificateSigningRequestSpec> | undefined)?.signerName ?? '';
+
+function admissionForbidden(obj: KObject, message: string): ApiError {
+  return errors.admissionForbidden({ group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, name: obj.metadata?.name }, message);
+}
+
+async function allowed(authorizer: Authorizer, user: UserInfo, verb: string, name: string): Promise<boolean> {
+  try {
+    const decision = await authorizer.authorize({ user, verb, apiGroup: CERTIFICATES_GROUP, resource: 'signers', name });
+    return decision.allowed;
+  } catch {
+    // Upstream logs authorizer errors and treats them as a denial.
+    return false;
+  }
+}
+
+/**
+ * Whether the user holds `verb` on the `signers` resource for this signer: by its exact name, or
+ * by the wildcard `<domain>/*` for the part before the first slash.
+ */
+export async function isAuthorizedForSignerName(
+  authorizer: Authorizer,
+  user: UserInfo,
+  verb: string,
+  signerName: string,
+): Promise<boolean> {
+  if (await allowed(authorizer, user, verb, signerName)) return true;
+  const domain = signerName.split('/')[0] ?? '';
+  return allowed(authorizer, user, verb, `${domain}/*`);
+}
+
+/** CertificateApproval: any update through /approval, checked against the stored signerName. */
+export async function admitApproval(old: KObject, ctx: RequestContext): Promise<void> {
+  const signer = signerNameOf(old);
+  if (!(await isAuthorizedForSignerName(ctx.authorizer, ctx.user, 'approve', signer))) {
+    throw admissionForbidden(old, `user not permitted to approve requests with signerName ${JSON.stringify(signer)}`);
+  }
+}
+
+/** CertificateSigning: /status updates that change status.certificate, checked against the stored signerName. */
+export async function admitSigning(obj: KObject, old: KObject, ctx: RequestContext): Promise<void> {
+  const next = (obj.status as { certificate?: unknown } | undefined)?.certificate;
+  const prev = (old.status as { certificate?: unknown } | undefined)?.certificate;
+  if (sameBytes(next, prev)) return;
+  const signer = signerNameOf(old);
+  if (!(await isAuthorizedForSignerName(ctx.authorizer, ctx.user, 'sign', signer))) {
+    throw admissionForbidden(old, `user not permitted to sign requests with signerName ${JSON.stringify(signer)}`);
+  }
+}
+
+/** CertificateSubjectRestriction: on create of the main resource only. */
+export function admitSubjectRestriction(obj: KObject): void {
+  const spec = (obj.spec ?? {}) as Partial<CertificateSigningRequestSpec>;
+  if (spec.signerName !== SIGNER_KUBE_APISERVER_CLIENT) return;
+  let organizations: string[];
+  try {
+    organizations = parseCertificateRequestPem(bytesText(spec.request)).subject.organizations;
+  } catch (err) {
+    throw admissionForbidden(obj, `failed to parse CSR: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (organizations.includes('system:masters')) {
+    throw admissionForbidden(obj, `use of ${SIGNER_KUBE_APISERVER_CLIENT} signer with system:masters group is not allowed`);
+  }
+}

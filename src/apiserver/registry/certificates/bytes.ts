@@ -1,0 +1,142 @@
+/**
+ * The []byte fields of a CSR (spec.request, status.certificate) as JSON carries them: base64 text.
+ * kube-apiserver decodes them with Go's base64.StdEncoding while decoding the body, so invalid text
+ * is a 400 BadRequest before any validation runs; this reproduces that decoder and its messages.
+ */
+import { errors } from '../../errors.js';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const DECODE = new Map<number, number>([...ALPHABET].map((c, i) => [c.charCodeAt(0), i]));
+const PAD = 0x3d; // '='
+const isNewline = (c: number | undefined): boolean => c === 0x0a || c === 0x0d;
+
+/** Go's base64.CorruptInputError. */
+export class Base64Error extends Error {
+  constructor(readonly offset: number) {
+    super(`illegal base64 data at input byte ${offset}`);
+    this.name = 'Base64Error';
+  }
+}
+
+/** Skips CR/LF from `si`. */
+function skipNewlines(src: Buffer, si: number): number {
+  while (si < src.length && isNewline(src[si])) si++;
+  return si;
+}
+
+/**
+ * After a '=' at quantum position j (2 or 3): checks the rest of the padding and that nothing
+ * but newlines follows. Returns nothing; throws Go's CorruptInputError offsets.
+ */
+function checkPadding(src: Buffer, si: number, j: number): void {
+  if (j === 2) {
+    si = skipNewlines(src, si);
+    if (si === src.length) throw new Base64Error(src.length);
+    if (src[si] !== PAD) throw new Base64Error(si - 1);
+    si++;
+  }
+  si = skipNewlines(src, si);
+  if (si < src.length) throw new Base64Error(si);
+}
+
+interface Quantum {
+  values: number[];
+  /** Input position after the quantum. */
+  next: number;
+  /** Number of base64 characters before padding (4 without padding). */
+  length: number;
+}
+
+/** Reads up to four base64 characters from `si`; undefined at the clean end of input. */
+function readQuantum(src: Buffer, si: number): Quantum | undefined {
+  const values: number[] = [];
+  while (values.length < 4) {
+    if (si === src.length) {
+      if (values.length === 0) return undefined;
+      throw new Base64Error(si - values.length);
+    }
+    const c = src[si] as number;
+    si++;
+    const v = DECODE.get(c);
+    if (v !== undefined) values.push(v);
+    else if (isNewline(c)) continue;
+    else if (c !== PAD || values.length < 2) throw new Base64Error(si - 1);
+    else {
+      checkPadding(src, si, values.length);
+      return { values, next: src.length, length: values.length };
+    }
+  }
+  return { values, next: si, length: 4 };
+}
+
+/** Padded standard base64 without newlines: nothing Go would reject or read differently. */
+const CANONICAL = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * base64.StdEncoding.DecodeString: padding required, CR/LF ignored anywhere, anything after the
+ * padding is an error, non-zero trailing bits are tolerated. Offsets in errors are Go's.
+ */
+export function decodeStdBase64(text: string): Buffer {
+  // Canonical padded base64 (what clients send) decodes the same in node; it is a hot path on every CSR write.
+  if (CANONICAL.test(text)) return Buffer.from(text, 'base64');
+  const src = Buffer.from(text, 'utf8');
+  const out: number[] = [];
+  for (let q = readQuantum(src, 0); q; q = readQuantum(src, q.next)) {
+    const [a = 0, b = 0, c = 0, d = 0] = q.values;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    out.push((n >> 16) & 0xff);
+    if (q.length > 2) out.push((n >> 8) & 0xff);
+    if (q.length > 3) out.push(n & 0xff);
+  }
+  return Buffer.from(out);
+}
+
+/** The bytes of a []byte JSON field: absent, null and "" are empty. Throws Base64Error. */
+export function fieldBytes(value: unknown): Buffer {
+  if (value === undefined || value === null || value === '') return Buffer.alloc(0);
+  if (typeof value !== 'string') throw new TypeError('not a string');
+  return decodeStdBase64(value);
+}
+
+/** Whether two []byte JSON fields hold the same bytes (Go's bytes.Equal: nil equals empty). */
+export function sameBytes(a: unknown, b: unknown): boolean {
+  return fieldBytes(a).equals(fieldBytes(b));
+}
+
+function jsonTypeName(value: unknown): string {
+  if (typeof value === 'number') return 'number';
+  if (typeof value === 'boolean') return 'bool';
+  if (Array.isArray(value)) return 'array';
+  return 'object';
+}
+
+/**
+ * The decode step upstream runs before any strategy: each []byte field must be a string of valid
+ * base64. Throws the 400 that the body decoder gives (`... cannot be handled as a ...: <why>`).
+ */
+export function checkBytesFields(obj: Record<string, unknown>): void {
+  const spec = obj.spec as Record<string, unknown> | undefined;
+  const status = obj.status as Record<string, unknown> | undefined;
+  const fields: [unknown, string, string][] = [
+    [spec?.request, 'CertificateSigningRequestSpec', 'spec.request'],
+    [status?.certificate, 'CertificateSigningRequestStatus', 'status.certificate'],
+  ];
+  for (const [value, goType, path] of fields) {
+    try {
+      fieldBytes(value);
+    } catch (err) {
+      const why =
+        err instanceof Base64Error
+          ? err.message
+          : `json: cannot unmarshal ${jsonTypeName(value)} into Go struct field ${goType}.${path} of type []uint8`;
+      throw errors.badRequest(`CertificateSigningRequest in version "v1" cannot be handled as a CertificateSigningRequest: ${why}`);
+    }
+  }
+}
+
+/** Go's `%#v` of a []byte, which is how field errors print a bad spec.request. */
+export function goBytesLiteral(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (const b of bytes) parts.push(`0x${b.toString(16)}`);
+  return `[]byte{${parts.join(', ')}}`;
+}

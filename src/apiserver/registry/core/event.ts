@@ -1,0 +1,87 @@
+/** core/v1 and events.k8s.io/v1 Events: free-form records, created on update as upstream allows. */
+import type { KObject } from '../../../api/meta.js';
+import { findResource } from '../../../api/resources.js';
+import { NAME_COLUMN } from '../../handlers/table.js';
+import type { Strategy } from '../generic/strategy.js';
+import { ageCell, column } from '../generic/table-columns.js';
+import { record } from '../../../lib/json.js';
+
+const coreInfo = findResource('', 'v1', 'events');
+const eventsInfo = findResource('events.k8s.io', 'v1', 'events');
+if (!coreInfo || !eventsInfo) throw new Error('events missing from RESOURCES');
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const int = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
+
+/** `component, instance`, falling back to the events.k8s.io reporting fields (upstream formatEventSource). */
+function source(obj: KObject): string {
+  const src = record(obj.source);
+  const component = str(src.component) || str(obj.reportingController);
+  const instance = str(src.host) || str(obj.reportingInstance);
+  return instance ? `${component}, ${instance}` : component;
+}
+
+/**
+ * The cells of upstream printEvent with Wide set (the server always prints wide; kubectl hides
+ * priority-1 columns without `-o wide`): a series overrides last-seen and count, and a singleton
+ * event without a count counts once.
+ */
+function eventCells(obj: KObject, now: Date): unknown[] {
+  const first = ageCell(str(obj.firstTimestamp) || str(obj.eventTime), now);
+  let last = str(obj.lastTimestamp) ? ageCell(str(obj.lastTimestamp), now) : first;
+  let count = int(obj.count);
+  const series = obj.series === undefined || obj.series === null ? undefined : record(obj.series);
+  if (series) {
+    last = ageCell(str(series.lastObservedTime), now);
+    count = int(series.count);
+  } else if (count === 0) {
+    count = 1;
+  }
+  const io = record(obj.involvedObject);
+  const kind = str(io.kind).toLowerCase();
+  const target = str(io.name) ? `${kind}/${str(io.name)}` : kind;
+  return [
+    last,
+    str(obj.type),
+    str(obj.reason),
+    target,
+    str(io.fieldPath),
+    source(obj),
+    str(obj.message).trim(),
+    first,
+    count,
+    obj.metadata?.name ?? '',
+  ];
+}
+
+export const coreEventStrategy: Strategy = {
+  info: coreInfo,
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: true,
+  table: {
+    columns: [
+      column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
+      column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
+      column('Reason', 'string', "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+      column('Object', 'string', 'The object that this event is about.'),
+      column(
+        'Subobject',
+        'string',
+        'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+        1,
+      ),
+      column('Source', 'string', 'The component reporting this event. Should be a short machine understandable string.', 1),
+      column('Message', 'string', 'A human-readable description of the status of this operation.'),
+      column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', 1),
+      column('Count', 'string', 'The number of times this event has occurred.', 1),
+      { ...NAME_COLUMN, priority: 1 },
+    ],
+    cells: eventCells,
+  },
+};
+
+export const eventsV1Strategy: Strategy = {
+  info: eventsInfo,
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: true,
+};

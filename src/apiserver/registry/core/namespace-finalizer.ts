@@ -1,0 +1,122 @@
+/**
+ * The namespace controller's deletion work, run inside the server (no controller-manager here):
+ * once a namespace is Terminating, delete everything in it through the registries (so content
+ * finalizers hold it, as upstream), then drop the `kubernetes` spec finalizer and delete the
+ * namespace. Content still held by finalizers leaves the namespace Terminating; the deletion
+ * that finally removes such content runs the work again.
+ */
+import type { KObject } from '../../../api/meta.js';
+import { isStored } from '../../../api/resources.js';
+import { ApiError } from '../../errors.js';
+import { type Store, StoreError, storageKey } from '../../storage/store.js';
+import type { GenericRegistry } from '../generic/registry.js';
+import { withoutKubernetesFinalizer } from './namespace.js';
+import { deepEqual } from '../generic/object-util.js';
+import type { RequestContext } from '../generic/strategy.js';
+
+/** Passes over the contents before giving up until the next trigger (creates racing the mark). */
+const MAX_PASSES = 5;
+
+export class NamespaceFinalizer {
+  /** Namespaces being finalized, with whether another pass was asked for meanwhile. */
+  private readonly running = new Map<string, boolean>();
+  /** Terminating namespaces whose content deletions should trigger another pass. */
+  private readonly terminating = new Set<string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly registries: () => Iterable<GenericRegistry>,
+    private readonly namespaces: () => GenericRegistry | undefined,
+    private readonly context: () => RequestContext,
+  ) {}
+
+  /** Starts (or re-runs) the work for a namespace in the background; failures wait for the next trigger. */
+  finalize(name: string): void {
+    this.terminating.add(name);
+    if (this.running.has(name)) {
+      this.running.set(name, true);
+      return;
+    }
+    this.running.set(name, true);
+    void (async () => {
+      try {
+        for (let pass = 0; this.running.get(name) === true && pass < MAX_PASSES; pass++) {
+          this.running.set(name, false);
+          if (await this.pass(name)) this.running.set(name, true);
+        }
+      } catch {
+        // Left Terminating: the next deletion in the namespace, or a restart, tries again.
+      } finally {
+        this.running.delete(name);
+      }
+    })();
+  }
+
+  /** Called after any namespaced object is deleted: content leaving a terminating namespace. */
+  contentDeleted(obj: KObject): void {
+    const ns = obj.metadata?.namespace;
+    if (ns && this.terminating.has(ns)) this.finalize(ns);
+  }
+
+  /** Resumes namespaces a previous run left Terminating. */
+  async resume(): Promise<void> {
+    const res = await this.store.range({ prefix: storageKey('', 'namespaces', undefined) });
+    for (const item of res.items) {
+      if (item.object.metadata?.deletionTimestamp) this.finalize(item.object.metadata.name ?? '');
+    }
+  }
+
+  /** One pass; true when content without a deletionTimestamp remains (created meanwhile). */
+  private async pass(name: string): Promise<boolean> {
+    const key = storageKey('', 'namespaces', undefined, name);
+    const ns = await this.store.get(key);
+    if (!ns?.object.metadata?.deletionTimestamp) {
+      this.terminating.delete(name);
+      return false;
+    }
+    const ctx = this.context();
+    const { held, live } = await this.deleteContents(name, ctx);
+    if (held || live) return live;
+    await this.dropFinalizer(key);
+    await this.namespaces()?.delete(undefined, name, ctx, { dryRun: false });
+    this.terminating.delete(name);
+    return false;
+  }
+
+  /** Deletes every stored object in the namespace: whether finalizers hold some, and whether live ones remain. */
+  private async deleteContents(name: string, ctx: RequestContext): Promise<{ held: boolean; live: boolean }> {
+    let held = false;
+    let live = false;
+    for (const reg of this.registries()) {
+      if (!reg.info.namespaced || !isStored(reg.info)) continue;
+      const res = await this.store.range({ prefix: reg.prefix(name) });
+      for (const item of res.items) {
+        try {
+          held ||= !(await reg.delete(name, item.object.metadata?.name ?? '', ctx, { dryRun: false })).deleted;
+        } catch (e) {
+          // 404: removed meanwhile (or the same object seen through another version).
+          if (!(e instanceof ApiError && e.code === 404)) throw e;
+        }
+      }
+      const left = await this.store.range({ prefix: reg.prefix(name) });
+      live ||= left.items.some((i) => !i.object.metadata?.deletionTimestamp);
+    }
+    return { held, live };
+  }
+
+  /** Upstream's `PUT /api/v1/namespaces/<n>/finalize` without the `kubernetes` entry. */
+  private async dropFinalizer(key: string): Promise<void> {
+    for (;;) {
+      const cur = await this.store.get(key);
+      if (!cur) return;
+      const next = withoutKubernetesFinalizer(cur.object);
+      if (deepEqual(next, cur.object)) return;
+      try {
+        await this.store.update(key, next, cur.revision);
+        return;
+      } catch (e) {
+        if (!(e instanceof StoreError && e.code === 'Conflict')) throw e;
+      }
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Pods and Nodes, minimal: enough for bound tokens (pod/node references) and `kubectl get`.
+ * Spec and status are split between the main resource and /status, as upstream does.
+ */
+import type { KObject } from '../../../api/meta.js';
+import { findResource } from '../../../api/resources.js';
+import { required } from '../../field-errors.js';
+import { NAME_COLUMN } from '../../handlers/table.js';
+import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
+import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { record, records, text } from '../../../lib/json.js';
+
+const podInfo = findResource('', 'v1', 'pods');
+const nodeInfo = findResource('', 'v1', 'nodes');
+if (!podInfo || !nodeInfo) throw new Error('pods or nodes missing from RESOURCES');
+
+
+/** /status: only status changes; spec is kept. */
+const statusOnly: SubresourceStrategy = {
+  prepareForUpdate(obj, old) {
+    obj.spec = old.spec;
+  },
+  validateUpdate: () => [],
+};
+
+function podCells(obj: KObject, now: Date): unknown[] {
+  const spec = record(obj.spec);
+  const status = record(obj.status);
+  const statuses = records(status.containerStatuses);
+  const ready = statuses.filter((c) => c.ready === true).length;
+  const restarts = statuses.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0);
+  const reason = obj.metadata?.deletionTimestamp ? 'Terminating' : text(status.reason) || text(status.phase);
+  const gates = records(spec.readinessGates);
+  return [
+    obj.metadata?.name ?? '',
+    `${ready}/${records(spec.containers).length}`,
+    reason,
+    restarts,
+    ageCell(obj.metadata?.creationTimestamp, now),
+    text(status.podIP) || '<none>',
+    text(spec.nodeName) || '<none>',
+    text(status.nominatedNodeName) || '<none>',
+    gates.length === 0 ? '<none>' : `0/${gates.length}`,
+  ];
+}
+
+export const podStrategy: Strategy = {
+  info: podInfo,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  prepareForCreate(obj) {
+    const spec = record(obj.spec);
+    const sa = text(spec.serviceAccountName) || text(spec.serviceAccount) || 'default';
+    obj.spec = { ...spec, serviceAccountName: sa, serviceAccount: sa };
+    obj.status = { phase: 'Pending' };
+  },
+  prepareForUpdate(obj, old) {
+    obj.status = old.status;
+  },
+  validate(obj) {
+    return records(record(obj.spec).containers).length === 0 ? [required('spec.containers')] : [];
+  },
+  subresources: { status: statusOnly },
+  table: {
+    columns: [
+      NAME_COLUMN,
+      column('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.'),
+      column('Status', 'string', 'The aggregate status of the containers in this pod.'),
+      column('Restarts', 'string', 'The number of times the containers in this pod have been restarted.'),
+      AGE_COLUMN,
+      column('IP', 'string', 'IP address allocated to the pod.', 1),
+      column('Node', 'string', 'Name of the Node the Pod is running on.', 1),
+      column('Nominated Node', 'string', 'Name of the node where the Pod is nominated to run.', 1),
+      column('Readiness Gates', 'string', 'Pod readiness gates.', 1),
+    ],
+    cells: podCells,
+  },
+};
+
+function nodeStatus(obj: KObject): string {
+  const ready = records(record(obj.status).conditions).find((c) => c.type === 'Ready');
+  let s = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
+  if (record(obj.spec).unschedulable === true) s += ',SchedulingDisabled';
+  return s;
+}
+
+export const nodeStrategy: Strategy = {
+  info: nodeInfo,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  prepareForUpdate(obj, old) {
+    obj.status = old.status;
+  },
+  subresources: { status: statusOnly },
+  table: {
+    columns: [
+      NAME_COLUMN,
+      column('Status', 'string', 'The status of the node'),
+      column('Roles', 'string', 'The roles of the node'),
+      AGE_COLUMN,
+      column('Version', 'string', 'Kubelet Version reported by the node.'),
+    ],
+    cells: (obj, now) => {
+      const roles = Object.keys(obj.metadata?.labels ?? {})
+        .filter((l) => l.startsWith('node-role.kubernetes.io/'))
+        .map((l) => l.slice('node-role.kubernetes.io/'.length))
+        .filter((r) => r !== '');
+      return [
+        obj.metadata?.name ?? '',
+        nodeStatus(obj),
+        roles.length > 0 ? roles.sort().join(',') : '<none>',
+        ageCell(obj.metadata?.creationTimestamp, now),
+        text(record(record(obj.status).nodeInfo).kubeletVersion),
+      ];
+    },
+  },
+};

@@ -1,0 +1,28 @@
+/** ServiceAccounts: only object metadata is validated; secrets and imagePullSecrets are free-form. */
+import type { KObject } from '../../../api/meta.js';
+import { findResource } from '../../../api/resources.js';
+import { NAME_COLUMN } from '../../handlers/table.js';
+import type { Strategy } from '../generic/strategy.js';
+import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+
+const info = findResource('', 'v1', 'serviceaccounts');
+if (!info) throw new Error('serviceaccounts missing from RESOURCES');
+
+/** The ServiceAccount every namespace gets (upstream's serviceaccounts controller creates it). */
+export function defaultServiceAccount(namespace: string): KObject {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } };
+}
+
+export const serviceAccountStrategy: Strategy = {
+  info,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  table: {
+    columns: [NAME_COLUMN, column('Secrets', 'integer', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.'), AGE_COLUMN],
+    cells: (obj, now) => [
+      obj.metadata?.name ?? '',
+      Array.isArray(obj.secrets) ? obj.secrets.length : 0,
+      ageCell(obj.metadata?.creationTimestamp, now),
+    ],
+  },
+};

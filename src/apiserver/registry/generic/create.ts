@@ -1,0 +1,99 @@
+/**
+ * The steps of a generic create (upstream's BeforeCreate + Store.Create): server-set metadata,
+ * validation and admission, then the storage write with generateName retries.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KObject, ObjectMeta } from '../../../api/meta.js';
+import { ApiError, errors } from '../../errors.js';
+import { generateName } from '../../validation/names.js';
+import { invalidError, applyNamespace, isStoreError, omitEmptyMetadata, UnknownError, validateMeta } from './meta.js';
+import { timestampSeconds } from './object-util.js';
+import type { RequestContext } from './strategy.js';
+import { MAX_ATTEMPTS, type RegistryScope } from './types.js';
+
+/** A create being carried out: its object, the metadata it is stamped on, and whether the name was generated. */
+export interface PendingCreate {
+  obj: KObject;
+  meta: ObjectMeta;
+  /** The name came from generateName, so a clash is retried with a fresh name instead of a 409. */
+  generated: boolean;
+}
+
+/**
+ * Sets what only the server may set: a fresh uid and creationTimestamp, no deletion state, the
+ * namespace from the URL and a generated name. A client-sent resourceVersion is a 500, as upstream.
+ */
+export function prepareCreate(
+  scope: RegistryScope,
+  obj: KObject,
+  namespace: string | undefined,
+  ctx: RequestContext,
+): PendingCreate {
+  const meta = (obj.metadata ??= {});
+  if (meta.resourceVersion) {
+    throw new UnknownError(500, '', 'resourceVersion should not be set on objects to be created');
+  }
+  applyNamespace(scope, obj, namespace);
+  omitEmptyMetadata(meta);
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  meta.uid = randomUUID();
+  meta.creationTimestamp = timestampSeconds(ctx.now);
+  scope.strategy.prepareForCreate?.(obj, ctx);
+  const generated = !meta.name && !!meta.generateName;
+  if (generated) meta.name = generateName(meta.generateName ?? '');
+  return { obj, meta, generated };
+}
+
+/** Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission. */
+export async function admitCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> {
+  const { obj, meta } = pending;
+  const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(obj, ctx) ?? [])];
+  if (errs.length > 0) throw invalidError(scope, meta.name ?? '', errs);
+  if (scope.info.namespaced && meta.namespace && scope.env.checkNamespace) {
+    await scope.env.checkNamespace(meta.namespace, scope.target(meta.name));
+  }
+  await scope.strategy.admit?.(obj, undefined, ctx);
+}
+
+/** Upstream's message when every generated name it tried was taken. */
+function namesExhausted(scope: RegistryScope, name: string): ApiError {
+  const base = errors.alreadyExists(scope.target(name));
+  return new ApiError(
+    409,
+    'AlreadyExists',
+    `${base.message}, the server was not able to generate a unique name for the object`,
+    base.details,
+  );
+}
+
+/**
+ * Stores the object (or, on a dry run, only checks the name is free). A taken generated name is
+ * regenerated up to MAX_ATTEMPTS times; a taken explicit name is a 409 straight away.
+ */
+export async function persistCreate(
+  scope: RegistryScope,
+  pending: PendingCreate,
+  ctx: RequestContext,
+  dryRun: boolean,
+): Promise<KObject> {
+  const { obj, meta, generated } = pending;
+  for (let attempt = 1; ; attempt++) {
+    const name = meta.name ?? '';
+    const key = scope.key(meta.namespace, name);
+    if (dryRun) {
+      if (await scope.env.store.get(key)) throw errors.alreadyExists(scope.target(name));
+      return obj;
+    }
+    try {
+      const stored = await scope.env.store.create(key, obj);
+      await scope.env.hooks?.afterCreate?.(stored.object, ctx);
+      return stored.object;
+    } catch (e) {
+      if (!isStoreError(e, 'KeyExists')) throw e;
+      if (!generated) throw errors.alreadyExists(scope.target(name));
+      if (attempt >= MAX_ATTEMPTS) throw namesExhausted(scope, name);
+      meta.name = generateName(meta.generateName ?? '');
+    }
+  }
+}

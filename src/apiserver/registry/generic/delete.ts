@@ -1,0 +1,74 @@
+/**
+ * One attempt of a generic delete (upstream's Store.Delete): preconditions, the kind's own
+ * termination step, graceful deletion for objects with finalizers, and the removal itself.
+ */
+import type { KObject, ObjectMeta } from '../../../api/meta.js';
+import { errors } from '../../errors.js';
+import type { StoredObject } from '../../storage/store.js';
+import { cloneObject, deepEqual, timestampSeconds } from './object-util.js';
+import type { RequestContext } from './strategy.js';
+import type { DeleteParams, RegistryScope } from './types.js';
+
+/** One try at deleting the stored `cur`; retried as a whole when the compare-and-swap race is lost. */
+export interface DeleteAttempt {
+  key: string;
+  cur: StoredObject;
+  ctx: RequestContext;
+  params: DeleteParams;
+}
+
+export interface DeleteResult {
+  object: KObject;
+  /** False when the object stays (finalizers pending, or the kind kept it). */
+  deleted: boolean;
+}
+
+/** DeleteOptions.preconditions: 409 with upstream's texts when uid or resourceVersion differ. */
+export function checkDeletePreconditions(scope: RegistryScope, name: string, meta: ObjectMeta, params: DeleteParams): void {
+  const pre = params.preconditions;
+  if (pre?.uid && pre.uid !== meta.uid) {
+    throw errors.conflict(scope.target(name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`);
+  }
+  if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
+    throw errors.conflict(
+      scope.target(name),
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
+    );
+  }
+}
+
+/** The kind's own deletion step (RegistryHooks.terminate): the object kept, or undefined to go on. */
+async function terminate(scope: RegistryScope, attempt: DeleteAttempt): Promise<KObject | undefined> {
+  const { key, cur, ctx, params } = attempt;
+  const kept = scope.env.hooks?.terminate?.(cloneObject(cur.object), ctx);
+  if (!kept || deepEqual(kept, cur.object) || params.dryRun) return kept;
+  const stored = (await scope.env.store.update(key, kept, cur.revision)).object;
+  await scope.env.hooks?.afterTerminate?.(stored, ctx);
+  return stored;
+}
+
+/**
+ * Graceful deletion: an object with finalizers only gets its deletionTimestamp; it stays until
+ * the last finalizer is removed (the update path then deletes it). Repeated deletes are no-ops.
+ */
+async function markDeleting(scope: RegistryScope, attempt: DeleteAttempt): Promise<DeleteResult> {
+  const { key, cur, ctx, params } = attempt;
+  if (cur.object.metadata?.deletionTimestamp) return { object: cur.object, deleted: false };
+  const next = cloneObject(cur.object);
+  next.metadata = { ...next.metadata, deletionTimestamp: timestampSeconds(ctx.now), deletionGracePeriodSeconds: 0 };
+  if (params.dryRun) return { object: next, deleted: false };
+  return { object: (await scope.env.store.update(key, next, cur.revision)).object, deleted: false };
+}
+
+/** Terminates, marks or removes the object; storage race errors propagate for the caller to retry. */
+export async function deleteOnce(scope: RegistryScope, attempt: DeleteAttempt): Promise<DeleteResult> {
+  const { key, cur, ctx, params } = attempt;
+  const kept = await terminate(scope, attempt);
+  if (kept) return { object: kept, deleted: false };
+  const finalizers = cur.object.metadata?.finalizers;
+  if (finalizers && finalizers.length > 0) return markDeleting(scope, attempt);
+  if (params.dryRun) return { object: cur.object, deleted: true };
+  const gone = await scope.env.store.delete(key, cur.revision);
+  await scope.env.hooks?.afterDelete?.(gone.object, ctx);
+  return { object: gone.object, deleted: true };
+}

@@ -1,0 +1,159 @@
+/**
+ * LIST with upstream's resourceVersion semantics and snapshot-consistent pagination: every page
+ * of a paginated list is read at the revision of the first page, carried in an opaque continue
+ * token (base64url JSON `{v, rv, start}`), as kube-apiserver's etcd3 store does.
+ */
+import type { KList, KObject, Status } from '../../../api/meta.js';
+import { apiVersionOf } from '../../../api/resources.js';
+import { ApiError, errors } from '../../errors.js';
+import type { ListOptions } from '../../handlers/list-options.js';
+import { type StoredObject, StoreError } from '../../storage/store.js';
+import type { GenericRegistry } from './registry.js';
+import type { Selection } from './selection.js';
+
+const TOKEN_VERSION = 'meta.k8s.io/v1';
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+/** How long a read "not older than N" waits for the store to reach N (upstream: ~3 s). */
+const TOO_LARGE_WAIT_MS = 3000;
+
+interface ContinueToken {
+  rv: number;
+  /** The key to start after, relative to the collection prefix. */
+  start: string;
+}
+
+export function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: TOKEN_VERSION, rv, start })).toString('base64url');
+}
+
+export function decodeContinue(token: string): ContinueToken {
+  const bad = (why: string): ApiError => errors.badRequest(`invalid continue token: continue key is not valid: ${why}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch (e) {
+    throw bad((e as Error).message);
+  }
+  const t = parsed as { v?: unknown; rv?: unknown; start?: unknown } | null;
+  if (!t || typeof t !== 'object' || t.v !== TOKEN_VERSION) {
+    throw bad(`incorrect encoded start resourceVersion (version ${TOKEN_VERSION})`);
+  }
+  if (typeof t.rv !== 'number' || !Number.isInteger(t.rv) || t.rv === 0 || t.rv < -1) {
+    throw bad(`incorrect encoded start resourceVersion (version ${TOKEN_VERSION})`);
+  }
+  if (typeof t.start !== 'string' || t.start === '') throw bad('encoded start key empty');
+  if (t.start.startsWith('/') || t.start.split('/').includes('..')) throw bad('path traversal attempt');
+  return { rv: t.rv, start: t.start };
+}
+
+/** 410 for a compacted continue token, carrying a fresh "latest" token as upstream does. */
+class ContinueExpired extends ApiError {
+  constructor(private readonly fresh: string) {
+    super(410, 'Expired', CONTINUE_EXPIRED, {});
+  }
+  override toStatus(): Status {
+    const s = super.toStatus();
+    s.metadata = { continue: this.fresh };
+    return s;
+  }
+}
+
+/** Waits (briefly) until the store has reached `rv`; 504 "Too large resource version" otherwise. */
+export async function waitForRevision(registry: GenericRegistry, rv: number): Promise<void> {
+  const deadline = Date.now() + TOO_LARGE_WAIT_MS;
+  while (registry.store.currentRevision() < rv) {
+    if (Date.now() >= deadline) {
+      const e = errors.timeout(`Too large resource version: ${rv}, current: ${registry.store.currentRevision()}`, 1);
+      if (e.details) e.details.causes = [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }];
+      throw e;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+interface Page {
+  items: KObject[];
+  revision: number;
+  lastKey?: string;
+  remaining: number;
+}
+
+async function readPage(
+  registry: GenericRegistry,
+  prefix: string,
+  selection: Selection,
+  limit: number,
+  start: { after?: string; revision?: number },
+): Promise<Page> {
+  const items: KObject[] = [];
+  let after = start.after;
+  let revision = start.revision;
+  for (;;) {
+    const res = await registry.store.range({ prefix, after, limit, revision });
+    revision = res.revision;
+    const chunk: StoredObject[] = res.items;
+    for (let i = 0; i < chunk.length; i++) {
+      const item = chunk[i] as StoredObject;
+      if (!selection.matches(item.object)) continue;
+      items.push(item.object);
+      if (limit > 0 && items.length === limit) {
+        const more = i < chunk.length - 1 || res.remaining > 0;
+        const remaining = selection.empty ? chunk.length - 1 - i + res.remaining : 1;
+        return more ? { items, revision, lastKey: item.key, remaining } : { items, revision, remaining: 0 };
+      }
+    }
+    if (limit === 0 || res.remaining === 0 || chunk.length === 0) return { items, revision, remaining: 0 };
+    after = chunk[chunk.length - 1]?.key;
+  }
+}
+
+function translate(e: unknown, token?: { start: string }): never {
+  if (e instanceof StoreError && e.code === 'Compacted') {
+    if (token) throw new ContinueExpired(encodeContinue(-1, token.start));
+    throw errors.expired('The resourceVersion for the provided list is too old.');
+  }
+  throw e;
+}
+
+export async function listObjects(
+  registry: GenericRegistry,
+  namespace: string | undefined,
+  opts: ListOptions,
+  selection: Selection,
+): Promise<KList> {
+  const prefix = registry.prefix(namespace);
+  let limit = opts.limit;
+  let after: string | undefined;
+  let revision: number | undefined;
+  let token: ContinueToken | undefined;
+  if (opts.continue !== '') {
+    token = decodeContinue(opts.continue);
+    after = prefix + (token.start.endsWith('\u0000') ? token.start.slice(0, -1) : token.start);
+    if (token.rv > 0) revision = token.rv;
+  } else if (opts.resourceVersion === '0') {
+    limit = 0;
+  } else if (opts.resourceVersion !== '') {
+    const rv = Number(opts.resourceVersion);
+    const exact = opts.resourceVersionMatch === 'Exact' || (opts.resourceVersionMatch === '' && limit > 0);
+    await waitForRevision(registry, rv);
+    if (exact) revision = rv;
+  }
+  let page: Page;
+  try {
+    page = await readPage(registry, prefix, selection, limit, { after, revision });
+  } catch (e) {
+    translate(e, token);
+  }
+  const list: KList = {
+    apiVersion: apiVersionOf(registry.info),
+    kind: registry.info.listKind,
+    metadata: { resourceVersion: String(page.revision) },
+    items: page.items,
+  };
+  if (page.lastKey !== undefined) {
+    list.metadata.continue = encodeContinue(page.revision, `${page.lastKey.slice(prefix.length)}\u0000`);
+    if (selection.empty) list.metadata.remainingItemCount = page.remaining;
+  }
+  return list;
+}

@@ -1,0 +1,134 @@
+/**
+ * The generic registry (upstream's genericregistry.Store): one per resource, combining its
+ * Strategy with the Store. It owns everything every kind shares on writes: server-set metadata,
+ * namespace rules, name generation, validation, optimistic concurrency, finalizers and dry runs.
+ * The write steps live in generic-create.ts, generic-update.ts and generic-delete.ts; this class
+ * holds the retry loops around them and the read-side helpers handlers use.
+ */
+import type { KObject } from '../../../api/meta.js';
+import type { ResourceInfo } from '../../../api/resources.js';
+import { type Target, errors } from '../../errors.js';
+import { type Store, storageKey } from '../../storage/store.js';
+import { cloneObject } from './object-util.js';
+import type { RequestContext, Strategy } from './strategy.js';
+import { isRaceError, stampManager } from './meta.js';
+import { admitCreate, persistCreate, prepareCreate } from './create.js';
+import { writeUpdate } from './update.js';
+import { checkDeletePreconditions, deleteOnce, type DeleteResult } from './delete.js';
+import {
+  MAX_ATTEMPTS,
+  MODIFIED_MESSAGE,
+  type DeleteParams,
+  type RegistryEnv,
+  type RegistryScope,
+  type UpdateChange,
+  type WriteOptions,
+} from './types.js';
+
+export {
+  MODIFIED_MESSAGE,
+  type DeleteParams,
+  type RegistryEnv,
+  type RegistryHooks,
+  type UpdateChange,
+  type WriteOptions,
+} from './types.js';
+
+export class GenericRegistry {
+  readonly info: ResourceInfo;
+  /** What the write steps see of this registry. */
+  private readonly scope: RegistryScope;
+
+  constructor(
+    readonly strategy: Strategy,
+    private readonly env: RegistryEnv,
+  ) {
+    this.info = strategy.info;
+    this.scope = {
+      info: this.info,
+      strategy,
+      env,
+      key: (namespace, name) => this.key(namespace, name),
+      target: (name) => this.target(name),
+    };
+  }
+
+  get store(): Store {
+    return this.env.store;
+  }
+
+  target(name?: string): Target {
+    return { group: this.info.group, resource: this.info.plural, name };
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return storageKey(this.info.group, this.info.plural, this.info.namespaced ? namespace : undefined, name);
+  }
+
+  /** The collection prefix; all namespaces when `namespace` is undefined. */
+  prefix(namespace: string | undefined): string {
+    return storageKey(this.info.group, this.info.plural, this.info.namespaced ? namespace : undefined);
+  }
+
+  async get(namespace: string | undefined, name: string): Promise<KObject> {
+    const found = await this.store.get(this.key(namespace, name));
+    if (!found) throw errors.notFound(this.target(name));
+    return found.object;
+  }
+
+  async create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
+    const pending = prepareCreate(this.scope, cloneObject(input), namespace, ctx);
+    await admitCreate(this.scope, pending, ctx);
+    stampManager(this.scope, pending.obj, undefined, ctx, opts);
+    return persistCreate(this.scope, pending, ctx, opts.dryRun);
+  }
+
+  /**
+   * Read-modify-write with compare-and-swap, retried when another writer got in between.
+   * `change.tryUpdate` gets a mutable copy of the current object and returns the desired one; a
+   * resourceVersion it carries is a precondition (409 on mismatch). Subresource writes never
+   * create, even when `change.createIfMissing` is given.
+   */
+  async update(
+    namespace: string | undefined,
+    name: string,
+    ctx: RequestContext,
+    opts: WriteOptions,
+    change: UpdateChange,
+  ): Promise<{ object: KObject; created: boolean }> {
+    const key = this.key(namespace, name);
+    for (let attempt = 1; ; attempt++) {
+      const cur = await this.store.get(key);
+      if (!cur) {
+        if (change.createIfMissing && !opts.subresource) {
+          return { object: await this.create(namespace, await change.createIfMissing(), ctx, opts), created: true };
+        }
+        throw errors.notFound(this.target(name));
+      }
+      const next = cloneObject(await change.tryUpdate(cloneObject(cur.object)));
+      const outcome = await writeUpdate(this.scope, { key, cur, next, namespace, ctx, opts });
+      if (outcome !== 'retry') return { object: outcome, created: false };
+      if (attempt >= MAX_ATTEMPTS) throw errors.conflict(this.target(name), MODIFIED_MESSAGE);
+    }
+  }
+
+  /**
+   * Deletes an object, or starts graceful deletion when it has finalizers (deletionTimestamp is
+   * set and the object stays until the last finalizer is removed). Preconditions and the
+   * beforeDelete hook run again on every retry, against the object as it is then.
+   */
+  async delete(namespace: string | undefined, name: string, ctx: RequestContext, params: DeleteParams): Promise<DeleteResult> {
+    const key = this.key(namespace, name);
+    for (let attempt = 1; ; attempt++) {
+      const cur = await this.store.get(key);
+      if (!cur) throw errors.notFound(this.target(name));
+      checkDeletePreconditions(this.scope, name, cur.object.metadata ?? {}, params);
+      await this.env.hooks?.beforeDelete?.(cur.object, ctx);
+      try {
+        return await deleteOnce(this.scope, { key, cur, ctx, params });
+      } catch (e) {
+        if (!isRaceError(e) || attempt >= MAX_ATTEMPTS) throw e;
+      }
+    }
+  }
+}

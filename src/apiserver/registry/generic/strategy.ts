@@ -1,0 +1,106 @@
+/**
+ * Per-resource behaviour, in the shape of kube-apiserver's registry strategies: the generic
+ * request pipeline does everything common (decoding, metadata, concurrency, storage, watch),
+ * and asks a resource's Strategy only what differs per kind.
+ */
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import type { ResourceInfo } from '../../../api/resources.js';
+import type { FieldError } from '../../field-errors.js';
+
+/** What an authorizer is asked (authorizer.Attributes upstream). */
+export interface AuthorizationAttributes {
+  user: UserInfo;
+  verb: string;
+  /** Resource requests. */
+  apiGroup?: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  /** Non-resource requests (e.g. /healthz, /api). */
+  path?: string;
+}
+
+export interface Decision {
+  allowed: boolean;
+  reason?: string;
+}
+
+export interface Authorizer {
+  authorize(attrs: AuthorizationAttributes): Promise<Decision>;
+}
+
+/** Read access to stored objects, for strategies that consult other objects (tokens, bindings). */
+export interface ObjectReader {
+  get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KObject | undefined>;
+  list(info: ResourceInfo, namespace: string | undefined): Promise<KObject[]>;
+}
+
+/** Everything a strategy may know about the request it serves. */
+export interface RequestContext {
+  user: UserInfo;
+  now: Date;
+  dryRun: boolean;
+  authorizer: Authorizer;
+  objects: ObjectReader;
+  /** Texts to return as `Warning: 299 - "..."` headers. */
+  warnings: string[];
+}
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format: string;
+  description: string;
+  /** 0 = default columns; >0 only with `-o wide`. */
+  priority: number;
+}
+
+export interface TableConvertor {
+  columns: TableColumn[];
+  /** One cell per column, in order. */
+  cells(obj: KObject, now: Date): unknown[];
+}
+
+/** Update rules of one subresource (`status`, `approval`): which fields it may change. */
+export interface SubresourceStrategy {
+  /** Resets every field this subresource may not change from `old`. */
+  prepareForUpdate(obj: KObject, old: KObject, ctx: RequestContext): void;
+  validateUpdate(obj: KObject, old: KObject, ctx: RequestContext): FieldError[];
+  /** Extra authorization beyond RBAC on the subresource (e.g. `approve` on signers); throws ApiError. */
+  admit?(obj: KObject, old: KObject, ctx: RequestContext): Promise<void>;
+}
+
+/**
+ * A resource whose create is computed rather than stored (TokenReview, SubjectAccessReview,
+ * serviceaccounts/token): the handler decodes the body and returns what `create` gives.
+ */
+export interface VirtualCreate {
+  create(body: KObject, ctx: RequestContext, target: { namespace?: string; name?: string }): Promise<KObject>;
+}
+
+export interface Strategy {
+  readonly info: ResourceInfo;
+  /** Sets or clears fields the caller does not control on create (status, requester identity). */
+  prepareForCreate?(obj: KObject, ctx: RequestContext): void;
+  /** Kind-specific validation on create; metadata is validated generically. */
+  validate?(obj: KObject, ctx: RequestContext): FieldError[];
+  /** Admission checks that answer 403 (or other ApiErrors) rather than 422; throws ApiError. */
+  admit?(obj: KObject, old: KObject | undefined, ctx: RequestContext): Promise<void>;
+  /** Resets fields an update of the main resource may not change (spec, status) from `old`. */
+  prepareForUpdate?(obj: KObject, old: KObject, ctx: RequestContext): void;
+  validateUpdate?(obj: KObject, old: KObject, ctx: RequestContext): FieldError[];
+  /** PUT of a missing object creates it (Leases, Events do; most kinds do not). */
+  allowCreateOnUpdate: boolean;
+  /** PUT without metadata.resourceVersion is accepted (true for almost all kinds). */
+  allowUnconditionalUpdate: boolean;
+  /** Name validation for this kind; by default DNS-1123 subdomain (namespaces: label). */
+  validateName?(name: string, prefix: boolean): string[];
+  subresources?: Record<string, SubresourceStrategy>;
+  /** Field selectors beyond metadata.name and metadata.namespace. */
+  fieldSelectors?: Record<string, (obj: KObject) => string | undefined>;
+  table?: TableConvertor;
+  /** For kinds and subresources that are not stored (reviews, token requests). */
+  virtual?: VirtualCreate;
+  virtualSubresources?: Record<string, VirtualCreate>;
+}

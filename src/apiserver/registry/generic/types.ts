@@ -1,0 +1,72 @@
+/**
+ * The shapes shared by the generic registry and its create, update and delete steps. They live
+ * apart from the GenericRegistry class so the step modules can use them without importing it.
+ */
+import type { KObject } from '../../../api/meta.js';
+import type { ResourceInfo } from '../../../api/resources.js';
+import type { Target } from '../../errors.js';
+import type { Store } from '../../storage/store.js';
+import type { RequestContext, Strategy } from './strategy.js';
+
+export const MODIFIED_MESSAGE =
+  'the object has been modified; please apply your changes to the latest version and try again';
+
+/** How often a write is retried after losing a compare-and-swap race before giving up. */
+export const MAX_ATTEMPTS = 8;
+
+/** Per-kind side effects the generic flow cannot know (namespace contents, default accounts). */
+export interface RegistryHooks {
+  afterCreate?(obj: KObject, ctx: RequestContext): Promise<void>;
+  beforeDelete?(obj: KObject, ctx: RequestContext): Promise<void>;
+  afterDelete?(obj: KObject, ctx: RequestContext): Promise<void>;
+  /**
+   * A kind's own deletion step (upstream's namespace Delete): the object to keep instead of
+   * removing it, or undefined for the generic deletion. Unchanged objects are not written.
+   */
+  terminate?(obj: KObject, ctx: RequestContext): KObject | undefined;
+  /** Runs once `terminate` has stored a changed object (dry runs excluded). */
+  afterTerminate?(obj: KObject, ctx: RequestContext): Promise<void>;
+}
+
+export interface RegistryEnv {
+  store: Store;
+  /** NamespaceLifecycle admission for namespaced creates: 404 when missing, 403 when terminating. */
+  checkNamespace?(namespace: string, target: Target): Promise<void>;
+  hooks?: RegistryHooks;
+}
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldManager?: string;
+  userAgent?: string;
+  subresource?: string;
+  /** A server-side apply: the patch already recorded the applier's managedFields entry. */
+  apply?: boolean;
+}
+
+export interface DeleteParams {
+  dryRun: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/**
+ * What an update changes. `tryUpdate` gets a mutable copy of the current object and returns the
+ * desired one; `createIfMissing` supplies the object to create when there is none (PUT with
+ * allowCreateOnUpdate, server-side apply).
+ */
+export interface UpdateChange {
+  tryUpdate(current: KObject): KObject | Promise<KObject>;
+  createIfMissing?: () => KObject | Promise<KObject>;
+}
+
+/**
+ * The slice of a registry its write steps need. Passed explicitly so the steps stay plain
+ * functions that can be read (and reasoned about) one at a time.
+ */
+export interface RegistryScope {
+  readonly info: ResourceInfo;
+  readonly strategy: Strategy;
+  readonly env: RegistryEnv;
+  key(namespace: string | undefined, name: string): string;
+  target(name?: string): Target;
+}

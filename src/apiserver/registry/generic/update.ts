@@ -1,0 +1,119 @@
+/**
+ * One attempt of a generic update (upstream's BeforeUpdate + GuaranteedUpdate body): carry the
+ * server-owned metadata over, validate and admit, then compare-and-swap the result into storage.
+ */
+import type { KObject, ObjectMeta } from '../../../api/meta.js';
+import { errors } from '../../errors.js';
+import { invalid } from '../../field-errors.js';
+import { validateObjectMetaUpdate } from '../../validation/object-meta.js';
+import type { StoredObject } from '../../storage/store.js';
+import { ownershipChanged } from '../../apply/index.js';
+import { applyNamespace, invalidError, isRaceError, omitEmptyMetadata, stampManager, validateMeta } from './meta.js';
+import { deepEqual, withoutBookkeeping } from './object-util.js';
+import type { RequestContext, SubresourceStrategy } from './strategy.js';
+import { MODIFIED_MESSAGE, type RegistryScope, type WriteOptions } from './types.js';
+
+/** One try at writing `next` over the stored `cur`; retried as a whole when the race is lost. */
+export interface UpdateAttempt {
+  key: string;
+  cur: StoredObject;
+  next: KObject;
+  namespace: string | undefined;
+  ctx: RequestContext;
+  opts: WriteOptions;
+}
+
+/** The subresource's own strategy (status, approval, ...) when the write targets one. */
+function subresourceOf(scope: RegistryScope, opts: WriteOptions): SubresourceStrategy | undefined {
+  return opts.subresource ? scope.strategy.subresources?.[opts.subresource] : undefined;
+}
+
+/**
+ * A resourceVersion in the new object is a precondition (409 when stale); leaving it out is
+ * only allowed for kinds that accept unconditional updates.
+ */
+function checkResourceVersion(scope: RegistryScope, meta: ObjectMeta, oldMeta: ObjectMeta): void {
+  const name = oldMeta.name ?? '';
+  const rv = meta.resourceVersion;
+  if (rv) {
+    if (rv !== oldMeta.resourceVersion) throw errors.conflict(scope.target(name), MODIFIED_MESSAGE);
+  } else if (!scope.strategy.allowUnconditionalUpdate) {
+    throw invalidError(scope, name, [invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
+  }
+}
+
+/** Fields clients cannot change on update: they are copied from the stored object. */
+function carryServerMeta(meta: ObjectMeta, oldMeta: ObjectMeta): void {
+  if (!meta.uid) meta.uid = oldMeta.uid;
+  if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
+  if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+  if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+  if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation;
+}
+
+function prepareUpdate(scope: RegistryScope, attempt: UpdateAttempt): void {
+  const { next, namespace, ctx } = attempt;
+  const old = attempt.cur.object;
+  const meta = (next.metadata ??= {});
+  const oldMeta = old.metadata ?? {};
+  checkResourceVersion(scope, meta, oldMeta);
+  applyNamespace(scope, next, namespace);
+  omitEmptyMetadata(meta);
+  carryServerMeta(meta, oldMeta);
+  const sub = subresourceOf(scope, attempt.opts);
+  if (sub) sub.prepareForUpdate(next, old, ctx);
+  else scope.strategy.prepareForUpdate?.(next, old, ctx);
+}
+
+/** Validation (422 with every field error at once), then the kind's or subresource's admission. */
+async function admitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: ObjectMeta): Promise<void> {
+  const { next, ctx } = attempt;
+  const old = attempt.cur.object;
+  const sub = subresourceOf(scope, attempt.opts);
+  const errs = [
+    ...validateMeta(scope, meta),
+    ...validateObjectMetaUpdate(meta, old.metadata ?? {}),
+    ...((sub ? sub.validateUpdate(next, old, ctx) : scope.strategy.validateUpdate?.(next, old, ctx)) ?? []),
+  ];
+  if (errs.length > 0) throw invalidError(scope, old.metadata?.name ?? '', errs);
+  if (sub) await sub.admit?.(next, old, ctx);
+  else await scope.strategy.admit?.(next, old, ctx);
+}
+
+/**
+ * Writes the prepared object. An update that leaves a deleting object without finalizers
+ * completes the deletion instead (the last finalizer was just removed).
+ */
+async function commitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: ObjectMeta): Promise<KObject> {
+  const { key, cur, next, ctx, opts } = attempt;
+  if (meta.deletionTimestamp && !(meta.finalizers && meta.finalizers.length > 0)) {
+    if (opts.dryRun) return next;
+    const gone = await scope.env.store.delete(key, cur.revision);
+    await scope.env.hooks?.afterDelete?.(gone.object, ctx);
+    return gone.object;
+  }
+  if (opts.dryRun) return { ...next, metadata: { ...meta, resourceVersion: cur.object.metadata?.resourceVersion } };
+  return (await scope.env.store.update(key, next, cur.revision)).object;
+}
+
+/**
+ * Validates, admits and writes one update; 'retry' when the compare-and-swap lost a race. A
+ * no-op update returns the stored object without writing, so resourceVersion does not move.
+ */
+export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt): Promise<KObject | 'retry'> {
+  const { next, ctx, opts } = attempt;
+  const old = attempt.cur.object;
+  prepareUpdate(scope, attempt);
+  const meta = next.metadata ?? {};
+  await admitUpdate(scope, attempt, meta);
+
+  if (deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return old;
+  stampManager(scope, next, old, ctx, opts);
+  delete meta.resourceVersion;
+  try {
+    return await commitUpdate(scope, attempt, meta);
+  } catch (e) {
+    if (isRaceError(e)) return 'retry';
+    throw e;
+  }
+}

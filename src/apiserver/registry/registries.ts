@@ -1,0 +1,130 @@
+/**
+ * The built-in kinds and their registries: builds one GenericRegistry per served resource,
+ * wires namespace lifecycle (existence checks on create, default ServiceAccount, Terminating
+ * then content removal on delete) and creates the system namespaces on first start.
+ */
+import type { KObject } from '../../api/meta.js';
+import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
+import { ApiError, errors, type Target } from '../errors.js';
+import { type Store, storageKey } from '../storage/store.js';
+import { configMapStrategy } from './core/configmap.js';
+import { controllerRevisionStrategy } from './apps/controller-revision.js';
+import { coreEventStrategy, eventsV1Strategy } from './core/event.js';
+import { GenericRegistry, type RegistryHooks } from './generic/registry.js';
+import { leaseStrategy } from './coordination/lease.js';
+import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
+import { NamespaceFinalizer } from './core/namespace-finalizer.js';
+import { nodeStrategy, podStrategy } from './core/pod.js';
+import { secretStrategy } from './core/secret.js';
+import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
+import type { ObjectReader, RequestContext, Strategy } from './generic/strategy.js';
+
+export const CORE_STRATEGIES: readonly Strategy[] = [
+  namespaceStrategy,
+  serviceAccountStrategy,
+  secretStrategy,
+  configMapStrategy,
+  podStrategy,
+  nodeStrategy,
+  coreEventStrategy,
+  eventsV1Strategy,
+  leaseStrategy,
+  controllerRevisionStrategy,
+];
+
+export interface Registries {
+  find(group: string, version: string, plural: string): GenericRegistry | undefined;
+  readonly reader: ObjectReader;
+  /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
+  bootstrap(objects: readonly KObject[]): Promise<void>;
+}
+
+const idOf = (i: { group: string; version: string; plural: string }): string => `${i.group}/${i.version}/${i.plural}`;
+
+/** The context of writes the server makes on its own behalf. */
+function systemContext(reader: ObjectReader): RequestContext {
+  return {
+    user: { username: 'system:apiserver', groups: ['system:masters'] },
+    now: new Date(),
+    dryRun: false,
+    authorizer: { authorize: async () => ({ allowed: true }) },
+    objects: reader,
+    warnings: [],
+  };
+}
+
+async function ignoreExists(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === 409)) throw e;
+  }
+}
+
+/** Reads stored objects straight from the store (the identity layer needs one before the server runs). */
+export function objectReader(store: Store): ObjectReader {
+  return {
+    async get(info: ResourceInfo, namespace, name) {
+      return (await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name)))?.object;
+    },
+    async list(info: ResourceInfo, namespace) {
+      const res = await store.range({ prefix: storageKey(info.group, info.plural, info.namespaced ? namespace : undefined) });
+      return res.items.map((i) => i.object);
+    },
+  };
+}
+
+export function buildRegistries(store: Store, extra: readonly Strategy[]): Registries {
+  const strategies = new Map<string, Strategy>();
+  for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
+  const registries = new Map<string, GenericRegistry>();
+  const reader = objectReader(store);
+
+  const checkNamespace = async (namespace: string, target: Target): Promise<void> => {
+    const ns = (await store.get(storageKey('', 'namespaces', undefined, namespace)))?.object;
+    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces', name: namespace });
+    if (ns.metadata?.deletionTimestamp) {
+      throw errors.admissionForbidden(target, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  };
+
+  const nsRegistry = (): GenericRegistry | undefined => registries.get(idOf(namespaceStrategy.info));
+  const finalizer = new NamespaceFinalizer(store, () => registries.values(), nsRegistry, () => systemContext(reader));
+  /** Content leaving a terminating namespace may let its finalization finish. */
+  const contentHooks: RegistryHooks = { afterDelete: async (obj) => finalizer.contentDeleted(obj) };
+
+  const namespaceHooks: RegistryHooks = {
+    afterCreate: async (ns, ctx) => {
+      const sa = registries.get(idOf(serviceAccountStrategy.info));
+      const name = ns.metadata?.name ?? '';
+      if (sa) await ignoreExists(sa.create(name, defaultServiceAccount(name), { ...ctx, warnings: [] }, { dryRun: false, fieldManager: 'kube-identity' }));
+    },
+    beforeDelete: async (ns) => checkNamespaceDeletable(ns),
+    terminate: (ns, ctx) => terminateNamespace(ns, ctx.now),
+    afterTerminate: async (ns) => finalizer.finalize(ns.metadata?.name ?? ''),
+  };
+
+  for (const [id, strategy] of strategies) {
+    const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
+    const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks : undefined;
+    registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks }));
+  }
+
+  return {
+    find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
+    reader,
+    async bootstrap(objects) {
+      await finalizer.resume();
+      const ctx = systemContext(reader);
+      const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
+      for (const obj of [...namespaces, ...objects]) {
+        const { group, version } = parseApiVersion(obj.apiVersion ?? '');
+        const registry = [...registries.values()].find((r) => r.info.group === group && r.info.version === version && r.info.kind === obj.kind);
+        if (!registry) throw new Error(`no registry for bootstrap object ${obj.apiVersion}/${obj.kind}`);
+        const namespace = registry.info.namespaced ? obj.metadata?.namespace : undefined;
+        if (await reader.get(registry.info, namespace, obj.metadata?.name ?? '')) continue;
+        await ignoreExists(registry.create(namespace, obj, ctx, { dryRun: false, fieldManager: 'kube-identity' }));
+      }
+    },
+  };
+}
