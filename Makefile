@@ -22,7 +22,10 @@ typecheck: deps ## Type-check src, test and bench
 lint: deps ## Lint with eslint
 	npm run lint
 
-test: deps ## Lint, type-check and run every test suite
+tools: ## Install the system tools some suites start (etcd, prometheus, go + sprig) when missing
+	@hack/ensure-tools.sh
+
+test: deps tools ## Lint, type-check and run every test suite
 	npm test
 
 run: build ## Run the embedded API server and the controller (kube-identity up)
@@ -37,7 +40,7 @@ bench: build ## Run the benchmarks
 clean: ## Remove build output
 	rm -rf dist coverage
 
-.PHONY: help deps build typecheck lint test run demo bench clean
+.PHONY: help deps tools build typecheck lint test run demo bench clean
 
 ##@ Deploy
 IMAGE ?= kube-identity:dev
