@@ -104,6 +104,22 @@ export function isValidLabelValue(value: string): string[] {
   return errs;
 }
 
+const CONFIG_KEY_FMT = '[-._a-zA-Z0-9]+';
+const CONFIG_KEY_RE = new RegExp(`^${CONFIG_KEY_FMT}$`);
+
+/** IsConfigMapKey: a key of ConfigMap/Secret data, which may become a file name, so no '.' or '..' prefix. */
+export function isConfigMapKey(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > SUBDOMAIN_MAX) errs.push(maxLenError(SUBDOMAIN_MAX));
+  if (!CONFIG_KEY_RE.test(value)) {
+    errs.push(regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", CONFIG_KEY_FMT, 'key.name', 'KEY_NAME', 'key-name'));
+  }
+  if (value === '.') errs.push("must not be '.'");
+  else if (value === '..') errs.push("must not be '..'");
+  else if (value.startsWith('..')) errs.push("must not start with '..'");
+  return errs;
+}
+
 /**
  * A generateName may end in '-'; upstream masks that by replacing the last two characters with
  * 'a' (sic: `name[:len-2] + "a"`) before checking.

@@ -5,9 +5,8 @@
 import type { KObject } from '../../../api/meta.js';
 import { errors } from '../../errors.js';
 import { type FieldError, forbidden, invalid } from '../../field-errors.js';
+import { isConfigMapKey } from '../../validation/names.js';
 
-const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-const KEY_MAX = 253;
 const IMMUTABLE = 'field is immutable when `immutable` is set';
 
 /** Throws 400 unless every value is canonical base64 (Go's StdEncoding). */
@@ -32,10 +31,7 @@ export function validateKeys(data: unknown, field: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!data || typeof data !== 'object') return errs;
   for (const key of Object.keys(data)) {
-    if (key.length > KEY_MAX) errs.push(invalid(`${field}[${key}]`, key, `must be no more than ${KEY_MAX} characters`));
-    else if (!CONFIG_KEY.test(key)) {
-      errs.push(invalid(`${field}[${key}]`, key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
-    }
+    for (const msg of isConfigMapKey(key)) errs.push(invalid(`${field}[${key}]`, key, msg));
   }
   return errs;
 }
