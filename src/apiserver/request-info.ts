@@ -3,6 +3,7 @@
  * verb, group, version, namespace, resource, name and subresource. Authorization and routing
  * both read it, so they can never disagree about what a request touches.
  */
+import { queryBool } from './query-params.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -48,8 +49,7 @@ function nonResource(path: string, method: string): RequestInfo {
 }
 
 function isWatchParam(query: URLSearchParams): boolean {
-  const w = query.get('watch');
-  return w === 'true' || w === '1';
+  return queryBool(query, 'watch') ?? false;
 }
 
 /** The name a `metadata.name=<n>` field selector pins a list or watch to, if any. */

@@ -8,6 +8,7 @@ import { parseJsonStrict } from '../validation/json-body.js';
 import { listObjects } from '../registry/generic/list.js';
 import { buildSelection } from '../registry/generic/selection.js';
 import { parseListOptions } from './list-options.js';
+import { queryBool, queryInt64 } from '../query-params.js';
 import { type RequestScope, respondObject, respondValue } from './scope.js';
 import { dryRunErrors } from './write-options.js';
 
@@ -23,30 +24,75 @@ interface DeleteOptions {
 const RETURNS_DELETED_OBJECT = new Set(['Pod', 'Namespace']);
 const POLICIES = ['Foreground', 'Background', 'Orphan'];
 
+const BAD_BODY = 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions';
+
+/** The fields of a DeleteOptions body, type-checked as Go's decoder would; `null` means absent. */
+function bodyOptions(v: Record<string, unknown>): DeleteOptions {
+  const opts: DeleteOptions = {};
+  const typeError = (field: string, want: string): Error =>
+    errors.badRequest(`${BAD_BODY}: json: cannot unmarshal ${jsonType(v[field])} into Go struct field DeleteOptions.${field} of type ${want}`);
+  const { dryRun, gracePeriodSeconds, propagationPolicy, orphanDependents, preconditions } = v;
+  if (dryRun != null) {
+    if (!Array.isArray(dryRun) || dryRun.some((d) => typeof d !== 'string')) throw typeError('dryRun', '[]string');
+    opts.dryRun = dryRun as string[];
+  }
+  if (gracePeriodSeconds != null) {
+    if (!Number.isInteger(gracePeriodSeconds)) throw typeError('gracePeriodSeconds', 'int64');
+    opts.gracePeriodSeconds = gracePeriodSeconds as number;
+  }
+  if (propagationPolicy != null) {
+    if (typeof propagationPolicy !== 'string') throw typeError('propagationPolicy', 'v1.DeletionPropagation');
+    opts.propagationPolicy = propagationPolicy;
+  }
+  if (orphanDependents != null) {
+    if (typeof orphanDependents !== 'boolean') throw typeError('orphanDependents', 'bool');
+    opts.orphanDependents = orphanDependents;
+  }
+  if (preconditions != null) {
+    if (typeof preconditions !== 'object' || Array.isArray(preconditions)) throw typeError('preconditions', 'v1.Preconditions');
+    opts.preconditions = preconditions as DeleteOptions['preconditions'];
+  }
+  return opts;
+}
+
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/** DeleteOptions from the query string, converted as the parameter codec does. */
+function queryOptions(q: URLSearchParams): DeleteOptions {
+  const opts: DeleteOptions = {};
+  const grace = queryInt64(q, 'gracePeriodSeconds');
+  if (grace !== undefined) opts.gracePeriodSeconds = grace;
+  const policy = q.get('propagationPolicy');
+  if (policy !== null) opts.propagationPolicy = policy;
+  const orphan = queryBool(q, 'orphanDependents');
+  if (orphan !== undefined) opts.orphanDependents = orphan;
+  if (q.has('dryRun')) opts.dryRun = q.getAll('dryRun');
+  return opts;
+}
+
+/** As upstream: a non-empty body is the DeleteOptions and the query is ignored; without one, the query is. */
 async function readDeleteOptions(scope: RequestScope): Promise<DeleteOptions> {
   const body = await readBody(scope.req);
-  let opts: DeleteOptions = {};
+  let opts: DeleteOptions;
   if (body.length > 0 && body.toString('utf8').trim() !== '') {
     let value: unknown;
     try {
       value = parseJsonStrict(body.toString('utf8')).value;
     } catch (e) {
-      throw errors.badRequest(`DeleteOptions in version "v1" cannot be handled as a DeleteOptions: ${(e as Error).message}`);
+      throw errors.badRequest(`${BAD_BODY}: ${(e as Error).message}`);
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw errors.badRequest('DeleteOptions in version "v1" cannot be handled as a DeleteOptions: not an object');
-    }
-    const v = value as KObject & DeleteOptions;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errors.badRequest(`${BAD_BODY}: not an object`);
+    const v = value as KObject;
     if (v.kind !== undefined && v.kind !== 'DeleteOptions') {
-      throw errors.badRequest(`DeleteOptions in version "v1" cannot be handled as a DeleteOptions: unexpected kind ${String(v.kind)}`);
+      throw errors.badRequest(`${BAD_BODY}: unexpected kind ${String(v.kind)}`);
     }
-    opts = v;
+    opts = bodyOptions(v as Record<string, unknown>);
+  } else {
+    opts = queryOptions(scope.query);
   }
-  const q = scope.query;
-  if (q.has('gracePeriodSeconds')) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'));
-  if (q.has('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy') ?? '';
-  if (q.has('orphanDependents')) opts.orphanDependents = q.get('orphanDependents') === 'true';
-  if (q.has('dryRun')) opts.dryRun = q.getAll('dryRun');
   const errs: FieldError[] = dryRunErrors(opts.dryRun ?? []);
   if (opts.propagationPolicy !== undefined) {
     if (opts.orphanDependents !== undefined) {

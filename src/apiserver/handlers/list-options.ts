@@ -4,6 +4,7 @@
  */
 import { errors } from '../errors.js';
 import { type FieldError, forbidden, notSupported } from '../field-errors.js';
+import { queryBool, queryInt64 } from '../query-params.js';
 
 export interface ListOptions {
   labelSelector: string;
@@ -15,21 +16,6 @@ export interface ListOptions {
   allowWatchBookmarks: boolean;
   sendInitialEvents?: boolean;
   timeoutSeconds?: number;
-}
-
-function parseBool(q: URLSearchParams, name: string): boolean | undefined {
-  const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw errors.badRequest(`strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
-}
-
-function parseInt64(q: URLSearchParams, name: string): number | undefined {
-  const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
-  return Number(v);
 }
 
 /** ValidateListOptions for a list (upstream's non-watch branch). */
@@ -76,15 +62,15 @@ export function parseListOptions(q: URLSearchParams, watch: boolean): ListOption
   const opts: ListOptions = {
     labelSelector: q.get('labelSelector') ?? '',
     fieldSelector: q.get('fieldSelector') ?? '',
-    limit: Math.max(0, parseInt64(q, 'limit') ?? 0),
+    limit: Math.max(0, queryInt64(q, 'limit') ?? 0),
     continue: q.get('continue') ?? '',
     resourceVersion: q.get('resourceVersion') ?? '',
     resourceVersionMatch: q.get('resourceVersionMatch') ?? '',
-    allowWatchBookmarks: parseBool(q, 'allowWatchBookmarks') ?? false,
+    allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks') ?? false,
   };
-  const sendInitialEvents = parseBool(q, 'sendInitialEvents');
+  const sendInitialEvents = queryBool(q, 'sendInitialEvents');
   if (sendInitialEvents !== undefined) opts.sendInitialEvents = sendInitialEvents;
-  const timeout = parseInt64(q, 'timeoutSeconds');
+  const timeout = queryInt64(q, 'timeoutSeconds');
   if (timeout !== undefined) opts.timeoutSeconds = timeout;
 
   const errs = watch ? watchErrors(opts) : listErrors(opts);

@@ -10,6 +10,7 @@ import { type Output, encode, negotiateOutput } from '../negotiation.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
 import type { RequestInfo } from '../request-info.js';
+import { queryPretty } from '../query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
 
 /** Finds fields a body carries that the kind's schema does not know (dotted paths). */
@@ -31,10 +32,10 @@ export interface RequestScope {
 }
 
 export function isPretty(req: IncomingMessage, query: URLSearchParams): boolean {
-  const p = query.get('pretty');
-  if (p !== null) return p === 'true' || p === '1';
+  const p = queryPretty(query);
+  if (p !== undefined) return p;
   const ua = req.headers['user-agent'] ?? '';
-  return ua.startsWith('curl') || ua.startsWith('Wget');
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
 export function outputOf(scope: RequestScope, allowTable: boolean): Output {

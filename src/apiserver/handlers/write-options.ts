@@ -6,6 +6,7 @@ import type { KObject } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import { type FieldError, forbidden, notSupported, required } from '../field-errors.js';
 import { validateFieldManager } from '../validation/object-meta.js';
+import { queryBool } from '../query-params.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 
 export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
@@ -33,18 +34,17 @@ export function parseWriteParams(query: URLSearchParams, kind: OptionsKind, appl
   if (!['', 'Ignore', 'Warn', 'Strict'].includes(fv)) {
     errs.push(notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn']));
   }
-  const forceText = query.get('force');
-  const force = forceText === 'true' || forceText === '1';
+  const force = queryBool(query, 'force');
   if (kind === 'PatchOptions') {
     if (apply && !fieldManager) errs.push(required('fieldManager', 'is required for apply patch'));
-    if (!apply && forceText !== null) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
+    if (!apply && force !== undefined) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
   }
   if (errs.length > 0) throw errors.invalid(kind, 'meta.k8s.io', '', errs);
   return {
     dryRun: dryRun.length > 0,
     fieldManager,
     fieldValidation: fv === '' ? 'Warn' : (fv as FieldValidation),
-    force,
+    force: force ?? false,
   };
 }
 
