@@ -11,7 +11,7 @@ import { ApiError, errors } from '../errors.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { unknownFields } from '../openapi/unknown-fields.js';
-import { timestampSeconds } from '../registry/generic/object-util.js';
+import { timestampSeconds } from '../../lib/rfc3339.js';
 import { FieldSet, pathString } from './field-set.js';
 import { allowedFromLastApplied, KUBECTL_MANAGER, syncLastApplied } from './last-applied.js';
 import { type Manager, decodeManagers, encodeManagers, objectFieldSet, printManager, putManager, sameManager } from './managers.js';

@@ -6,7 +6,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import type { Schema } from '../openapi/builder.js';
-import { deepEqual } from '../registry/generic/object-util.js';
+import { deepEqual } from '../../lib/json-value.js';
 import { FieldSet } from './field-set.js';
 import { objectFieldSet } from './managers.js';
 import { valueAt } from './typed.js';

@@ -4,7 +4,7 @@
  * leave every manager's set. The result is recorded as the writer's `Update` entry.
  */
 import type { KObject, ManagedFieldsEntry } from '../../api/meta.js';
-import { deepEqual } from '../registry/generic/object-util.js';
+import { deepEqual } from '../../lib/json-value.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { FieldSet } from './field-set.js';

@@ -8,7 +8,7 @@ import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
 import type { WriteOptions } from '../registry/generic/registry.js';
-import { cloneObject } from '../registry/generic/object-util.js';
+import { cloneObject } from '../../lib/json-value.js';
 
 const APPLY = 'application/apply-patch+yaml';
 

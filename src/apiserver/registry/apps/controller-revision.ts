@@ -6,7 +6,7 @@ import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { type FieldError, invalid, required } from '../../field-errors.js';
 import { NAME_COLUMN } from '../../handlers/table.js';
-import { deepEqual } from '../generic/object-util.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import type { Strategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
 

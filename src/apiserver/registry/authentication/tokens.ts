@@ -11,7 +11,7 @@ import { issueServiceAccountToken, type ObjectRefClaim } from '../../auth/sa-tok
 import type { TokenChain } from '../../auth/token-union.js';
 import { errors } from '../../errors.js';
 import { invalid } from '../../field-errors.js';
-import { timestampSeconds } from '../generic/object-util.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { ObjectReader, Strategy, VirtualCreate } from '../generic/strategy.js';
 
 const AUTHN_GROUP = 'authentication.k8s.io';

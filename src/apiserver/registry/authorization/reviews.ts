@@ -8,7 +8,7 @@ import { findResource, type ResourceInfo } from '../../../api/resources.js';
 import { record, str, strings } from '../../auth/objects.js';
 import { errors } from '../../errors.js';
 import { type FieldError, invalid } from '../../field-errors.js';
-import { timestampSeconds } from '../generic/object-util.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { AuthorizationAttributes, RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
 
 const AUTHZ = 'authorization.k8s.io';

@@ -11,7 +11,7 @@ import { admitApproval, admitSigning, admitSubjectRestriction } from './admissio
 import { checkBytesFields, fieldBytes } from './bytes.js';
 import { populateConditionTimestamps, preserveConditionInstances, readConditions } from './conditions.js';
 import { csrTable } from './table.js';
-import { cloneObject } from '../generic/object-util.js';
+import { cloneObject } from '../../../lib/json-value.js';
 import { validateCsr, validateCsrUpdate } from './validation.js';
 import type { RequestContext, Strategy, SubresourceStrategy } from '../generic/strategy.js';
 

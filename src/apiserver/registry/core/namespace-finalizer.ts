@@ -11,7 +11,7 @@ import { ApiError } from '../../errors.js';
 import { type Store, StoreError, storageKey } from '../../storage/store.js';
 import type { GenericRegistry } from '../generic/registry.js';
 import { withoutKubernetesFinalizer } from './namespace.js';
-import { deepEqual } from '../generic/object-util.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import type { RequestContext } from '../generic/strategy.js';
 
 /** Passes over the contents before giving up until the next trigger (creates racing the mark). */

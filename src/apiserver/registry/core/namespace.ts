@@ -10,7 +10,7 @@ import { errors } from '../../errors.js';
 import { NAME_COLUMN } from '../../handlers/table.js';
 import { validateLabelName } from '../../validation/names.js';
 import type { Strategy } from '../generic/strategy.js';
-import { timestampSeconds } from '../generic/object-util.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'];

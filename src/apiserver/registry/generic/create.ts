@@ -7,7 +7,7 @@ import type { KObject, ObjectMeta } from '../../../api/meta.js';
 import { ApiError, errors } from '../../errors.js';
 import { generateName } from '../../validation/names.js';
 import { invalidError, applyNamespace, isStoreError, omitEmptyMetadata, UnknownError, validateMeta } from './meta.js';
-import { timestampSeconds } from './object-util.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext } from './strategy.js';
 import { MAX_ATTEMPTS, type RegistryScope } from './types.js';
 

@@ -5,7 +5,8 @@
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
 import { errors } from '../../errors.js';
 import type { StoredObject } from '../../storage/store.js';
-import { cloneObject, deepEqual, timestampSeconds } from './object-util.js';
+import { cloneObject, deepEqual } from '../../../lib/json-value.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext } from './strategy.js';
 import type { DeleteParams, RegistryScope } from './types.js';
 

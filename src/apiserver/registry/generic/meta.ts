@@ -11,7 +11,7 @@ import { validateObjectMeta } from '../../validation/object-meta.js';
 import { StoreError } from '../../storage/store.js';
 import { trackUpdate } from '../../apply/index.js';
 import { managerName } from './managed-fields.js';
-import { timestampSeconds } from './object-util.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext } from './strategy.js';
 import type { RegistryScope, WriteOptions } from './types.js';
 

@@ -9,7 +9,7 @@ import { validateObjectMetaUpdate } from '../../validation/object-meta.js';
 import type { StoredObject } from '../../storage/store.js';
 import { ownershipChanged } from '../../apply/index.js';
 import { applyNamespace, invalidError, isRaceError, omitEmptyMetadata, stampManager, validateMeta } from './meta.js';
-import { deepEqual, withoutBookkeeping } from './object-util.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import type { RequestContext, SubresourceStrategy } from './strategy.js';
 import { MODIFIED_MESSAGE, type RegistryScope, type WriteOptions } from './types.js';
 
@@ -116,4 +116,12 @@ export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt):
     if (isRaceError(e)) return 'retry';
     throw e;
   }
+}
+
+/** The object with server-written bookkeeping removed, for "did anything change" comparisons. */
+function withoutBookkeeping(obj: KObject): KObject {
+  const meta = { ...obj.metadata };
+  delete meta.resourceVersion;
+  delete meta.managedFields;
+  return { ...obj, metadata: meta };
 }

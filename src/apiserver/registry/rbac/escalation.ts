@@ -13,7 +13,7 @@ import type { ResourceInfo } from '../../../api/resources.js';
 import { record, str } from '../../auth/objects.js';
 import { type PolicyRule, roleRefRules, rulesFor, rulesOf } from '../../auth/rbac-authorizer.js';
 import { errors } from '../../errors.js';
-import { deepEqual } from '../generic/object-util.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import type { RequestContext } from '../generic/strategy.js';
 
 const rule = (p: Partial<PolicyRule>): PolicyRule => ({

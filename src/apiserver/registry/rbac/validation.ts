@@ -1,7 +1,7 @@
 /** Validation of the four RBAC kinds (upstream pkg/apis/rbac/validation), with upstream texts. */
 import type { KObject } from '../../../api/meta.js';
 import { type FieldError, invalid, notSupported, required } from '../../field-errors.js';
-import { deepEqual } from '../generic/object-util.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import { list, record } from '../../../lib/json.js';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';

@@ -1,5 +1,4 @@
-/** Small helpers over JSON-shaped objects used by the registry and handlers. */
-import type { KObject } from '../../../api/meta.js';
+/** Deep copy and deep equality of JSON-shaped values (objects as decoded or stored). */
 
 /**
  * A mutable deep copy (stored objects are frozen). Objects here are JSON-shaped, for which a plain
@@ -37,17 +36,4 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
-}
-
-/** RFC 3339 with second precision, as metav1.Time serializes. */
-export function timestampSeconds(d: Date): string {
-  return new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
-/** The object with server-written bookkeeping removed, for "did anything change" comparisons. */
-export function withoutBookkeeping(obj: KObject): KObject {
-  const meta = { ...obj.metadata };
-  delete meta.resourceVersion;
-  delete meta.managedFields;
-  return { ...obj, metadata: meta };
 }

@@ -1,4 +1,4 @@
-import { cloneObject } from './object-util.js';
+import { cloneObject } from './json-value.js';
 
 describe('cloneObject', () => {
   it('copies a frozen JSON object deeply into a mutable one', () => {
