@@ -5,7 +5,7 @@
  * OpenAPI-based field validation, and an admin kubeconfig.
  */
 import path from 'node:path';
-import { createIdentity } from './auth/identity.js';
+import { createIdentity } from './identity.js';
 import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
 import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './bootstrap.js';
 import { unknownFields } from './openapi/index.js';

@@ -18,6 +18,16 @@ export function records(v: unknown): Record<string, unknown>[] {
   return list(v).map(record);
 }
 
+/** A string field or undefined. */
+export function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The strings of a list field (other items and non-lists are left out). */
+export function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
 /** A scalar as printed text: strings as they are, null/absent as '', numbers and booleans via String. */
 export function text(v: unknown): string {
   return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);

@@ -4,7 +4,9 @@ import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
 import type { ResourceInfo } from '../../src/api/resources.js';
-import type { Authorizer, ObjectReader, RequestContext } from '../../src/apiserver/registry/generic/strategy.js';
+import type { RequestContext } from '../../src/apiserver/registry/generic/strategy.js';
+import type { Authorizer } from '../../src/apiserver/auth/authorizer.js';
+import type { ObjectReader } from '../../src/apiserver/auth/types.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../../src/apiserver/errors.js';
 import { bootstrapPolicyObjects } from '../../src/apiserver/auth/bootstrap-policy.js';
 import { createImpersonatingAuthenticator } from '../../src/apiserver/auth/impersonation.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/auth/objects.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/auth/resource-infos.js';
 import { createRbacAuthorizer } from '../../src/apiserver/auth/rbac-authorizer.js';
 import type { Authenticator } from '../../src/apiserver/auth/types.js';
 import type { KObject, UserInfo } from '../../src/api/meta.js';

@@ -1,6 +1,6 @@
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CompactSign } from 'jose';
-import { SERVICE_ACCOUNTS, PODS, SECRETS } from '../../src/apiserver/auth/objects.js';
+import { SERVICE_ACCOUNTS, PODS, SECRETS } from '../../src/apiserver/auth/resource-infos.js';
 import { loadSigningKey, keyIdFor } from '../../src/apiserver/auth/sa-keys.js';
 import { issueServiceAccountToken, type IssueTokenOptions } from '../../src/apiserver/auth/sa-token.js';
 import { createServiceAccountTokenAuthenticator } from '../../src/apiserver/auth/sa-verify.js';

@@ -1,7 +1,7 @@
 /** The identity layer behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
 import { generateKeyPairSync } from 'node:crypto';
-import { createIdentity } from '../../src/apiserver/auth/identity.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/objects.js';
+import { createIdentity } from '../../src/apiserver/identity.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/resource-infos.js';
 import { buildRegistries } from '../../src/apiserver/registry/registries.js';
 import { startApiServer, type RunningApiServer } from '../../src/apiserver/server.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory.js';

@@ -6,7 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../src/api/meta.js';
 import type { Authenticator } from '../../src/apiserver/auth/types.js';
 import { errors } from '../../src/apiserver/errors.js';
-import type { Authorizer } from '../../src/apiserver/registry/generic/strategy.js';
+import type { Authorizer } from '../../src/apiserver/auth/authorizer.js';
 
 export const ADMIN_USER: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 

@@ -5,8 +5,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { KObject, UserInfo } from '../../api/meta.js';
-import type { ObjectReader } from '../registry/generic/strategy.js';
-import { record, SECRETS, str } from './objects.js';
+import type { ObjectReader } from './types.js';
+import { record, str } from '../../lib/json.js';
+import { SECRETS } from './resource-infos.js';
 import type { AudienceAgnosticTokenAuthenticator } from './token-union.js';
 
 const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;

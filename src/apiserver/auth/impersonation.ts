@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
 import { errors } from '../errors.js';
-import type { AuthorizationAttributes, Authorizer } from '../registry/generic/strategy.js';
+import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED } from './request-authenticator.js';
 import { splitServiceAccountUsername } from './sa-token.js';
 import type { Authenticator } from './types.js';

@@ -7,8 +7,10 @@
  */
 import type { KObject, UserInfo } from '../../api/meta.js';
 import { errors } from '../errors.js';
-import type { AuthorizationAttributes, Authorizer, Decision, ObjectReader } from '../registry/generic/strategy.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, record, ROLE_BINDINGS, ROLES, str, strings } from './objects.js';
+import type { AuthorizationAttributes, Authorizer, Decision } from './authorizer.js';
+import type { ObjectReader } from './types.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from './resource-infos.js';
+import { record, str, strings } from '../../lib/json.js';
 import { serviceAccountUsername } from './sa-token.js';
 
 export const MASTERS_GROUP = 'system:masters';

@@ -5,9 +5,10 @@
  * 60 s leeway, and finally liveness of the account and bound object, with upstream's messages.
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
-import type { UserInfo } from '../../api/meta.js';
-import type { ObjectReader } from '../registry/generic/strategy.js';
-import { deletedBefore, NODES, PODS, record, SECRETS, SERVICE_ACCOUNTS, str, strings } from './objects.js';
+import type { KObject, UserInfo } from '../../api/meta.js';
+import type { ObjectReader } from './types.js';
+import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
+import { record, str, strings } from '../../lib/json.js';
 import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
 import { serviceAccountUsername } from './sa-token.js';
@@ -193,4 +194,10 @@ export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenti
       return { user: await liveUser(o.objects, verified.claims, now), audiences: verified.audiences };
     },
   };
+}
+
+/** Whether `obj` has been deleting for longer than `graceMs` (bound-token liveness uses 60 s). */
+function deletedBefore(obj: KObject, now: Date, graceMs: number): boolean {
+  const ts = obj.metadata?.deletionTimestamp;
+  return ts !== undefined && Date.parse(ts) < now.getTime() - graceMs;
 }

@@ -1,10 +1,11 @@
 /**
  * The contract between the request pipeline and the identity layer: the pipeline asks who the
  * caller is (authentication, including impersonation) and whether they may act (authorization,
- * the Authorizer in registry/generic/strategy.ts).
+ * the Authorizer in authorizer.ts), and how the identity layer reads stored objects.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { UserInfo } from '../../api/meta.js';
+import type { KObject, UserInfo } from '../../api/meta.js';
+import type { ResourceInfo } from '../../api/resources.js';
 
 export interface AuthenticationRequest {
   headers: IncomingHttpHeaders;
@@ -19,4 +20,10 @@ export interface Authenticator {
    * and ApiError 403 for impersonation the caller may not perform.
    */
   authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined>;
+}
+
+/** Read access to stored objects, for authenticators, the authorizer and strategies that consult other objects. */
+export interface ObjectReader {
+  get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KObject | undefined>;
+  list(info: ResourceInfo, namespace: string | undefined): Promise<KObject[]>;
 }

@@ -17,7 +17,8 @@ import { NamespaceFinalizer } from './core/namespace-finalizer.js';
 import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
 import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
-import type { ObjectReader, RequestContext, Strategy } from './generic/strategy.js';
+import type { RequestContext, Strategy } from './generic/strategy.js';
+import type { ObjectReader } from '../auth/types.js';
 
 export const CORE_STRATEGIES: readonly Strategy[] = [
   namespaceStrategy,

@@ -4,7 +4,8 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { NODES, PODS, record, SECRETS, SERVICE_ACCOUNTS, str, strings } from '../../auth/objects.js';
+import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../auth/resource-infos.js';
+import { record, str, strings } from '../../../lib/json.js';
 import { withAuthenticatedGroup } from '../../auth/request-authenticator.js';
 import type { SigningKey } from '../../auth/sa-keys.js';
 import { issueServiceAccountToken, type ObjectRefClaim } from '../../auth/sa-token.js';
@@ -12,7 +13,8 @@ import type { TokenChain } from '../../auth/token-union.js';
 import { errors } from '../../errors.js';
 import { invalid } from '../../field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
-import type { ObjectReader, Strategy, VirtualCreate } from '../generic/strategy.js';
+import type { Strategy, VirtualCreate } from '../generic/strategy.js';
+import type { ObjectReader } from '../../auth/types.js';
 
 const AUTHN_GROUP = 'authentication.k8s.io';
 const AUTHN_V1 = 'authentication.k8s.io/v1';

@@ -5,11 +5,12 @@
  */
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { record, str, strings } from '../../auth/objects.js';
+import { record, str, strings } from '../../../lib/json.js';
 import { errors } from '../../errors.js';
 import { type FieldError, invalid } from '../../field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
-import type { AuthorizationAttributes, RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
+import type { RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
+import type { AuthorizationAttributes } from '../../auth/authorizer.js';
 
 const AUTHZ = 'authorization.k8s.io';
 

@@ -5,36 +5,9 @@
  */
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
+import type { Authorizer } from '../../auth/authorizer.js';
+import type { ObjectReader } from '../../auth/types.js';
 import type { FieldError } from '../../field-errors.js';
-
-/** What an authorizer is asked (authorizer.Attributes upstream). */
-export interface AuthorizationAttributes {
-  user: UserInfo;
-  verb: string;
-  /** Resource requests. */
-  apiGroup?: string;
-  resource?: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-  /** Non-resource requests (e.g. /healthz, /api). */
-  path?: string;
-}
-
-export interface Decision {
-  allowed: boolean;
-  reason?: string;
-}
-
-export interface Authorizer {
-  authorize(attrs: AuthorizationAttributes): Promise<Decision>;
-}
-
-/** Read access to stored objects, for strategies that consult other objects (tokens, bindings). */
-export interface ObjectReader {
-  get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KObject | undefined>;
-  list(info: ResourceInfo, namespace: string | undefined): Promise<KObject[]>;
-}
 
 /** Everything a strategy may know about the request it serves. */
 export interface RequestContext {

@@ -10,7 +10,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import { record, str } from '../../auth/objects.js';
+import { record, str } from '../../../lib/json.js';
 import { type PolicyRule, roleRefRules, rulesFor, rulesOf } from '../../auth/rbac-authorizer.js';
 import { errors } from '../../errors.js';
 import { deepEqual } from '../../../lib/json-value.js';

@@ -4,24 +4,26 @@
  * HTTP or storage directly.
  */
 import type { KeyObject } from 'node:crypto';
-import type { KObject } from '../../api/meta.js';
-import { rbacStrategies } from '../registry/rbac/rbac.js';
-import { reviewStrategies } from '../registry/authorization/reviews.js';
-import { serviceAccountStrategy } from '../registry/core/service-account.js';
-import type { Authorizer, ObjectReader, Strategy, VirtualCreate } from '../registry/generic/strategy.js';
-import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
-import { bootstrapPolicyObjects } from './bootstrap-policy.js';
-import { createBootstrapTokenAuthenticator } from './bootstrap-token.js';
-import { createImpersonatingAuthenticator } from './impersonation.js';
-import { oidcRoutes, type OidcRoute } from './oidc.js';
-import { createRbacAuthorizer } from './rbac-authorizer.js';
-import { createRequestAuthenticator } from './request-authenticator.js';
-import { loadSigningKey, loadVerificationKey, type SigningKey } from './sa-keys.js';
-import { createServiceAccountTokenAuthenticator } from './sa-verify.js';
-import { createTokenFileAuthenticator } from './token-file.js';
-import { audienceAgnostic, createTokenChain, type TokenAuthenticator, type TokenChain } from './token-union.js';
-import type { Authenticator } from './types.js';
-import { createX509Authenticator } from './x509.js';
+import type { KObject } from '../api/meta.js';
+import { rbacStrategies } from './registry/rbac/rbac.js';
+import { reviewStrategies } from './registry/authorization/reviews.js';
+import { serviceAccountStrategy } from './registry/core/service-account.js';
+import type { Strategy, VirtualCreate } from './registry/generic/strategy.js';
+import type { Authorizer } from './auth/authorizer.js';
+import type { ObjectReader } from './auth/types.js';
+import { tokenRequestSubresource, tokenReviewStrategy } from './registry/authentication/tokens.js';
+import { bootstrapPolicyObjects } from './auth/bootstrap-policy.js';
+import { createBootstrapTokenAuthenticator } from './auth/bootstrap-token.js';
+import { createImpersonatingAuthenticator } from './auth/impersonation.js';
+import { oidcRoutes, type OidcRoute } from './auth/oidc.js';
+import { createRbacAuthorizer } from './auth/rbac-authorizer.js';
+import { createRequestAuthenticator } from './auth/request-authenticator.js';
+import { loadSigningKey, loadVerificationKey, type SigningKey } from './auth/sa-keys.js';
+import { createServiceAccountTokenAuthenticator } from './auth/sa-verify.js';
+import { createTokenFileAuthenticator } from './auth/token-file.js';
+import { audienceAgnostic, createTokenChain, type TokenAuthenticator, type TokenChain } from './auth/token-union.js';
+import type { Authenticator } from './auth/types.js';
+import { createX509Authenticator } from './auth/x509.js';
 
 export interface IdentityOptions {
   objects: ObjectReader;

@@ -1,0 +1,17 @@
+/** The ResourceInfos of the kinds the identity layer reads through an ObjectReader. */
+import { findResource, type ResourceInfo } from '../../api/resources.js';
+
+function info(group: string, plural: string): ResourceInfo {
+  const r = findResource(group, 'v1', plural);
+  if (!r) throw new Error(`resource ${plural} missing from RESOURCES`);
+  return r;
+}
+
+export const SERVICE_ACCOUNTS = info('', 'serviceaccounts');
+export const SECRETS = info('', 'secrets');
+export const PODS = info('', 'pods');
+export const NODES = info('', 'nodes');
+export const ROLES = info('rbac.authorization.k8s.io', 'roles');
+export const CLUSTER_ROLES = info('rbac.authorization.k8s.io', 'clusterroles');
+export const ROLE_BINDINGS = info('rbac.authorization.k8s.io', 'rolebindings');
+export const CLUSTER_ROLE_BINDINGS = info('rbac.authorization.k8s.io', 'clusterrolebindings');
