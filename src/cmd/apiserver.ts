@@ -4,37 +4,37 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { startEmbeddedServer } from '../apiserver/embedded.js';
+import { startEmbeddedServer, type EmbeddedServerOptions } from '../apiserver/embedded.js';
+import { ConfigError, loadApiserverConfig } from '../config/load.js';
+import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
+import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
-export interface ApiserverFlags {
-  dataDir: string;
-  host: string;
-  port: string;
-  storage: 'sqlite' | 'memory';
-  logLevel: string;
-  bookmarkIntervalMs: string;
-  tokenAuthFile?: string;
-  kubeconfigOut?: string;
-}
-
-/** The embedded server's options from the shared flags (used by `apiserver` and `up`). */
-export function embeddedOptions(flags: ApiserverFlags) {
+/** The embedded server's options from a validated config (used by `apiserver` and `up`). */
+export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOptions, 'logger'> {
+  let tokenFile: string | undefined;
+  try {
+    tokenFile = config.tokenAuthFile ? readFileSync(config.tokenAuthFile, 'utf8') : undefined;
+  } catch (err) {
+    throw new ConfigError([`tokenAuthFile: cannot read ${config.tokenAuthFile}: ${(err as Error).message}`]);
+  }
   return {
-    dataDir: flags.dataDir,
-    storage: flags.storage,
-    host: flags.host,
-    port: Number(flags.port),
-    bookmarkIntervalMs: Number(flags.bookmarkIntervalMs),
-    tokenFile: flags.tokenAuthFile ? readFileSync(flags.tokenAuthFile, 'utf8') : undefined,
-    kubeconfigOut: flags.kubeconfigOut,
+    dataDir: config.dataDir,
+    storage: config.storage as EmbeddedServerOptions['storage'],
+    host: config.host,
+    port: config.port,
+    bookmarkIntervalMs: config.bookmarkIntervalMs,
+    tokenFile,
+    kubeconfigOut: config.kubeconfigOut || undefined,
   };
 }
 
-async function run(flags: ApiserverFlags): Promise<void> {
-  const logger = createLogger({ level: flags.logLevel, name: 'kube-identity-apiserver' });
-  const server = await startEmbeddedServer({ ...embeddedOptions(flags), logger });
+async function run(opts: Record<string, unknown>): Promise<void> {
+  const config = await loadOrExit(() => loadApiserverConfig(configSources(opts, APISERVER_CONFIG_SCHEMA)));
+  const options = await loadOrExit(async () => embeddedOptions(config));
+  const logger = createLogger({ level: config.logLevel, name: 'kube-identity-apiserver' });
+  const server = await startEmbeddedServer({ ...options, logger });
   logger.info({ url: server.url, kubeconfig: server.kubeconfigPath }, 'api server ready');
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -43,23 +43,10 @@ async function run(flags: ApiserverFlags): Promise<void> {
   shutdown.dispose();
 }
 
-/** The apiserver flags, shared with `up`. */
-export function addApiserverOptions(cmd: Command, defaultPort: string): Command {
-  return cmd
-    .option('--data-dir <dir>', 'directory for the CA, certificates, keys, kubeconfig and store', '.kube-identity')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0 = any free port)', defaultPort)
-    .option('--storage <kind>', 'sqlite (in the data directory) or memory', 'sqlite')
-    .option('--log-level <level>', 'pino log level', 'info')
-    .option('--bookmark-interval-ms <ms>', 'interval of watch bookmarks', '60000')
-    .option('--kubeconfig-out <file>', 'where to write the admin kubeconfig (default: DATA_DIR/kubeconfig)')
-    .option('--token-auth-file <file>', 'static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format)');
-}
-
 export function registerApiserverCommand(program: Command): void {
-  addApiserverOptions(program.command('apiserver').description('run the embedded Kubernetes-compatible API server'), '6443').action(
-    async (flags: ApiserverFlags) => {
-      await run(flags);
+  addConfigOptions(program.command('apiserver').description('run the embedded Kubernetes-compatible API server'), APISERVER_CONFIG_SCHEMA).action(
+    async (opts: Record<string, unknown>) => {
+      await run(opts);
     },
   );
 }

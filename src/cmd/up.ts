@@ -7,17 +7,15 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
+import { IDENTITY_FILES } from '../apiserver/bootstrap.js';
 import { startEmbeddedServer } from '../apiserver/embedded.js';
-import { ConfigError, loadControllerConfig } from '../config/load.js';
+import { loadControllerConfig, loadUpConfig } from '../config/load.js';
+import { UP_CONFIG_SCHEMA } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
-import { addApiserverOptions, embeddedOptions, type ApiserverFlags } from './apiserver.js';
+import { embeddedOptions } from './apiserver.js';
 import { loadKubeConfig, runControllerProcess } from './controller.js';
-
-interface UpFlags extends ApiserverFlags {
-  metricsBindAddress: string;
-  logFile?: string;
-}
+import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 function banner(url: string, kubeconfig: string, metrics: string, logFile: string): string {
   const relative = path.relative(process.cwd(), kubeconfig);
@@ -40,31 +38,27 @@ function banner(url: string, kubeconfig: string, metrics: string, logFile: strin
   ].join('\n');
 }
 
-async function up(flags: UpFlags): Promise<void> {
-  const logFile = path.resolve(flags.logFile ?? path.join(flags.dataDir, 'kube-identity.log'));
-  const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
-  const server = await startEmbeddedServer({ ...embeddedOptions(flags), logger: logger.child({ component: 'apiserver' }) });
-  let config;
-  try {
-    config = await loadControllerConfig({
+async function up(opts: Record<string, unknown>): Promise<void> {
+  const flags = await loadOrExit(() => loadUpConfig(configSources(opts, UP_CONFIG_SCHEMA)));
+  const options = await loadOrExit(async () => embeddedOptions(flags));
+  const dataDir = path.resolve(flags.dataDir);
+  // Checked before anything starts; the paths are where the server writes its CA and kubeconfig.
+  const config = await loadOrExit(() =>
+    loadControllerConfig({
       flags: {
-        kubeconfig: server.kubeconfigPath,
-        clusterSigningCertFile: server.caCertFile,
-        clusterSigningKeyFile: server.caKeyFile,
+        kubeconfig: options.kubeconfigOut ? path.resolve(options.kubeconfigOut) : path.join(dataDir, 'kubeconfig'),
+        clusterSigningCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
+        clusterSigningKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),
         leaderElect: false,
         metricsBindAddress: flags.metricsBindAddress,
         logLevel: flags.logLevel,
       },
       env: process.env,
-    });
-  } catch (err) {
-    await server.close();
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+    }),
+  );
+  const logFile = path.resolve(flags.logFile || path.join(flags.dataDir, 'kube-identity.log'));
+  const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
+  const server = await startEmbeddedServer({ ...options, logger: logger.child({ component: 'apiserver' }) });
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   try {
     await runControllerProcess(config, logger.child({ component: 'controller' }), shutdown.signal, {
@@ -78,13 +72,10 @@ async function up(flags: UpFlags): Promise<void> {
 }
 
 export function registerUpCommand(program: Command): void {
-  addApiserverOptions(
+  addConfigOptions(
     program.command('up').description('run the embedded API server and the controller together, and print a kubeconfig'),
-    '6443',
-  )
-    .option('--metrics-bind-address <addr>', "the controller's /metrics, /healthz and /readyz address", '127.0.0.1:8080')
-    .option('--log-file <file>', 'where logs go (default: DATA_DIR/kube-identity.log)')
-    .action(async (flags: UpFlags) => {
-      await up(flags);
-    });
+    UP_CONFIG_SCHEMA,
+  ).action(async (opts: Record<string, unknown>) => {
+    await up(opts);
+  });
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadControllerConfig } from './load.js';
+import { ConfigError, loadApiserverConfig, loadControllerConfig, loadUpConfig } from './load.js';
 import { describeConfig } from './schema.js';
 
 async function yamlFile(text: string): Promise<string> {
@@ -56,5 +56,40 @@ describe('loadControllerConfig', () => {
     const rows = describeConfig();
     const lease = rows.find((r) => r.key === 'leaderElectionLeaseDuration');
     expect(lease).toMatchObject({ flag: '--leader-election-lease-duration', env: 'KUBE_IDENTITY_LEADER_ELECTION_LEASE_DURATION', default: '15s' });
+  });
+});
+
+describe('loadApiserverConfig and loadUpConfig', () => {
+  it('uses the documented defaults', async () => {
+    const c = await loadUpConfig();
+    expect(c).toMatchObject({ dataDir: '.kube-identity', host: '127.0.0.1', port: 6443, storage: 'sqlite', logLevel: 'info' });
+    expect(c.metricsBindAddress).toBe('127.0.0.1:8080');
+  });
+
+  it('takes flags over env over file', async () => {
+    const file = await yamlFile('port: 7000\nstorage: memory\nhost: 0.0.0.0\n');
+    const c = await loadApiserverConfig({ file, env: { KUBE_IDENTITY_PORT: '7001', KUBE_IDENTITY_HOST: '::' }, flags: { port: '7002' } });
+    expect([c.port, c.host, c.storage]).toEqual([7002, '::', 'memory']);
+  });
+
+  it('reports every bad value at once, each with the expected form', async () => {
+    const err = await loadUpConfig({
+      flags: { storage: 'mongo', logLevel: 'loud', port: 'abc', metricsBindAddress: '8080', bookmarkIntervalMs: '0' },
+      env: { KUBE_IDENTITY_HOST: 'ignored-because-valid' },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      'flag --port port: must be an integer, got "abc"',
+      'flag --storage storage: must be one of sqlite, memory, got "mongo"',
+      'flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"',
+      'flag --bookmark-interval-ms bookmarkIntervalMs: must be at least 1, got 0',
+      'metricsBindAddress: must be HOST:PORT such as 127.0.0.1:8080 or :8080, got "8080"',
+    ]);
+  });
+
+  it('refuses ports outside 0-65535 and unknown file keys', async () => {
+    const file = await yamlFile('prot: 1\n');
+    const err = await loadApiserverConfig({ file, flags: { port: '70000' } }).catch((e: unknown) => e);
+    expect((err as ConfigError).problems).toEqual([`config file ${file}: unknown field "prot"`, 'flag --port port: must be at most 65535, got 70000']);
   });
 });

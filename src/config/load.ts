@@ -5,7 +5,16 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
-import { CONTROLLER_CONFIG_SCHEMA, envName, flagName, type ConfigKey, type ControllerConfig, type FieldSpec } from './schema.js';
+import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, type ApiserverConfig, type UpConfig } from './server-schema.js';
+import {
+  CONTROLLER_CONFIG_SCHEMA,
+  envName,
+  flagName,
+  type ConfigOf,
+  type ConfigSchema,
+  type ControllerConfig,
+  type FieldSpec,
+} from './schema.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -16,7 +25,7 @@ export class ConfigError extends Error {
 
 export interface ConfigSources {
   /** Parsed flags keyed by config key (camelCase); undefined means not given. */
-  flags?: Partial<Record<ConfigKey, unknown>>;
+  flags?: Partial<Record<string, unknown>>;
   env?: Record<string, string | undefined>;
   /** Path of an optional YAML file with camelCase keys. */
   file?: string;
@@ -31,6 +40,7 @@ function toNumber(text: unknown, spec: FieldSpec): { value: unknown } | { proble
   const int = spec.type === 'int';
   if (!Number.isFinite(n) || (int && !Number.isInteger(n))) return { problem: `must be ${int ? 'an integer' : 'a number'}, got ${JSON.stringify(text)}` };
   if (spec.min !== undefined && n < spec.min) return { problem: `must be at least ${spec.min}, got ${n}` };
+  if (spec.max !== undefined && n > spec.max) return { problem: `must be at most ${spec.max}, got ${n}` };
   return { value: n };
 }
 
@@ -63,7 +73,7 @@ function convert(key: string, spec: FieldSpec, { value, source }: Raw, problems:
   return out.value;
 }
 
-async function readFileValues(path: string, problems: string[]): Promise<Record<string, unknown>> {
+async function readFileValues(path: string, schema: ConfigSchema, problems: string[]): Promise<Record<string, unknown>> {
   let doc: unknown;
   try {
     doc = parseYaml(await readFile(path, 'utf8'));
@@ -76,7 +86,7 @@ async function readFileValues(path: string, problems: string[]): Promise<Record<
     problems.push(`config file ${path}: must be a mapping`);
     return {};
   }
-  for (const k of Object.keys(doc)) if (!(k in CONTROLLER_CONFIG_SCHEMA)) problems.push(`config file ${path}: unknown field "${k}"`);
+  for (const k of Object.keys(doc)) if (!(k in schema)) problems.push(`config file ${path}: unknown field "${k}"`);
   return doc as Record<string, unknown>;
 }
 
@@ -137,7 +147,16 @@ function checkSigning(c: Record<string, unknown>, problems: string[]): void {
   if (c.caReloadInterval === 0) problems.push('caReloadInterval must be greater than 0');
 }
 
+/** host:port as a bind address (host may be empty or a bracketed IPv6 address; port 0 picks one). */
+function checkBindAddress(c: Record<string, unknown>, problems: string[]): void {
+  const addr = c.metricsBindAddress;
+  if (typeof addr !== 'string') return;
+  const m = /^(\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/.exec(addr);
+  if (!m || Number(m[2]) > 65535) problems.push(`metricsBindAddress: must be HOST:PORT such as 127.0.0.1:8080 or :8080, got ${JSON.stringify(addr)}`);
+}
+
 function crossCheck(c: Record<string, unknown>, problems: string[]): void {
+  checkBindAddress(c, problems);
   const lease = c.leaderElectionLeaseDuration as number;
   const renew = c.leaderElectionRenewDeadline as number;
   const retry = c.leaderElectionRetryPeriod as number;
@@ -149,11 +168,19 @@ function crossCheck(c: Record<string, unknown>, problems: string[]): void {
   if ((c.rateLimiterBaseDelay as number) > (c.rateLimiterMaxDelay as number)) problems.push('rateLimiterBaseDelay must not exceed rateLimiterMaxDelay');
 }
 
-export async function loadControllerConfig(sources: ConfigSources = {}): Promise<ControllerConfig> {
+/**
+ * Reads every option of `schema` (flag > env > file > default), converts and checks each, then runs
+ * `crossCheck` on the whole; throws one ConfigError listing every problem.
+ */
+export async function loadConfig<S extends ConfigSchema>(
+  schema: S,
+  sources: ConfigSources = {},
+  crossCheck: (c: Record<string, unknown>, problems: string[]) => void = () => {},
+): Promise<ConfigOf<S>> {
   const problems: string[] = [];
-  const fileValues = sources.file ? await readFileValues(sources.file, problems) : {};
+  const fileValues = sources.file ? await readFileValues(sources.file, schema, problems) : {};
   const out: Record<string, unknown> = {};
-  for (const [key, spec] of Object.entries(CONTROLLER_CONFIG_SCHEMA) as [ConfigKey, FieldSpec][]) {
+  for (const [key, spec] of Object.entries(schema)) {
     const flag = sources.flags?.[key];
     const env = sources.env?.[envName(key)];
     let raw: Raw = { value: spec.default, source: 'default' };
@@ -164,5 +191,17 @@ export async function loadControllerConfig(sources: ConfigSources = {}): Promise
   }
   crossCheck(out, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(out) as ControllerConfig;
+  return Object.freeze(out) as ConfigOf<S>;
+}
+
+export function loadControllerConfig(sources: ConfigSources = {}): Promise<ControllerConfig> {
+  return loadConfig(CONTROLLER_CONFIG_SCHEMA, sources, crossCheck);
+}
+
+export function loadApiserverConfig(sources: ConfigSources = {}): Promise<ApiserverConfig> {
+  return loadConfig(APISERVER_CONFIG_SCHEMA, sources);
+}
+
+export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
+  return loadConfig(UP_CONFIG_SCHEMA, sources, checkBindAddress);
 }

@@ -11,7 +11,11 @@ export interface FieldSpec {
   description: string;
   values?: readonly string[];
   min?: number;
+  max?: number;
 }
+
+/** A table of options; the controller's, the API server's and `up`'s are each one. */
+export type ConfigSchema = Record<string, FieldSpec>;
 
 export const CONTROLLER_CONFIG_SCHEMA = {
   kubeconfig: { type: 'string', default: '', description: 'Path to a kubeconfig; empty uses in-cluster config, then $KUBECONFIG and ~/.kube/config.' },
@@ -62,15 +66,19 @@ export type ConfigKey = keyof typeof CONTROLLER_CONFIG_SCHEMA;
 
 type ValueOf<F extends FieldSpec> = F['type'] extends 'bool' ? boolean : F['type'] extends 'string' | 'enum' ? string : number;
 
-/** The validated configuration; durations in milliseconds. */
-export type ControllerConfig = { readonly [K in ConfigKey]: ValueOf<(typeof CONTROLLER_CONFIG_SCHEMA)[K]> };
+/** The validated configuration of a schema; durations in milliseconds. */
+export type ConfigOf<S extends ConfigSchema> = { readonly [K in keyof S]: ValueOf<S[K]> };
+
+export type ControllerConfig = ConfigOf<typeof CONTROLLER_CONFIG_SCHEMA>;
 
 export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 export const envName = (key: string): string => `KUBE_IDENTITY_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 
 /** One line per option, for `--help`: flag, env, default, description. */
-export function describeConfig(): { key: ConfigKey; flag: string; env: string; type: FieldType; default: string; description: string }[] {
-  return (Object.entries(CONTROLLER_CONFIG_SCHEMA) as [ConfigKey, FieldSpec][]).map(([key, f]) => ({
+export function describeConfig<S extends ConfigSchema = typeof CONTROLLER_CONFIG_SCHEMA>(
+  schema: S = CONTROLLER_CONFIG_SCHEMA as unknown as S,
+): { key: keyof S & string; flag: string; env: string; type: FieldType; default: string; description: string }[] {
+  return (Object.entries(schema) as [keyof S & string, FieldSpec][]).map(([key, f]) => ({
     key,
     flag: `--${flagName(key)}`,
     env: envName(key),

@@ -1,0 +1,34 @@
+/**
+ * `up` and `apiserver` check their configuration before anything starts: every bad flag or
+ * environment value is reported at once, each with the form it should have, and exit code 2.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../helpers/cli.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-cli-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('up: --storage mongo, --log-level loud and --port abc are each refused in words, before anything starts', async () => {
+  const dataDir = path.join(dir, 'up');
+  const { code, stderr } = await runCli(['up', '--data-dir', dataDir, '--storage', 'mongo', '--log-level', 'loud', '--port', 'abc']);
+  expect(code).toBe(2);
+  expect(stderr).toContain('kube-identity: invalid configuration:');
+  expect(stderr).toContain('flag --storage storage: must be one of sqlite, memory, got "mongo"');
+  expect(stderr).toContain('flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"');
+  expect(stderr).toContain('flag --port port: must be an integer, got "abc"');
+  expect(existsSync(dataDir)).toBe(false);
+}, 90_000);
+
+it('apiserver: a bad environment value names the variable', async () => {
+  const { code, stderr } = await runCli(['apiserver', '--data-dir', path.join(dir, 'apiserver')], {
+    env: { KUBE_IDENTITY_STORAGE: 'mongo', KUBE_IDENTITY_PORT: '70000' },
+  });
+  expect(code).toBe(2);
+  expect(stderr).toContain('env KUBE_IDENTITY_STORAGE storage: must be one of sqlite, memory, got "mongo"');
+  expect(stderr).toContain('env KUBE_IDENTITY_PORT port: must be at most 65535, got 70000');
+}, 90_000);
