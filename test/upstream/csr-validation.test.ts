@@ -30,7 +30,7 @@ interface Spec {
   expirationSeconds?: number;
 }
 
-const pem = await csrPem({ commonName: '', organization: ['testing-org'] });
+const pem = await csrPem({ commonName: '', organizations: ['testing-org'] });
 const cert = await certificatePem();
 
 function csr(spec: Spec): KObject {
