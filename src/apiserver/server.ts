@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { KObject, UserInfo } from '../api/meta.js';
 import type { Logger } from '../log/logger.js';
 import type { Authenticator } from './auth/types.js';
@@ -57,6 +58,20 @@ export interface RunningApiServer {
 }
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+const MAX_HEADER_BYTES = 1 << 20;
+
+/**
+ * A request the HTTP parser refused still gets an answer, worded as Go's net/http words it (431 for
+ * headers past the limit, 400 otherwise), unless the peer is already gone.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`);
+}
 
 /**
  * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
@@ -198,6 +213,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       // new TLS handshake after any pause longer than 5 s.
       keepAliveTimeout: 90_000,
       headersTimeout: 32_000,
+      // kube-apiserver's MaxHeaderBytes (1 MiB): Node's 16 KiB default refused long bearer tokens.
+      maxHeaderSize: MAX_HEADER_BYTES,
     },
     (req, res) => {
       pipeline.handle(req, res).catch((err: unknown) => {
@@ -210,9 +227,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     },
   );
   server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
-  server.on('clientError', (err, socket) => {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     logger.debug({ err }, 'client connection error');
-    socket.destroy();
+    answerClientError(err, socket);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

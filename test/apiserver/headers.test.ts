@@ -1,0 +1,45 @@
+/**
+ * Request headers up to kube-apiserver's MaxHeaderBytes (1 MiB): a long bearer token is read and
+ * judged (401), and headers past the limit get Go's 431 answer instead of a dropped connection.
+ */
+import { connect } from 'node:tls';
+import { raw } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+describe('request header size', () => {
+  it('reads a 40 KiB Authorization header and answers 401 for the unknown token', async () => {
+    const r = await raw(s, 'GET', '/api/v1/namespaces', { token: 'x'.repeat(40 * 1024) });
+    expect(r.status).toBe(401);
+    expect(r.json).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+  });
+
+  it('serves a request whose headers total 900 KiB', async () => {
+    const r = await raw(s, 'GET', '/api/v1/namespaces/default', { headers: { 'X-Padding': 'p'.repeat(900 * 1024) } });
+    expect(r.status).toBe(200);
+  });
+
+  it('answers 431 Request Header Fields Too Large past 1 MiB', async () => {
+    const r = await raw(s, 'GET', '/api/v1/namespaces', { headers: { 'X-Padding': 'p'.repeat((1 << 20) + 1024) } });
+    expect(r.status).toBe(431);
+    expect(r.text).toBe('431 Request Header Fields Too Large');
+  });
+  it('answers a request the HTTP parser refuses with 400, as Go does, rather than dropping it', async () => {
+      const url = new URL(s.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: url.hostname, port: Number(url.port), ca: s.caPem }, () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let out = '';
+      socket.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      socket.on('end', () => resolve(out));
+      socket.on('error', reject);
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+  });
+});
