@@ -3,10 +3,12 @@
  * verb, group, version, namespace, resource, name and subresource. Authorization and routing
  * both read it, so they can never disagree about what a request touches.
  */
+import { errors } from './errors.js';
 import { queryBool } from './query-params.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
+  /** The percent-decoded path, as Go's `URL.Path`: what non-resource authorization and routes match. */
   path: string;
   /** Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection (resources) or the lowercase method. */
   verb: string;
@@ -124,8 +126,49 @@ function resourceVerb(method: string, target: ResourcePath, query: URLSearchPara
   return verb;
 }
 
-export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
-  const root = splitApiRoot(path.split('/').filter((p) => p !== ''));
+const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+/**
+ * Go's url.PathUnescape: `%XX` becomes the byte XX (once: `%253A` is `%3A`), `+` stays `+`, and a
+ * `%` not followed by two hex digits is `invalid URL escape "%zz"`, which Go's server answers with
+ * 400 before any handler runs.
+ */
+export function unescapePath(s: string): string {
+  if (!/[%\u0080-\u00ff]/.test(s)) return s;
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] !== '%') {
+      // Node reads the request line as latin1: each char is one byte as the client sent it.
+      bytes.push(s.charCodeAt(i) & 0xff);
+      continue;
+    }
+    if (!isHex(s.charCodeAt(i + 1)) || !isHex(s.charCodeAt(i + 2))) {
+      throw errors.badRequest(`invalid URL escape ${JSON.stringify(s.slice(i, i + 3))}`);
+    }
+    bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+    i += 2;
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/**
+ * The path of a request target as the client sent it, not `URL.pathname`: WHATWG URLs resolve
+ * `..` and `%2e%2e` segments, Go's server does not.
+ */
+export function requestPath(target = '/'): string {
+  if (target.startsWith('/')) return target.split('?', 1)[0] ?? '/';
+  return new URL(target, 'https://localhost').pathname;
+}
+
+/**
+ * Reads a resource request from the path as the client sent it (not dot-normalised, not decoded):
+ * each segment is decoded once after splitting on '/', so an encoded `%2F` stays inside its
+ * segment (a name with '/' is then refused by the route, never read as a separator) and an
+ * encoded `%2e%2e` is the name "..", never a step up.
+ */
+export function parseRequestInfo(method: string, rawPath: string, query: URLSearchParams): RequestInfo {
+  const path = unescapePath(rawPath);
+  const root = splitApiRoot(rawPath.split('/').filter((p) => p !== '').map(unescapePath));
   const target = root && splitResourcePath(root.rest);
   if (!root || !target) return nonResource(path, method);
   const { namespace, name, subresource } = target;

@@ -19,7 +19,7 @@ import { serveDiscovery } from './discovery/index.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
 import type { Authorizer } from './auth/authorizer.js';
-import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { parseRequestInfo, requestPath, type RequestInfo } from './request-info.js';
 import { routeResource } from './routes.js';
 import type { Store } from './storage/store.js';
 
@@ -116,23 +116,23 @@ class Pipeline {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
-    if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/livez/') || url.pathname.startsWith('/readyz/')) {
+    const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
+    if (HEALTH_PATHS.has(info.path) || info.path.startsWith('/livez/') || info.path.startsWith('/readyz/')) {
       writeBody(res, 200, 'text/plain; charset=utf-8', 'ok');
       return;
     }
     const user = await this.opts.authenticator.authenticate({ headers: req.headers, clientCertificateChain: clientChain(req) });
     if (!user) throw errors.unauthorized();
-    const info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams);
     await this.authorize(user, info);
     if (!info.isResourceRequest) {
-      const route = this.opts.staticRoutes?.find((r) => r.path === url.pathname);
+      const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
       if (route && (req.method === 'GET' || req.method === 'HEAD')) {
         for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
         writeBody(res, 200, route.contentType, route.body);
         return;
       }
       const found = serveDiscovery({
-        path: `${url.pathname}${url.search}`,
+        path: `${info.path}${url.search}`,
         accept: req.headers.accept ?? '',
         ifNoneMatch: req.headers['if-none-match'],
         host: req.headers.host,

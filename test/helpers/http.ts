@@ -26,6 +26,8 @@ export interface RawOptions {
   token?: string;
   /** A TLS client certificate to present (sends no bearer token). */
   client?: { certPem: string; keyPem: string };
+  /** Send the path byte for byte, as a Go client may: no WHATWG `..`/`%2e%2e` resolution. */
+  verbatimPath?: boolean;
 }
 
 export function raw(target: RawTarget, method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> {
@@ -38,7 +40,8 @@ export function raw(target: RawTarget, method: string, path: string, opts: RawOp
     headers['Content-Length'] = String(Buffer.byteLength(body));
   }
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(path, target.url), { method, headers, ca: target.caPem, cert: opts.client?.certPem, key: opts.client?.keyPem }, (res) => {
+    const tls = { ca: target.caPem, cert: opts.client?.certPem, key: opts.client?.keyPem };
+    const req = https.request(new URL(path, target.url), { method, headers, ...tls, ...(opts.verbatimPath ? { path } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
