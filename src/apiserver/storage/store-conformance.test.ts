@@ -1,16 +1,26 @@
 /**
  * Behaviour every Store backend must share (the etcd-shaped contract in store.ts), run against
- * each built-in backend.
+ * each built-in backend and against a real etcd started by the suite.
+ *
+ * Revisions are written relative to `base`, the revision of the store when it was opened: 0 for
+ * the built-in backends, and whatever the shared etcd has reached for the etcd one (each test gets
+ * a fresh key prefix in it). etcd compacts on request rather than by a history limit, so the
+ * compaction test compacts through `compactTo`, which the built-in backends do on their own.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KObject } from '../../api/meta.js';
+import { startEtcd, type EtcdCluster } from '../../../test/helpers/etcd.js';
+import { describeWithTools } from '../../../test/helpers/tools.js';
+import { EtcdStore } from './etcd.js';
 import { MemoryStore } from './memory.js';
 import { SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreEvent } from './store.js';
 
 type Factory = (historyLimit?: number) => Store | Promise<Store>;
+/** Makes the store keep history only from `revision` on (built-in backends: their history limit does). */
+type CompactTo = (store: Store, revision: number) => Promise<void>;
 
 const dirs: string[] = [];
 const backends: [string, Factory][] = [
@@ -35,6 +45,11 @@ function obj(name: string, data: Record<string, unknown> = {}): KObject {
 
 /** Lets queued watch deliveries (microtasks) run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Waits until `done()` holds: watch events from a store across the network arrive when they arrive. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 function watchAll(store: Store, prefix: string, fromRevision: number) {
   const events: StoreEvent[] = [];
@@ -64,21 +79,40 @@ function prng(seed: number): () => number {
   };
 }
 
-describe.each(backends)('%s store', (_name, open) => {
+describe.each(backends)('%s store', (_name, open) => conformance(open, async () => undefined));
+
+describeWithTools(['etcd'])('etcd store', () => {
+  let etcd: EtcdCluster;
+  let prefixes = 0;
+  beforeAll(async () => {
+    etcd = await startEtcd();
+  }, 30_000);
+  afterAll(async () => {
+    await etcd.stop();
+  });
+  conformance(
+    () => EtcdStore.open({ endpoints: etcd.endpoints, prefix: `/conformance-${++prefixes}` }),
+    (store, revision) => (store as EtcdStore).compact(revision),
+  );
+});
+
+function conformance(open: Factory, compactTo: CompactTo): void {
   let store: Store;
+  let base: number;
   beforeEach(async () => {
     store = await open();
+    base = store.currentRevision();
   });
   afterEach(async () => {
     await store.close();
   });
 
   it('creates, gets, updates and deletes with resourceVersion set to the revision', async () => {
-    expect(store.currentRevision()).toBe(0);
+    expect(store.currentRevision()).toBe(base);
     const input = obj('a', { x: '1' });
     const created = await store.create('/r/a', input);
-    expect(created.revision).toBe(1);
-    expect(created.object.metadata?.resourceVersion).toBe('1');
+    expect(created.revision).toBe(base + 1);
+    expect(created.object.metadata?.resourceVersion).toBe(String(base + 1));
     expect(input.metadata?.resourceVersion).toBeUndefined();
     (input.data as Record<string, string>).x = 'changed';
     const got = await store.get('/r/a');
@@ -87,16 +121,16 @@ describe.each(backends)('%s store', (_name, open) => {
     expect(Object.isFrozen(got?.object.metadata)).toBe(true);
 
     const updated = await store.update('/r/a', { ...obj('a', { x: '2' }), metadata: { name: 'a', resourceVersion: '99' } });
-    expect(updated.revision).toBe(2);
-    expect(updated.object.metadata?.resourceVersion).toBe('2');
+    expect(updated.revision).toBe(base + 2);
+    expect(updated.object.metadata?.resourceVersion).toBe(String(base + 2));
     expect((await store.get('/r/a'))?.object.data).toEqual({ x: '2' });
 
     const deleted = await store.delete('/r/a');
-    expect(deleted.revision).toBe(3);
-    expect(deleted.object.metadata?.resourceVersion).toBe('3');
+    expect(deleted.revision).toBe(base + 3);
+    expect(deleted.object.metadata?.resourceVersion).toBe(String(base + 3));
     expect(deleted.object.data).toEqual({ x: '2' });
     expect(await store.get('/r/a')).toBeUndefined();
-    expect(store.currentRevision()).toBe(3);
+    expect(store.currentRevision()).toBe(base + 3);
   });
 
   it('reports KeyExists, KeyNotFound and CAS Conflict without consuming a revision', async () => {
@@ -104,13 +138,13 @@ describe.each(backends)('%s store', (_name, open) => {
     await expectStoreError(store.create('/r/a', obj('a')), 'KeyExists');
     await expectStoreError(store.update('/r/b', obj('b')), 'KeyNotFound');
     await expectStoreError(store.delete('/r/b'), 'KeyNotFound');
-    await store.update('/r/a', obj('a', { v: '2' }), 1);
-    const conflict = await expectStoreError(store.update('/r/a', obj('a', { v: '3' }), 1), 'Conflict');
-    expect(conflict.revision).toBe(2);
-    await expectStoreError(store.delete('/r/a', 1), 'Conflict');
-    expect(store.currentRevision()).toBe(2);
+    await store.update('/r/a', obj('a', { v: '2' }), base + 1);
+    const conflict = await expectStoreError(store.update('/r/a', obj('a', { v: '3' }), base + 1), 'Conflict');
+    expect(conflict.revision).toBe(base + 2);
+    await expectStoreError(store.delete('/r/a', base + 1), 'Conflict');
+    expect(store.currentRevision()).toBe(base + 2);
     expect((await store.get('/r/a'))?.object.data).toEqual({ v: '2' });
-    expect((await store.delete('/r/a', 2)).revision).toBe(3);
+    expect((await store.delete('/r/a', base + 2)).revision).toBe(base + 3);
   });
 
   it('ranges by prefix in key order with after, limit and remaining', async () => {
@@ -119,9 +153,9 @@ describe.each(backends)('%s store', (_name, open) => {
     await store.create('/r/n', obj('n'));
     const all = await store.range({ prefix: '/r/ns/' });
     expect(all.items.map((i) => i.key)).toEqual(['/r/ns/a', '/r/ns/b', '/r/ns/c', '/r/ns/d', '/r/ns/e']);
-    expect(all).toMatchObject({ revision: 7, remaining: 0 });
-    expect(all.items[2]?.revision).toBe(1);
-    expect(all.items[2]?.object.metadata?.resourceVersion).toBe('1');
+    expect(all).toMatchObject({ revision: base + 7, remaining: 0 });
+    expect(all.items[2]?.revision).toBe(base + 1);
+    expect(all.items[2]?.object.metadata?.resourceVersion).toBe(String(base + 1));
 
     const page1 = await store.range({ prefix: '/r/ns/', limit: 2 });
     expect(page1.items.map((i) => i.key)).toEqual(['/r/ns/a', '/r/ns/b']);
@@ -153,14 +187,14 @@ describe.each(backends)('%s store', (_name, open) => {
 
     const page1 = await store.range({ prefix: '/r/', revision: snapshot, limit: 2 });
     expect(page1.revision).toBe(snapshot);
-    expect(page1.items.map((i) => [i.key, i.object.data, i.revision, i.object.metadata?.resourceVersion])).toEqual([
-      ['/r/a', { v: 'a1' }, 1, '1'],
-      ['/r/b', { v: 'b1' }, 2, '2'],
+    expect(page1.items.map((i) => [i.key, i.object.data, i.revision - base, Number(i.object.metadata?.resourceVersion) - base])).toEqual([
+      ['/r/a', { v: 'a1' }, 1, 1],
+      ['/r/b', { v: 'b1' }, 2, 2],
     ]);
     expect(page1.remaining).toBe(1);
     const page2 = await store.range({ prefix: '/r/', revision: snapshot, after: '/r/b' });
     expect(page2.items.map((i) => [i.key, i.object.data])).toEqual([['/r/c', { v: 'c1' }]]);
-    expect((await store.range({ prefix: '/r/', revision: 5 })).items.map((i) => i.key)).toEqual(['/r/a', '/r/c']);
+    expect((await store.range({ prefix: '/r/', revision: base + 5 })).items.map((i) => i.key)).toEqual(['/r/a', '/r/c']);
     expect((await store.range({ prefix: '/r/' })).items.map((i) => i.key)).toEqual(['/r/a', '/r/aa', '/r/b', '/r/c']);
     await expectStoreError(store.range({ prefix: '/r/', revision: store.currentRevision() + 1 }), 'FutureRevision');
   });
@@ -181,11 +215,11 @@ describe.each(backends)('%s store', (_name, open) => {
       else model.set(key, value);
       states.push(new Map(model));
     }
-    for (let rev = 1; rev <= store.currentRevision(); rev += 7) {
+    for (let rev = 1; rev <= store.currentRevision() - base; rev += 7) {
       const seen = new Map<string, string>();
       let after: string | undefined;
       for (;;) {
-        const page = await store.range({ prefix: '/m/', revision: rev, after, limit: 5 });
+        const page = await store.range({ prefix: '/m/', revision: base + rev, after, limit: 5 });
         for (const item of page.items) seen.set(item.key, (item.object.data as { value: string }).value);
         after = page.items.at(-1)?.key;
         if (page.remaining === 0) break;
@@ -201,26 +235,29 @@ describe.each(backends)('%s store', (_name, open) => {
     revisions.push((await store.update('/registry/core/secrets/ns/a', obj('a', { v: '1' }))).revision);
     revisions.push((await store.delete('/registry/coordination.k8s.io/leases/ns/a')).revision);
     revisions.push((await store.create('/registry/coordination.k8s.io/leases/ns/a', obj('a'))).revision);
-    expect(revisions).toEqual([1, 2, 3, 4, 5]);
+    expect(revisions.map((r) => r - base)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('reports Compacted for revisions older than the kept history, for range and watch', async () => {
     await store.close();
     store = await open(5);
+    base = store.currentRevision();
     for (let i = 0; i < 12; i++) await store.create(`/r/k${i}`, obj(`k${i}`));
-    expect(store.compactedRevision()).toBe(7);
-    const err = await expectStoreError(store.range({ prefix: '/r/', revision: 6 }), 'Compacted');
-    expect(err.revision).toBe(7);
-    expect((await store.range({ prefix: '/r/', revision: 7 })).items).toHaveLength(7);
+    await compactTo(store, base + 7);
+    expect(store.compactedRevision()).toBe(base + 7);
+    const err = await expectStoreError(store.range({ prefix: '/r/', revision: base + 6 }), 'Compacted');
+    expect(err.revision).toBe(base + 7);
+    expect((await store.range({ prefix: '/r/', revision: base + 7 })).items).toHaveLength(7);
 
-    const old = watchAll(store, '/r/', 6);
-    const ok = watchAll(store, '/r/', 7);
+    const old = watchAll(store, '/r/', base + 6);
+    const ok = watchAll(store, '/r/', base + 7);
     expect(old.errors).toEqual([]);
-    await settle();
-    expect(old.errors.map((e) => [e.code, e.revision])).toEqual([['Compacted', 7]]);
+    await until(() => old.errors.length > 0);
+    expect(old.errors.map((e) => [e.code, e.revision])).toEqual([['Compacted', base + 7]]);
     expect(old.events).toEqual([]);
     expect(ok.errors).toEqual([]);
-    expect(ok.events.map((e) => e.revision)).toEqual([8, 9, 10, 11, 12]);
+    await until(() => ok.events.length >= 5);
+    expect(ok.events.map((e) => e.revision - base)).toEqual([8, 9, 10, 11, 12]);
     ok.handle.stop();
   });
 
@@ -236,16 +273,16 @@ describe.each(backends)('%s store', (_name, open) => {
     await deleting;
     await settle();
     await store.create('/r/c', obj('c'));
-    await settle();
-    expect(w.events.map((e) => [e.type, e.key, e.revision, e.object.metadata?.resourceVersion])).toEqual([
-      ['ADDED', '/r/b', 2, '2'],
-      ['MODIFIED', '/r/a', 3, '3'],
-      ['DELETED', '/r/a', 4, '4'],
-      ['ADDED', '/r/c', 5, '5'],
+    await until(() => w.events.length >= 4);
+    expect(w.events.map((e) => [e.type, e.key, e.revision - base, Number(e.object.metadata?.resourceVersion) - base])).toEqual([
+      ['ADDED', '/r/b', 2, 2],
+      ['MODIFIED', '/r/a', 3, 3],
+      ['DELETED', '/r/a', 4, 4],
+      ['ADDED', '/r/c', 5, 5],
     ]);
     expect(w.events[1]?.prevObject?.data).toEqual({ v: '1' });
     expect(w.events[2]?.object.data).toEqual({ v: '2' });
-    expect(w.events[2]?.prevObject?.metadata?.resourceVersion).toBe('3');
+    expect(w.events[2]?.prevObject?.metadata?.resourceVersion).toBe(String(base + 3));
     expect(w.events[0]?.prevObject).toBeUndefined();
     w.handle.stop();
     await store.create('/r/d', obj('d'));
@@ -254,27 +291,30 @@ describe.each(backends)('%s store', (_name, open) => {
   });
 
   it('filters watch events by prefix and starts a future-revision watch after that revision', async () => {
-    const secrets = watchAll(store, '/registry/core/secrets/', 0);
-    const future = watchAll(store, '/registry/', 2);
+    const secrets = watchAll(store, '/registry/core/secrets/', base);
+    const future = watchAll(store, '/registry/', base + 2);
     await store.create('/registry/core/secrets/ns/a', obj('a'));
     await store.create('/registry/core/secretsx/ns/a', obj('a'));
     await store.create('/registry/core/configmaps/ns/a', obj('a'));
     await store.update('/registry/core/secrets/ns/a', obj('a', { v: '2' }));
-    await settle();
-    expect(secrets.events.map((e) => [e.type, e.revision])).toEqual([
-      ['ADDED', 1],
-      ['MODIFIED', 4],
+    await until(() => secrets.events.length >= 2 && future.events.length >= 2);
+    expect(secrets.events.map((e) => [e.type, e.key, e.revision - base])).toEqual([
+      ['ADDED', '/registry/core/secrets/ns/a', 1],
+      ['MODIFIED', '/registry/core/secrets/ns/a', 4],
     ]);
-    expect(future.events.map((e) => e.revision)).toEqual([3, 4]);
+    expect(future.events.map((e) => [e.key, e.revision - base])).toEqual([
+      ['/registry/core/configmaps/ns/a', 3],
+      ['/registry/core/secrets/ns/a', 4],
+    ]);
   });
 
   it('delivers writes made from a watch callback after the events before them, to every watcher', async () => {
     const order: number[][] = [[], []];
     const handles = [0, 1].map((i) =>
       store.watch('/r/', {
-        fromRevision: 0,
+        fromRevision: base,
         onEvent: (e) => {
-          order[i]!.push(e.revision);
+          order[i]!.push(e.revision - base);
           if (i === 0 && e.key === '/r/a') void store.create(`/r/reaction-${e.revision}`, obj('r'));
         },
       }),
@@ -283,11 +323,11 @@ describe.each(backends)('%s store', (_name, open) => {
     await store.create('/r/b', obj('b'));
     await store.update('/r/a', obj('a', { v: '2' }));
     // The reactions are not awaited: wait until both committed (a durable backend commits asynchronously).
-    while (store.currentRevision() < 5) await new Promise((resolve) => setTimeout(resolve, 5));
-    await settle();
-    expect(store.currentRevision()).toBe(5);
+    while (store.currentRevision() < base + 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => order[0]!.length >= 5 && order[1]!.length >= 5);
+    expect(store.currentRevision()).toBe(base + 5);
     expect(order[0]).toEqual([1, 2, 3, 4, 5]);
     expect(order[1]).toEqual([1, 2, 3, 4, 5]);
     for (const h of handles) h.stop();
   });
-});
+}

@@ -59,7 +59,11 @@ export type StoreErrorCode =
   /** the requested revision has been compacted away (410 Expired upstream) */
   | 'Compacted'
   /** the requested revision is newer than the store's */
-  | 'FutureRevision';
+  | 'FutureRevision'
+  /** the backend cannot be reached or has no quorum (etcd down): 503 */
+  | 'Unavailable'
+  /** the backend did not answer in time: 504 */
+  | 'Timeout';
 
 export class StoreError extends Error {
   constructor(
@@ -88,6 +92,11 @@ export interface WatchOptions {
   onEvent: (event: StoreEvent) => void;
   /** Called at most once if the watch cannot continue (e.g. Compacted); no events follow. */
   onError?: (err: StoreError) => void;
+  /**
+   * Progress (etcd's progress notifications): every event up to `revision` has been delivered, so
+   * a watch resumed from it misses nothing. Backends without such notifications never call it.
+   */
+  onProgress?: (revision: number) => void;
 }
 
 export interface Store {
@@ -114,6 +123,12 @@ export interface Store {
    * and must not throw.
    */
   watch(prefix: string, options: WatchOptions): WatchHandle;
+
+  /**
+   * Rejects when the backend cannot serve (etcd unreachable or without quorum); backends that live
+   * in the process have nothing to check. Feeds /readyz and /healthz.
+   */
+  checkHealth?(): Promise<void>;
 
   close(): Promise<void>;
 }
