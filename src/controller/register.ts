@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
 import { CsrMetrics } from '../metrics/csr.js';
 import type { KubeClient } from './client/kube-client.js';
-import { EventRecorder } from './events.js';
+import { apiSink, EventBroadcaster, type EventSink } from './events/broadcaster.js';
 import { keyOf, type ReadonlyCache } from './informer/cache.js';
 import type { Manager } from './manager.js';
 import type { Informer } from './informer/informer.js';
@@ -21,6 +21,7 @@ import { APPROVER_NAME, ApproverReconciler, approverSkips } from './reconcilers/
 import { CaSource, type CaFiles } from './reconcilers/ca-source.js';
 import { Cleaner } from './reconcilers/cleaner.js';
 import { CsrApi } from './reconcilers/csr-api.js';
+import type { CsrReconcilerDeps } from './reconcilers/csr-deps.js';
 import { csrCacheTransform } from './reconcilers/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './reconcilers/csr-conditions.js';
 import { ParsedRequests } from './reconcilers/parsed-requests.js';
@@ -61,11 +62,13 @@ export function signingPlan(config: ControllerConfig): SigningPlanEntry[] {
   return plan;
 }
 
-/** What registration needs beyond the manager: where metrics, logs and time come from. */
+/** What registration needs beyond the manager: where metrics, logs, time and Events go. */
 export interface RegisterDeps {
   registry: Registry;
   logger: Logger;
   clock: Clock;
+  /** Where Events are written (default: the API server through `client`). */
+  eventSink?: EventSink;
 }
 
 /** Handles for tests and for src/cmd. */
@@ -94,7 +97,7 @@ function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<stri
  * is a new event judged on the new object. At start this keeps tens of thousands of issued CSRs
  * out of the queues instead of dequeuing each only to skip it.
  */
-const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (obj: Readonly<KObject>): string[] => {
+export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (obj: Readonly<KObject>): string[] => {
   const csr = obj as CertificateSigningRequest;
   return csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(obj)] : [];
 };
@@ -104,98 +107,145 @@ export function registerControllers(mgr: Manager, client: KubeClient, config: Co
   registerCsrControllers(mgr, client, config);
 }
 
+/** What every CSR controller is built from: one informer, one API, one event broadcaster. */
+export interface CsrControllerContext {
+  mgr: Manager;
+  client: KubeClient;
+  config: ControllerConfig;
+  registry: Registry;
+  logger: Logger;
+  clock: Clock;
+  api: CsrApi;
+  csrInformer: Informer<CertificateSigningRequest>;
+  /** The same informer, as the Manager's watches take it. */
+  csrWatch: Informer<KObject>;
+  rateLimiter: RateLimiterOptions;
+  /** The dependencies of a CSR reconciler whose Events carry `component`. */
+  deps(component: string): CsrReconcilerDeps;
+}
+
 /** Registers everything and returns handles (tests drive the cleaner and revisions through them). */
 export function registerCsrControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Registered {
+  const ctx = csrControllerContext(mgr, client, config, deps);
+  addApprover(ctx);
+  const cleaner = addCleaner(ctx);
+  const plan = signingPlan(config);
+  if (plan.length === 0) {
+    ctx.logger.info('Skipping CSR signer controller because no csr cert/key was specified');
+    return { csrInformer: ctx.csrInformer, cleaner, revisions: undefined, signers: [] };
+  }
+  const revisions = addSigners(ctx, plan);
+  return { csrInformer: ctx.csrInformer, cleaner, revisions, signers: plan.map((p) => p.policy.signerName) };
+}
+
+/** The shared CSR informer, API, metrics and event broadcaster (a runnable of its own). */
+export function csrControllerContext(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps): CsrControllerContext {
   const { registry, logger, clock } = deps;
   const metrics = CsrMetrics.for(registry);
-  const api = new CsrApi(client);
-  const rateLimiter: RateLimiterOptions = {
-    baseDelayMs: config.rateLimiterBaseDelay,
-    maxDelayMs: config.rateLimiterMaxDelay,
-    qps: config.rateLimiterQps,
-    burst: config.rateLimiterBurst,
-  };
   const csrInformer = mgr.informer<CertificateSigningRequest>({
     name: CSR_RESOURCE,
     resource: { group: CERTIFICATES_GROUP, version: 'v1', plural: CSR_RESOURCE },
     transform: csrCacheTransform(),
   });
   const csrs = csrInformer.store;
-  const csrWatch = csrInformer as unknown as Informer<KObject>;
   metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
-  const events = (component: string): EventRecorder => new EventRecorder({ client, clock, logger, component });
+  const broadcaster = new EventBroadcaster({ sink: deps.eventSink ?? apiSink(client), clock, logger, registry });
+  mgr.add(broadcaster);
+  const api = new CsrApi(client);
   const requests = new ParsedRequests();
-
-  mgr.addController({
-    name: APPROVER_NAME,
-    workers: config.approverWorkers,
-    rateLimiter,
-    reconciler: new ApproverReconciler({ api, csrs, events: events(APPROVER_NAME), metrics, clock, requests }),
-    watches: [{ informer: csrWatch, keys: unlessSkipped(approverSkips) }],
-  });
-
-  const cleaner = new Cleaner({
-    api,
-    csrs,
-    clock,
+  return {
+    mgr,
+    client,
+    config,
+    registry,
     logger,
+    clock,
+    api,
+    csrInformer,
+    csrWatch: csrInformer as unknown as Informer<KObject>,
+    rateLimiter: {
+      baseDelayMs: config.rateLimiterBaseDelay,
+      maxDelayMs: config.rateLimiterMaxDelay,
+      qps: config.rateLimiterQps,
+      burst: config.rateLimiterBurst,
+    },
+    deps: (component) => ({ api, csrs, events: broadcaster.recorder(component), metrics, clock, requests }),
+  };
+}
+
+function addApprover(ctx: CsrControllerContext): void {
+  ctx.mgr.addController({
+    name: APPROVER_NAME,
+    workers: ctx.config.approverWorkers,
+    rateLimiter: ctx.rateLimiter,
+    reconciler: new ApproverReconciler(ctx.deps(APPROVER_NAME)),
+    watches: [{ informer: ctx.csrWatch, keys: unlessSkipped(approverSkips) }],
+  });
+}
+
+function addCleaner(ctx: CsrControllerContext): Cleaner {
+  const { config } = ctx;
+  const cleaner = new Cleaner({
+    api: ctx.api,
+    csrs: ctx.csrInformer.store,
+    clock: ctx.clock,
+    logger: ctx.logger,
     intervalMs: config.cleanerInterval,
     durations: { approvedMs: config.cleanerApprovedExpiration, deniedMs: config.cleanerDeniedExpiration, pendingMs: config.cleanerPendingExpiration },
   });
-  mgr.add(cleaner);
+  ctx.mgr.add(cleaner);
+  return cleaner;
+}
 
-  const plan = signingPlan(config);
-  if (plan.length === 0) {
-    logger.info('Skipping CSR signer controller because no csr cert/key was specified');
-    return { csrInformer, cleaner, revisions: undefined, signers: [] };
-  }
+/** One CaSource per distinct pair of CA files, shared by the signers that use the pair. */
+function caSources(ctx: CsrControllerContext): (files: CaFiles) => CaSource {
   const sources = new Map<string, CaSource>();
-  const sourceFor = (files: CaFiles): CaSource => {
+  return (files) => {
     const id = `${files.certFile}\0${files.keyFile}`;
     let s = sources.get(id);
     if (!s) {
       const onReload = (e: { ok: boolean; error?: Error }): void =>
-        logger.info({ certFile: files.certFile, ok: e.ok, err: e.error }, e.ok ? 'CA files reloaded' : 'CA files not reloaded, keeping the previous CA');
-      sources.set(id, (s = new CaSource(files, onReload, () => clock.now())));
+        ctx.logger.info({ certFile: files.certFile, ok: e.ok, err: e.error }, e.ok ? 'CA files reloaded' : 'CA files not reloaded, keeping the previous CA');
+      sources.set(id, (s = new CaSource(files, onReload, () => ctx.clock.now())));
     }
     return s;
   };
+}
+
+/** A signer controller per plan entry, and the revision keeper whose new revisions re-queue them. */
+function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): RevisionSync {
+  const { mgr, config } = ctx;
+  const sourceFor = caSources(ctx);
+  const csrs = ctx.csrInformer.store;
   const revisionInformer = mgr.informer<KObject>({
     name: 'controllerrevisions',
     resource: { group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: config.controllerNamespace, labelSelector: REVISION_SELECTOR },
   });
   for (const { policy, files } of plan) {
-    const ca = sourceFor(files);
     mgr.addController({
       name: policy.controllerName,
       workers: config.signerWorkers,
-      rateLimiter,
-      reconciler: new SignerReconciler({ policy, ca, maxDurationMs: config.clusterSigningDuration, api, csrs, events: events(policy.controllerName), metrics, clock, requests }),
+      rateLimiter: ctx.rateLimiter,
+      reconciler: new SignerReconciler({ ...ctx.deps(policy.controllerName), policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration }),
       watches: [
-        { informer: csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
+        { informer: ctx.csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
         // A new signer configuration (a rotated CA) gives pending approved CSRs another try.
         { informer: revisionInformer, keys: () => csrs.list().filter((c) => !signerSkips(c, policy.signerName)).map((c) => keyOf(c)) },
       ],
     });
   }
   const revisions = new RevisionSync({
-    client,
+    client: ctx.client,
     namespace: config.controllerNamespace,
     signers: plan.map(({ policy, files }) => ({ signerName: policy.signerName, policy: policy.policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration })),
     historyLimit: config.revisionHistoryLimit,
     bundle: { namespace: config.trustBundleNamespace, name: config.trustBundleConfigMapName },
-    clock,
-    logger,
-    metrics,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    metrics: CsrMetrics.for(ctx.registry),
     intervalMs: config.caReloadInterval,
   });
   revisionInformer.addHandlers({ add: () => revisions.kick(), delete: () => revisions.kick() });
   mgr.add(revisions);
-  return { csrInformer, cleaner, revisions, signers: plan.map((p) => p.policy.signerName) };
+  return revisions;
 }
-
-/**
- * The Manager keeps its registry, logger and clock private; until it exposes them, registration
- * reads the options it was built with (see the report: a public accessor is the proper fix).
- */
-

@@ -13,7 +13,7 @@ import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
 import { Manager } from '../../src/controller/manager.js';
-import { registerCsrControllers, type Registered } from '../../src/controller/register.js';
+import { registerCsrControllers, type Registered, type RegisterDeps } from '../../src/controller/register.js';
 import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
@@ -88,7 +88,7 @@ export interface RunningController {
 }
 
 /** The real controllers (no leader election) with the given options on top of test-friendly defaults. */
-export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>): Promise<RunningController> {
+export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>, more: Pick<RegisterDeps, 'eventSink'> = {}): Promise<RunningController> {
   const config = await loadControllerConfig({
     flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
   });
@@ -97,7 +97,7 @@ export async function startController(h: Harness, flags: Partial<Record<ConfigKe
   const logger = silentLogger();
   const client = new KubeClient({ kubeConfig: kc, clock: realClock });
   const mgr = new Manager({ client, logger, registry, clock: realClock, gracefulShutdownMs: 2000 });
-  const registered = registerCsrControllers(mgr, client, config, { registry, logger, clock: realClock });
+  const registered = registerCsrControllers(mgr, client, config, { registry, logger, clock: realClock, ...more });
   const stop = new AbortController();
   const run = mgr.run(stop.signal);
   return {

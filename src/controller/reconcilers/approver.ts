@@ -92,7 +92,7 @@ export class ApproverReconciler implements Reconciler {
     }
     this.o.metrics.approvals.inc({ signer: csr.spec.signerName, reason: r.subresource });
     ctx.logger.info({ csr: csr.metadata?.name, signer: csr.spec.signerName, decision: 'approved', reason: r.subresource, requester: csr.spec.username }, 'csr approved');
-    await this.o.events.record(updated, 'Normal', APPROVED_REASON, r.message);
+    this.o.events.event(updated, 'Normal', APPROVED_REASON, 'Approve', r.message);
   }
 }
 

@@ -2,7 +2,7 @@
 import type { CertificateSigningRequest } from '../../api/certificates.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '../events/broadcaster.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { CsrApi } from './csr-api.js';
 import type { ParsedRequests } from './parsed-requests.js';

@@ -12,8 +12,7 @@ import { createCertificateAuthority, prepareCaSigner, type CaSigner } from '../.
 import { createCertificateRequestPem } from '../../pki/csr.js';
 import { generateKeyPair } from '../../pki/keys.js';
 import { decodePemBlocks, encodePem } from '../../pki/pem.js';
-import type { KubeClient } from '../client/kube-client.js';
-import { EventRecorder } from '../events.js';
+import type { EventRecorder } from '../events/broadcaster.js';
 import { Cache } from '../informer/cache.js';
 import { CsrApi } from './csr-api.js';
 import { ParsedRequests } from './parsed-requests.js';
@@ -55,7 +54,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
     const csrs = new Cache<CertificateSigningRequest>();
     csrs.upsert(structuredClone(csr));
     const clock = new FakeClock(Date.parse('2030-01-01T00:00:10Z'));
-    const events = new EventRecorder({ client: { requestText: () => Promise.resolve('{}') } as unknown as KubeClient, clock, logger: silentLogger(), component: 'test' });
+    const events: EventRecorder = { event: () => undefined };
     const signer = new SignerReconciler({
       policy: signerPolicy(SIGNER_KUBE_APISERVER_CLIENT_KUBELET),
       ca: { signer: () => ca },

@@ -117,7 +117,7 @@ export class SignerReconciler implements Reconciler {
     }
     this.o.metrics.failures.inc({ signer: this.signerName, reason: why });
     ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'failed', reason: why, message }, 'csr marked failed');
-    await this.o.events.record(updated, 'Warning', FAILED_REASON, message);
+    this.o.events.event(updated, 'Warning', FAILED_REASON, 'Sign', message);
   }
 
   private recordIssued(csr: CertificateSigningRequest, ctx: ReconcileContext): void {
@@ -125,6 +125,6 @@ export class SignerReconciler implements Reconciler {
     const created = Date.parse(csr.metadata?.creationTimestamp ?? '');
     if (Number.isFinite(created)) this.o.metrics.issuanceLatency.observe({ signer: this.signerName }, Math.max(0, (this.o.clock.now() - created) / 1000));
     ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'issued' }, 'certificate issued');
-    void this.o.events.record(csr, 'Normal', ISSUED_EVENT_REASON, `Certificate issued by signer ${this.signerName}`);
+    this.o.events.event(csr, 'Normal', ISSUED_EVENT_REASON, 'Sign', `Certificate issued by signer ${this.signerName}`);
   }
 }

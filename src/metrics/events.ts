@@ -1,0 +1,27 @@
+/**
+ * The controller's event broadcaster (src/controller/events):
+ * - kube_identity_events_recorded_total{type,reason}: occurrences recorded by the controllers;
+ * - kube_identity_event_writes_total{operation,result}: Event writes (create or update of a series)
+ *   and whether the API server accepted them;
+ * - kube_identity_events_dropped_total: writes dropped because the queue was full (the Events API
+ *   is slow or down: the broadcaster drops rather than block a controller).
+ */
+import { Counter, type Registry } from 'prom-client';
+import { once } from './registry.js';
+
+export class EventMetrics {
+  readonly recorded: Counter<'type' | 'reason'>;
+  readonly writes: Counter<'operation' | 'result'>;
+  readonly dropped: Counter;
+
+  private constructor(registry: Registry) {
+    const registers = [registry];
+    this.recorded = new Counter({ name: 'kube_identity_events_recorded_total', help: 'Event occurrences recorded, by type and reason', labelNames: ['type', 'reason'], registers });
+    this.writes = new Counter({ name: 'kube_identity_event_writes_total', help: 'Event writes to the API server, by operation and result', labelNames: ['operation', 'result'], registers });
+    this.dropped = new Counter({ name: 'kube_identity_events_dropped_total', help: 'Event writes dropped because the write queue was full', registers });
+  }
+
+  static for(registry: Registry): EventMetrics {
+    return once(registry, 'events', () => new EventMetrics(registry));
+  }
+}
