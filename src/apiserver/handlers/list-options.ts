@@ -5,18 +5,7 @@
 import { errors } from '../errors.js';
 import { type FieldError, forbidden, notSupported } from '../field-errors.js';
 import { queryBool, queryInt64 } from '../query-params.js';
-
-export interface ListOptions {
-  labelSelector: string;
-  fieldSelector: string;
-  limit: number;
-  continue: string;
-  resourceVersion: string;
-  resourceVersionMatch: string;
-  allowWatchBookmarks: boolean;
-  sendInitialEvents?: boolean;
-  timeoutSeconds?: number;
-}
+import type { ListOptions } from '../registry/generic/types.js';
 
 /** ValidateListOptions for a list (upstream's non-watch branch). */
 function listErrors(opts: ListOptions): FieldError[] {

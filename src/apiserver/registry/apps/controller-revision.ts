@@ -5,10 +5,9 @@
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { type FieldError, invalid, required } from '../../field-errors.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import { deepEqual } from '../../../lib/json-value.js';
 import type { Strategy } from '../generic/strategy.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 const info = findResource('apps', 'v1', 'controllerrevisions');
 if (!info) throw new Error('controllerrevisions missing from RESOURCES');

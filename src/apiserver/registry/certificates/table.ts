@@ -1,48 +1,11 @@
 /**
  * Server-side printing of CSRs (`kubectl get csr`): upstream's column set and cell rules from
- * pkg/printers, including apimachinery's HumanDuration for Age and RequestedDuration.
+ * pkg/printers.
  */
 import { CONDITION_APPROVED, CONDITION_DENIED, CONDITION_FAILED, type CertificateSigningRequestSpec } from '../../../api/certificates.js';
 import type { KObject } from '../../../api/meta.js';
 import type { TableColumn, TableConvertor } from '../generic/strategy.js';
-
-/** apimachinery's duration.HumanDuration: coarser units as durations grow. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.trunc(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.trunc(minutes / 60);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  const days = Math.trunc(hours / 24);
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${days}d` : `${days}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.trunc(days / 365);
-  if (hours < 24 * 365 * 8) {
-    const d = days % 365;
-    return d === 0 ? `${years}y` : `${years}y${d}d`;
-  }
-  return `${years}y`;
-}
-
-/** Age cell: `<unknown>` without a creationTimestamp. */
-export function ageCell(creationTimestamp: string | null | undefined, now: Date): string {
-  const t = creationTimestamp ? Date.parse(creationTimestamp) : NaN;
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(now.getTime() - t);
-}
+import { ageCell, column, humanDuration, NAME_COLUMN } from '../generic/table.js';
 
 /** `Denied` over `Approved` over `Pending`, then `,Failed` and `,Issued`; condition status is ignored. */
 export function csrConditionCell(obj: KObject): string {
@@ -56,20 +19,10 @@ export function csrConditionCell(obj: KObject): string {
   return cell;
 }
 
-const col = (name: string, description: string, format = ''): TableColumn => ({
-  name,
-  type: 'string',
-  format,
-  description,
-  priority: 0,
-});
+const col = (name: string, description: string): TableColumn => column(name, 'string', description);
 
 const COLUMNS: TableColumn[] = [
-  col(
-    'Name',
-    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
-    'name',
-  ),
+  NAME_COLUMN,
   col(
     'Age',
     'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',

@@ -1,10 +1,9 @@
 /** coordination.k8s.io Leases: leader election does GET then CREATE or UPDATE with a resourceVersion. */
 import { findResource } from '../../../api/resources.js';
 import { type FieldError, invalid } from '../../field-errors.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import type { KObject } from '../../../api/meta.js';
 import type { Strategy } from '../generic/strategy.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 const info = findResource('coordination.k8s.io', 'v1', 'leases');
 if (!info) throw new Error('leases missing from RESOURCES');

@@ -1,9 +1,8 @@
 /** ConfigMaps: config-key names across `data` and `binaryData`, base64 binaryData, `immutable`. */
 import { findResource } from '../../../api/resources.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import { checkBase64, validateImmutable, validateKeys } from './data-fields.js';
 import type { Strategy } from '../generic/strategy.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 const info = findResource('', 'v1', 'configmaps');
 if (!info) throw new Error('configmaps missing from RESOURCES');

@@ -1,9 +1,8 @@
 /** core/v1 and events.k8s.io/v1 Events: free-form records, created on update as upstream allows. */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import type { Strategy } from '../generic/strategy.js';
-import { ageCell, column } from '../generic/table-columns.js';
+import { ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record } from '../../../lib/json.js';
 
 const coreInfo = findResource('', 'v1', 'events');

@@ -7,11 +7,10 @@
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { errors } from '../../errors.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import { validateLabelName } from '../../validation/names.js';
 import type { Strategy } from '../generic/strategy.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 

@@ -5,9 +5,8 @@
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { required } from '../../field-errors.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record, records, text } from '../../../lib/json.js';
 
 const podInfo = findResource('', 'v1', 'pods');

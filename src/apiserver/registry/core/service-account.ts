@@ -1,9 +1,8 @@
 /** ServiceAccounts: only object metadata is validated; secrets and imagePullSecrets are free-form. */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { NAME_COLUMN } from '../../handlers/table.js';
 import type { Strategy } from '../generic/strategy.js';
-import { AGE_COLUMN, ageCell, column } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 const info = findResource('', 'v1', 'serviceaccounts');
 if (!info) throw new Error('serviceaccounts missing from RESOURCES');

@@ -6,10 +6,10 @@
 import type { KList, KObject, Status } from '../../../api/meta.js';
 import { apiVersionOf } from '../../../api/resources.js';
 import { ApiError, errors } from '../../errors.js';
-import type { ListOptions } from '../../handlers/list-options.js';
 import { type StoredObject, StoreError } from '../../storage/store.js';
 import type { GenericRegistry } from './registry.js';
 import type { Selection } from './selection.js';
+import type { ListOptions } from './types.js';
 
 const TOKEN_VERSION = 'meta.k8s.io/v1';
 const CONTINUE_EXPIRED =

@@ -14,6 +14,19 @@ export const MODIFIED_MESSAGE =
 /** How often a write is retried after losing a compare-and-swap race before giving up. */
 export const MAX_ATTEMPTS = 8;
 
+/** ListOptions (meta.k8s.io) of a list or watch, as the handlers parse them from the query. */
+export interface ListOptions {
+  labelSelector: string;
+  fieldSelector: string;
+  limit: number;
+  continue: string;
+  resourceVersion: string;
+  resourceVersionMatch: string;
+  allowWatchBookmarks: boolean;
+  sendInitialEvents?: boolean;
+  timeoutSeconds?: number;
+}
+
 /** Per-kind side effects the generic flow cannot know (namespace contents, default accounts). */
 export interface RegistryHooks {
   afterCreate?(obj: KObject, ctx: RequestContext): Promise<void>;

@@ -5,7 +5,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { AGE_COLUMN, ageCell, column as col } from '../generic/table-columns.js';
+import { AGE_COLUMN, ageCell, column as col } from '../generic/table.js';
 import { admitBinding, admitRole } from './escalation.js';
 import { validateBinding, validateBindingUpdate, validateRole } from './validation.js';
 import type { Strategy, TableConvertor } from '../generic/strategy.js';
