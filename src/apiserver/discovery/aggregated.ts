@@ -4,7 +4,7 @@
  * resource and subresource carries a non-empty responseKind, or client-go silently drops it.
  */
 import type { ResourceInfo } from '../../api/resources.js';
-import { GROUPS, type GroupEntry, sortedVerbs } from './groups.js';
+import { GROUPS, type GroupEntry, sortedVerbs } from '../../api/groups.js';
 
 export type AggregatedVersion = 'v2' | 'v2beta1';
 

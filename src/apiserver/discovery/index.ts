@@ -7,7 +7,7 @@ import protobuf from 'protobufjs';
 import { errors } from '../errors.js';
 import { openApiV3Document, openApiV3Index } from '../openapi/index.js';
 import { type AggregatedVersion, aggregatedContentType, aggregatedList } from './aggregated.js';
-import { findGroup, findGroupVersion } from './groups.js';
+import { findGroup, findGroupVersion } from '../../api/groups.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './legacy.js';
 import { negotiateAggregated } from './negotiate.js';
 import { VERSION_INFO } from './version.js';

@@ -3,7 +3,7 @@
  * when they do not ask for the aggregated form, and what they fetch per group-version as a fallback.
  */
 import type { ResourceInfo } from '../../api/resources.js';
-import { GROUPS, type GroupEntry, type GroupVersionResources, groupVersionString, sortedVerbs } from './groups.js';
+import { GROUPS, type GroupEntry, type GroupVersionResources, groupVersionString, sortedVerbs } from '../../api/groups.js';
 
 export interface APIResource {
   name: string;

@@ -4,7 +4,7 @@
  * Also the schema lookups the server uses for strict field validation.
  */
 import { createHash } from 'node:crypto';
-import { GROUPS, findGroupVersion, type GroupVersionResources } from '../discovery/groups.js';
+import { GROUPS, findGroupVersion, type GroupVersionResources } from '../../api/groups.js';
 import { type GVK, META } from './builder.js';
 import { pathsFor } from './paths.js';
 import { ALL_SCHEMAS, reachable, schemaNameFor } from './schemas.js';

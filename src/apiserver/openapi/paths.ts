@@ -4,7 +4,7 @@
  * carries an inline `fieldValidation` query parameter; every writable kind therefore has one.
  */
 import type { ResourceInfo } from '../../api/resources.js';
-import type { GroupVersionResources } from '../discovery/groups.js';
+import type { GroupVersionResources } from '../../api/groups.js';
 import { type GVK, META, ref, type Schema } from './builder.js';
 import { schemaNameFor } from './schemas.js';
 

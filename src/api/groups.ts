@@ -2,7 +2,7 @@
  * The RESOURCES table regrouped the way discovery presents it: group → versions → resources, in the
  * order groups first appear in the table (core first), resources sorted by name as upstream lists them.
  */
-import { RESOURCES, type ResourceInfo } from '../../api/resources.js';
+import { RESOURCES, type ResourceInfo } from './resources.js';
 
 export interface GroupVersionResources {
   group: string;
