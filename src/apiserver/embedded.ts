@@ -5,6 +5,7 @@
  * OpenAPI-based field validation, and an admin kubeconfig.
  */
 import path from 'node:path';
+import { nodeRestriction } from './admission/node-restriction.js';
 import { createIdentity } from './identity.js';
 import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
 import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './bootstrap.js';
@@ -77,6 +78,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     authenticator: id.authenticator,
     authorizer: id.authorizer,
     extraStrategies: [csrStrategy, ...id.strategies],
+    admission: [nodeRestriction()],
     bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: id.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.

@@ -16,6 +16,7 @@ import { bootstrapPolicyObjects } from './auth/bootstrap-policy.js';
 import { createBootstrapTokenAuthenticator } from './auth/bootstrap-token.js';
 import { createImpersonatingAuthenticator } from './auth/impersonation.js';
 import { oidcRoutes, type OidcRoute } from './auth/oidc.js';
+import { createNodeAuthorizer } from './auth/node-authorizer.js';
 import { createRbacAuthorizer } from './auth/rbac-authorizer.js';
 import { createRequestAuthenticator } from './auth/request-authenticator.js';
 import { loadSigningKey, loadVerificationKey, type SigningKey } from './auth/sa-keys.js';
@@ -23,6 +24,7 @@ import { createServiceAccountTokenAuthenticator } from './auth/sa-verify.js';
 import { createTokenFileAuthenticator } from './auth/token-file.js';
 import { audienceAgnostic, createTokenChain, type TokenAuthenticator, type TokenChain } from './auth/token-union.js';
 import type { Authenticator } from './auth/types.js';
+import { unionAuthorizer } from './auth/union.js';
 import { createX509Authenticator } from './auth/x509.js';
 
 export interface IdentityOptions {
@@ -84,7 +86,8 @@ export async function createIdentity(o: IdentityOptions): Promise<Identity> {
   tokenAuthenticators.push(audienceAgnostic(createBootstrapTokenAuthenticator({ objects: o.objects, now }), apiAudiences));
   const tokens = createTokenChain(tokenAuthenticators, apiAudiences);
 
-  const authorizer = createRbacAuthorizer({ objects: o.objects });
+  // kube-apiserver's `--authorization-mode=Node,RBAC`.
+  const authorizer = unionAuthorizer([createNodeAuthorizer({ objects: o.objects }), createRbacAuthorizer({ objects: o.objects })]);
   const x509 = o.clientCaPem ? createX509Authenticator({ clientCaPem: o.clientCaPem, now }) : undefined;
   const authenticator = createImpersonatingAuthenticator(
     createRequestAuthenticator({ x509, tokens, anonymous: o.anonymous }),

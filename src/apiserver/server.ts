@@ -17,6 +17,7 @@ import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-util.js';
 import { serveDiscovery } from './discovery/index.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
+import type { AdmissionPlugin } from './registry/generic/admission.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { parseRequestInfo, requestPath, type RequestInfo } from './request-info.js';
@@ -38,6 +39,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
   unknownFields?: UnknownFieldsHook;
+  /** Admission plugins across kinds (NodeRestriction), after each kind's own. */
+  admission?: AdmissionPlugin[];
   /** Objects created at start when absent (the RBAC bootstrap policy). */
   bootstrapObjects?: KObject[];
   /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
@@ -123,7 +126,7 @@ class Pipeline {
     }
     const user = await this.opts.authenticator.authenticate({ headers: req.headers, clientCertificateChain: clientChain(req) });
     if (!user) throw errors.unauthorized();
-    await this.authorize(user, info);
+    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
     if (!info.isResourceRequest) {
       const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
       if (route && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -172,7 +175,7 @@ class Pipeline {
     await routeResource(scope);
   }
 
-  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined): Promise<void> {
     const attrs = info.isResourceRequest
       ? {
           user,
@@ -182,6 +185,7 @@ class Pipeline {
           subresource: info.subresource,
           namespace: info.namespace,
           name: info.name,
+          fieldSelector,
         }
       : { user, verb: info.verb, path: info.path };
     const decision = await this.opts.authorizer.authorize(attrs);
@@ -198,7 +202,7 @@ class Pipeline {
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
-  const registries = buildRegistries(opts.store, opts.extraStrategies ?? []);
+  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
   await registries.bootstrap(opts.bootstrapObjects ?? []);
   const pipeline = new Pipeline(opts, registries);
   const server: Server = createServer(

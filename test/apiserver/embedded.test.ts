@@ -18,7 +18,7 @@ it('writes the admin kubeconfig to --kubeconfig-out and serves kubectl from memo
     expect(existsSync(path.join(dir, 'data', 'kubeconfig'))).toBe(false);
     expect(existsSync(path.join(dir, 'data', 'store.db'))).toBe(false);
     const { stdout } = await run('kubectl', ['--kubeconfig', server.kubeconfigPath, 'get', 'namespaces', '-o', 'name']);
-    expect(stdout.split('\n').filter(Boolean).sort()).toEqual(['namespace/default', 'namespace/kube-public', 'namespace/kube-system']);
+    expect(stdout.split('\n').filter(Boolean).sort()).toEqual(['namespace/default', 'namespace/kube-node-lease', 'namespace/kube-public', 'namespace/kube-system']);
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

@@ -11,6 +11,8 @@ export interface AuthorizationAttributes {
   subresource?: string;
   namespace?: string;
   name?: string;
+  /** The raw `fieldSelector` of a list or watch (the Node authorizer scopes pod reads with it). */
+  fieldSelector?: string;
   /** Non-resource requests (e.g. /healthz, /api). */
   path?: string;
 }

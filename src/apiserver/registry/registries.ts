@@ -17,6 +17,7 @@ import { NamespaceFinalizer } from './core/namespace-finalizer.js';
 import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
 import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
+import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../auth/types.js';
 
@@ -75,7 +76,7 @@ export function objectReader(store: Store): ObjectReader {
   };
 }
 
-export function buildRegistries(store: Store, extra: readonly Strategy[]): Registries {
+export function buildRegistries(store: Store, extra: readonly Strategy[], admission: readonly AdmissionPlugin[] = []): Registries {
   const strategies = new Map<string, Strategy>();
   for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
   const registries = new Map<string, GenericRegistry>();
@@ -108,7 +109,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[]): Regis
   for (const [id, strategy] of strategies) {
     const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
     const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks : undefined;
-    registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks }));
+    registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks, admission }));
   }
 
   return {

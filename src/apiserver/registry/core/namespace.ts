@@ -12,7 +12,7 @@ import type { Strategy } from '../generic/strategy.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
-export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'];
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 /** The spec finalizer the namespace controller removes once the contents are gone. */
 export const FINALIZER = 'kubernetes';

@@ -124,6 +124,9 @@ export class GenericRegistry {
       if (!cur) throw errors.notFound(this.target(name));
       checkDeletePreconditions(this.scope, name, cur.object.metadata ?? {}, params);
       await this.env.hooks?.beforeDelete?.(cur.object, ctx);
+      for (const plugin of this.env.admission ?? []) {
+        await plugin.admit({ operation: 'DELETE', info: this.info, subresource: '', namespace, name, object: cur.object, oldObject: cur.object, ctx });
+      }
       try {
         return await deleteOnce(this.scope, { key, cur, ctx, params });
       } catch (e) {

@@ -78,6 +78,16 @@ async function admitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: O
   if (errs.length > 0) throw invalidError(scope, old.metadata?.name ?? '', errs);
   if (sub) await sub.admit?.(next, old, ctx);
   else await scope.strategy.admit?.(next, old, ctx);
+  await admitAcrossKinds(scope, attempt);
+}
+
+async function admitAcrossKinds(scope: RegistryScope, attempt: UpdateAttempt): Promise<void> {
+  const { next, ctx, namespace, opts } = attempt;
+  const old = attempt.cur.object;
+  const subresource = opts.subresource ?? '';
+  for (const plugin of scope.env.admission ?? []) {
+    await plugin.admit({ operation: 'UPDATE', info: scope.info, subresource, namespace, name: old.metadata?.name ?? '', object: next, oldObject: old, ctx });
+  }
 }
 
 /**

@@ -1,0 +1,165 @@
+/**
+ * NodeRestriction admission (plugin/pkg/admission/noderestriction upstream), for the kinds this
+ * server serves: a kubelet may write only its own Node (never its taints, ownerReferences or
+ * labels outside the kubelet's set — CVE-2025-5187 came from ownerReferences), only its own Lease
+ * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself.
+ * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
+ * write path (create, update of the main resource and of /status, delete), with upstream's texts.
+ */
+import type { KObject } from '../../api/meta.js';
+import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../api/nodes.js';
+import { findResource, type ResourceInfo } from '../../api/resources.js';
+import { record, records, text } from '../../lib/json.js';
+import { deepEqual } from '../../lib/json-value.js';
+import { errors } from '../errors.js';
+import { podReferences } from '../auth/node-graph.js';
+import type { AdmissionAttributes, AdmissionPlugin } from '../registry/generic/admission.js';
+
+const nodesInfo = findResource('', 'v1', 'nodes');
+if (!nodesInfo) throw new Error('nodes missing from RESOURCES');
+const NODES: ResourceInfo = nodesInfo;
+
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+const NODE_RESTRICTION_LABEL_NS = 'node-restriction.kubernetes.io';
+
+/** Labels a kubelet may set on its own Node (k8s.io/kubelet's IsKubeletLabel). */
+const KUBELET_LABELS = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+]);
+const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
+
+const labelNamespace = (key: string): string => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
+const inDomain = (ns: string, domain: string): boolean => ns === domain || ns.endsWith(`.${domain}`);
+
+function isKubeletLabel(key: string): boolean {
+  const ns = labelNamespace(key);
+  return KUBELET_LABELS.has(key) || KUBELET_LABEL_NAMESPACES.some((d) => inDomain(ns, d));
+}
+
+/** Keys added, removed or changed between two label maps. */
+function modifiedLabels(a: Record<string, string> = {}, b: Record<string, string> = {}): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((k) => a[k] !== b[k]);
+}
+
+/** The modified labels a kubelet may not touch: node-restriction ones, and kubernetes.io/k8s.io ones not its own. */
+function forbiddenLabels(modified: string[]): string[] {
+  return modified
+    .filter((k) => {
+      const ns = labelNamespace(k);
+      if (inDomain(ns, NODE_RESTRICTION_LABEL_NS)) return true;
+      const kube = inDomain(ns, 'kubernetes.io') || inDomain(ns, 'k8s.io');
+      return kube && !isKubeletLabel(k);
+    })
+    .sort();
+}
+
+class Refusal {
+  constructor(private readonly a: AdmissionAttributes) {}
+  forbid(message: string): never {
+    throw errors.admissionForbidden({ group: this.a.info.group, resource: this.a.info.plural, name: this.a.name }, message);
+  }
+}
+
+function admitNodeCreate(nodeName: string, node: KObject, r: Refusal): void {
+  if (record(node.spec).configSource != null) r.forbid(`node "${nodeName}" is not allowed to create pods with a non-nil configSource`);
+  const bad = forbiddenLabels(modifiedLabels(node.metadata?.labels, undefined));
+  if (bad.length > 0) r.forbid(`node "${nodeName}" is not allowed to set the following labels: ${bad.join(', ')}`);
+}
+
+function admitNodeUpdate(nodeName: string, node: KObject, old: KObject, r: Refusal): void {
+  const spec = record(node.spec);
+  const oldSpec = record(old.spec);
+  if (spec.configSource != null && !deepEqual(spec.configSource, oldSpec.configSource)) {
+    r.forbid(`node "${nodeName}" is not allowed to update configSource to a new non-nil configSource`);
+  }
+  if (!deepEqual(spec.taints ?? [], oldSpec.taints ?? [])) r.forbid(`node "${nodeName}" is not allowed to modify taints`);
+  if (!deepEqual(node.metadata?.ownerReferences ?? [], old.metadata?.ownerReferences ?? [])) {
+    r.forbid(`node "${nodeName}" is not allowed to modify ownerReferences`);
+  }
+  const bad = forbiddenLabels(modifiedLabels(node.metadata?.labels, old.metadata?.labels));
+  if (bad.length > 0) r.forbid(`is not allowed to modify labels: ${bad.join(', ')}`);
+}
+
+function admitNode(nodeName: string, a: AdmissionAttributes, r: Refusal): void {
+  if (a.name !== nodeName) r.forbid(`node "${nodeName}" is not allowed to modify node "${a.name}"`);
+  if (a.operation === 'CREATE') admitNodeCreate(nodeName, a.object, r);
+  if (a.operation === 'UPDATE' && a.oldObject) admitNodeUpdate(nodeName, a.object, a.oldObject, r);
+}
+
+function admitLease(nodeName: string, a: AdmissionAttributes, r: Refusal): void {
+  if (a.namespace !== NODE_LEASE_NAMESPACE) r.forbid(`can only access leases in the "${NODE_LEASE_NAMESPACE}" system namespace`);
+  if (a.name !== nodeName) r.forbid('can only access node lease with the same name as the requesting node');
+}
+
+/** A mirror pod's single owner: this node's Node object, as controller, with its current uid. */
+async function admitMirrorOwner(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+  const owners = a.object.metadata?.ownerReferences ?? [];
+  if (owners.length > 1) r.forbid(`node "${nodeName}" can only create pods with a single owner reference set to itself`);
+  const owner = owners[0];
+  if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== nodeName) {
+    r.forbid(`node "${nodeName}" can only create pods with an owner reference set to itself`);
+  }
+  if (owner.controller !== true) r.forbid(`node "${nodeName}" can only create pods with a controller owner reference set to itself`);
+  if (owner.blockOwnerDeletion === true) r.forbid(`node "${nodeName}" must not set blockOwnerDeletion on an owner reference`);
+  const node = await a.ctx.objects.get(NODES, undefined, nodeName);
+  if (!node) throw errors.notFound({ group: '', resource: 'nodes', name: nodeName });
+  if (owner.uid !== node.metadata?.uid) r.forbid(`node ${nodeName} UID mismatch: expected ${owner.uid} got ${node.metadata?.uid ?? ''}`);
+}
+
+/** A mirror pod: annotated, bound to this node, owned by this node's Node object, referencing nothing. */
+async function admitPodCreate(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+  const pod = a.object;
+  if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] === undefined) {
+    r.forbid(`pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${nodeName}" can only create mirror pods`);
+  }
+  if (text(record(pod.spec).nodeName) !== nodeName) r.forbid(`node "${nodeName}" can only create pods with spec.nodeName set to itself`);
+  await admitMirrorOwner(nodeName, a, r);
+  if (podReferences(pod, 'secrets').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference secrets`);
+  if (podReferences(pod, 'configmaps').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference configmaps`);
+  if (records(record(pod.spec).volumes).some((v) => v.persistentVolumeClaim != null)) {
+    r.forbid(`node "${nodeName}" can not create pods that reference persistentvolumeclaims`);
+  }
+}
+
+async function admitPod(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+  const boundHere = (obj: KObject | undefined): boolean => text(record(obj?.spec).nodeName) === nodeName;
+  if (a.subresource === 'status') {
+    if (a.operation !== 'UPDATE') r.forbid(`unexpected operation "${a.operation}"`);
+    if (!boundHere(a.oldObject)) r.forbid(`node "${nodeName}" can only update pod status for pods with spec.nodeName set to itself`);
+    if (!deepEqual(a.object.metadata?.labels ?? {}, a.oldObject?.metadata?.labels ?? {})) r.forbid(`node "${nodeName}" cannot update labels through pod status`);
+    return;
+  }
+  if (a.subresource !== '') r.forbid(`unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
+  if (a.operation === 'CREATE') return admitPodCreate(nodeName, a, r);
+  if (a.operation === 'DELETE') {
+    if (!boundHere(a.oldObject)) r.forbid(`node "${nodeName}" can only delete pods with spec.nodeName set to itself`);
+    return;
+  }
+  r.forbid(`unexpected operation "${a.operation}", node "${nodeName}" can only create and delete mirror pods`);
+}
+
+export function nodeRestriction(): AdmissionPlugin {
+  return {
+    async admit(a) {
+      const id = nodeIdentity(a.ctx.user);
+      if (!id.isNode) return;
+      const r = new Refusal(a);
+      if (id.nodeName === '') r.forbid(`could not determine node from user "${a.ctx.user.username}"`);
+      const gr = `${a.info.plural}.${a.info.group}`;
+      if (gr === 'nodes.') admitNode(id.nodeName, a, r);
+      else if (gr === 'leases.coordination.k8s.io') admitLease(id.nodeName, a, r);
+      else if (gr === 'pods.') await admitPod(id.nodeName, a, r);
+    },
+  };
+}
