@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/apiserver/errors.js';
-import { bootstrapPolicyObjects } from '../../src/apiserver/auth/bootstrap-policy.js';
+import { bootstrapPolicyObjects, kubeadmAutoApproveBindings } from '../../src/apiserver/auth/bootstrap-policy.js';
 import { createImpersonatingAuthenticator } from '../../src/apiserver/auth/impersonation.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/auth/resource-infos.js';
 import { createRbacAuthorizer } from '../../src/apiserver/auth/rbac-authorizer.js';
@@ -75,8 +75,28 @@ describe('RBAC authorizer', () => {
     expect((await a.authorize({ user: user('root', ['system:masters']), verb: 'delete', apiGroup: 'x', resource: 'y' })).allowed).toBe(true);
     expect((await a.authorize({ user: user('bob'), verb: 'create', apiGroup: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews' })).allowed).toBe(true);
     expect((await a.authorize({ user: user('bob'), verb: 'create', apiGroup: 'authentication.k8s.io', resource: 'tokenreviews' })).allowed).toBe(false);
-    expect((await a.authorize({ user: user('system:bootstrap:abcdef', ['system:bootstrappers']), verb: 'create', apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests' })).allowed).toBe(true);
-    expect((await a.authorize({ user: user('system:bootstrap:abcdef', ['system:bootstrappers']), verb: 'create', apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource: 'nodeclient' })).allowed).toBe(false);
+    // kubeadm's node-join tokens (and only they) may create CSRs; auto-approval is a separate opt-in.
+    const joinToken = user('system:bootstrap:abcdef', ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token']);
+    const otherToken = user('system:bootstrap:ghijkl', ['system:bootstrappers']);
+    const createCsr = { verb: 'create', apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests' };
+    expect((await a.authorize({ user: joinToken, ...createCsr })).allowed).toBe(true);
+    expect((await a.authorize({ user: otherToken, ...createCsr })).allowed).toBe(false);
+    expect((await a.authorize({ user: joinToken, ...createCsr, subresource: 'nodeclient' })).allowed).toBe(false);
+  });
+
+  it("binds kubeadm's auto-approval as kubeadm does: nodeclient for node-join tokens only, selfnodeclient for nodes", async () => {
+    for (const o of kubeadmAutoApproveBindings()) objects.put(CLUSTER_ROLE_BINDINGS, o);
+    const a = authz();
+    const nodeclient = { verb: 'create', apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource: 'nodeclient' };
+    const joinToken = user('system:bootstrap:abcdef', ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token']);
+    expect(await a.authorize({ user: joinToken, ...nodeclient })).toEqual({
+      allowed: true,
+      reason: 'RBAC: allowed by ClusterRoleBinding "kubeadm:node-autoapprove-bootstrap" of ClusterRole "system:certificates.k8s.io:certificatesigningrequests:nodeclient" to Group "system:bootstrappers:kubeadm:default-node-token"',
+    });
+    expect((await a.authorize({ user: user('system:bootstrap:ghijkl', ['system:bootstrappers', 'system:bootstrappers:tools']), ...nodeclient })).allowed).toBe(false);
+    const node = user('system:node:w1', ['system:nodes']);
+    expect((await a.authorize({ user: node, ...nodeclient, subresource: 'selfnodeclient' })).allowed).toBe(true);
+    expect((await a.authorize({ user: node, ...nodeclient })).allowed).toBe(false);
   });
 });
 

@@ -3,7 +3,7 @@
  * sent as protobuf), impersonation with `--as`/`--as-group`, RBAC grants taking effect, bootstrap
  * tokens limited to the node-bootstrapper role, and bound service-account tokens.
  */
-import { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startTestServer, tokenKubeConfig, type TestServer } from '../helpers/server.js';
 import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
 
@@ -46,23 +46,35 @@ it('impersonates groups with --as-group, and whoami reports the impersonated use
   expect(r.stdout).toBe('bob ["system:masters","system:authenticated"]');
 });
 
-it('a bootstrap token may create and read CSRs but not delete them or read ServiceAccounts', async () => {
+it("a kubeadm node-join bootstrap token may create and read CSRs but not delete them or read ServiceAccounts; other bootstrap tokens may not", async () => {
   const core = srv.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespacedSecret({
     namespace: 'kube-system',
     body: {
       metadata: { name: 'bootstrap-token-abcdef' },
       type: 'bootstrap.kubernetes.io/token',
-      stringData: { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' },
+      stringData: {
+        'token-id': 'abcdef',
+        'token-secret': '0123456789abcdef',
+        'usage-bootstrap-authentication': 'true',
+        'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
+      },
     },
   });
   const who = await withToken('abcdef.0123456789abcdef')
     .makeApiClient(AuthenticationV1Api)
     .createSelfSubjectReview({ body: {} });
   expect(who.status?.userInfo?.username).toBe('system:bootstrap:abcdef');
-  expect(who.status?.userInfo?.groups).toEqual(['system:bootstrappers', 'system:authenticated']);
+  expect(who.status?.userInfo?.groups).toEqual(['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated']);
 
-  const as = ['--as', 'system:bootstrap:abcdef', '--as-group', 'system:bootstrappers'];
+  const other = ['--as', 'system:bootstrap:ghijkl', '--as-group', 'system:bootstrappers'];
+  expect((await kubectl('auth', 'can-i', 'create', 'certificatesigningrequests', ...other)).stdout.trim()).toBe('no');
+  const canCreate = await withToken('abcdef.0123456789abcdef')
+    .makeApiClient(AuthorizationV1Api)
+    .createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } } } });
+  expect(canCreate.status?.allowed).toBe(true);
+  // One --as-group: Node joins repeated Impersonate-Group headers into one value.
+  const as = ['--as', 'system:bootstrap:abcdef', '--as-group', 'system:bootstrappers:kubeadm:default-node-token'];
   expect((await kubectl('auth', 'can-i', 'create', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
   expect((await kubectl('auth', 'can-i', 'get', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
   expect((await kubectl('auth', 'can-i', 'delete', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('no');

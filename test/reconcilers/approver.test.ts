@@ -69,7 +69,21 @@ describe('kubelet client auto-approval (real server, real controller)', () => {
     ],
     ['a kubelet client request with server auth usage is not recognised', 'bootstrap', { name: 'server-usage', usages: ['digital signature', 'server auth'], subject: nodeSubject('worker-5') }],
     ['the identity comes from the requester, not the CN: alice asking for CN=alice is not a node', 'alice', { name: 'alice-self', usages: clientUsages, subject: { commonName: 'alice', organizations: ['system:nodes'] } }],
+    [
+      "a bootstrap token allowed to create CSRs but without kubeadm's node-token group joins no node",
+      'tools',
+      { name: 'tools-kubelet', usages: clientUsages, subject: nodeSubject('worker-7') },
+    ],
   ];
+
+  it("a bootstrap token without kubeadm's node-token group authenticates but cannot create a CSR", async () => {
+    const who = await h.call('stray', 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {});
+    expect(who.status).toBe(201);
+    expect(who.body.status).toMatchObject({ userInfo: { username: 'system:bootstrap:ghijkl', groups: ['system:bootstrappers', 'system:authenticated'] } });
+    const res = await createCsr(h, 'stray', { name: 'stray-kubelet', signerName: KUBELET, usages: clientUsages, subject: nodeSubject('worker-10') });
+    expect(res.status).toBe(403);
+    expect((await h.call('admin', 'GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests/stray-kubelet')).status).toBe(404);
+  });
 
   it.each(pending)('%s', async (_title, who, c) => {
     const res = await createCsr(h, who, { ...c, signerName: KUBELET });

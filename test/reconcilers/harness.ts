@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import type { CertificateSigningRequest } from '../../src/api/certificates.js';
+import { KUBEADM_NODE_TOKEN_GROUP } from '../../src/apiserver/auth/bootstrap-policy.js';
 import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
@@ -23,13 +24,27 @@ import { startTestServer, tokenKubeConfig, type TestServer } from '../helpers/se
 
 export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
 
-/** Token-file users: the controller (admin), a CSR creator without nodeclient rights, and a node. */
+/**
+ * Token-file users (the controller as admin, a CSR creator without nodeclient rights, a node) and
+ * bootstrap tokens: kubeadm's node-join token, one made for something else, and one whose group an
+ * operator allowed to create CSRs (system:node-bootstrapper) but not to join nodes.
+ */
 export const TOKENS = {
   admin: 'admin-token',
   alice: 'alice-token',
   node9: 'node9-token',
   bootstrap: BOOTSTRAP_TOKEN,
+  stray: 'ghijkl.0123456789abcdef',
+  tools: 'mnopqr.0123456789abcdef',
 } as const;
+export const TOOLS_GROUP = 'system:bootstrappers:worker-tools';
+
+/** Bootstrap token secrets by token, with the auth-extra-groups each carries. */
+const BOOTSTRAP_TOKENS: [string, string | undefined][] = [
+  [TOKENS.bootstrap, KUBEADM_NODE_TOKEN_GROUP],
+  [TOKENS.stray, undefined],
+  [TOKENS.tools, TOOLS_GROUP],
+];
 export type Who = keyof typeof TOKENS;
 
 const TOKEN_FILE = [
@@ -58,16 +73,20 @@ export async function startHarness(): Promise<Harness> {
   const creators = await call('admin', 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     metadata: { name: 'csr-creators' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' },
-    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'csr-creators' }],
+    subjects: ['csr-creators', TOOLS_GROUP].map((name) => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name })),
   });
   if (creators.status !== 201) throw new Error(`csr-creators binding: ${JSON.stringify(creators.body)}`);
-  const [tokenId, tokenSecret] = BOOTSTRAP_TOKEN.split('.') as [string, string];
-  const secret = await call('admin', 'POST', '/api/v1/namespaces/kube-system/secrets', {
-    metadata: { name: `bootstrap-token-${tokenId}` },
-    type: 'bootstrap.kubernetes.io/token',
-    stringData: { 'token-id': tokenId, 'token-secret': tokenSecret, 'usage-bootstrap-authentication': 'true' },
-  });
-  if (secret.status !== 201) throw new Error(`bootstrap token secret: ${JSON.stringify(secret.body)}`);
+  for (const [token, extraGroups] of BOOTSTRAP_TOKENS) {
+    const [tokenId, tokenSecret] = token.split('.') as [string, string];
+    const stringData: Record<string, string> = { 'token-id': tokenId, 'token-secret': tokenSecret, 'usage-bootstrap-authentication': 'true' };
+    if (extraGroups) stringData['auth-extra-groups'] = extraGroups;
+    const secret = await call('admin', 'POST', '/api/v1/namespaces/kube-system/secrets', {
+      metadata: { name: `bootstrap-token-${tokenId}` },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData,
+    });
+    if (secret.status !== 201) throw new Error(`bootstrap token secret: ${JSON.stringify(secret.body)}`);
+  }
   return {
     server,
     caDir,

@@ -40,6 +40,13 @@ function binding(name: string, role: string, subjects: SubjectSpec[], bootstrapp
 
 const group = (name: string): SubjectSpec => ({ kind: 'Group', name });
 
+/**
+ * The group kubeadm's node-join bootstrap tokens carry (`auth-extra-groups`): the only bootstrap
+ * tokens that may create a kubelet CSR and get it auto-approved. Other bootstrap tokens still
+ * authenticate (as system:bootstrappers) but join no node.
+ */
+export const KUBEADM_NODE_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+
 function approver(name: string, signer: string): KObject {
   return clusterRole(`system:certificates.k8s.io:${name}`, [
     { apiGroups: [CERTS], resources: ['signers'], resourceNames: [signer], verbs: ['approve'] },
@@ -116,8 +123,9 @@ function clusterRoleBindings(): KObject[] {
     binding('system:controller:certificate-controller', 'system:controller:certificate-controller', [
       { kind: 'ServiceAccount', name: 'certificate-controller', namespace: 'kube-system' },
     ]),
-    // kubeadm's binding that lets bootstrap-token holders create CSRs (kubeadm:kubelet-bootstrap).
-    binding('kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', [group('system:bootstrappers')], false),
+    // kubeadm's binding that lets its node-join tokens create CSRs: only tokens carrying the group
+    // through auth-extra-groups, never every bootstrap token.
+    binding('kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', [group(KUBEADM_NODE_TOKEN_GROUP)], false),
   ];
 }
 
@@ -127,12 +135,12 @@ export function bootstrapPolicyObjects(): KObject[] {
 }
 
 /**
- * kubeadm's auto-approval bindings (first client certificate for bootstrap-token holders, renewals
+ * kubeadm's auto-approval bindings (first client certificate for its node-join tokens, renewals
  * for nodes). Not upstream defaults: opt in explicitly.
  */
 export function kubeadmAutoApproveBindings(): KObject[] {
   return [
-    binding('kubeadm:node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')], false),
+    binding('kubeadm:node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', [group(KUBEADM_NODE_TOKEN_GROUP)], false),
     binding('kubeadm:node-autoapprove-certificate-rotation', 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [group('system:nodes')], false),
   ];
 }
