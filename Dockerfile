@@ -27,6 +27,12 @@ COPY bench ./bench
 RUN npm run build \
  && npm prune --omit=dev \
  && npm cache clean --force
+# What `kube-identity version` and kube_identity_build_info report beside package.json's version
+# (src/lib/version.ts): `docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD) --build-arg BUILD_DATE=...`
+# (make image passes both). Declared after the build so a new commit does not rebuild the layers above.
+ARG GIT_COMMIT=unknown
+ARG BUILD_DATE=
+RUN node -e 'require("fs").writeFileSync("build-info.json", JSON.stringify({ commit: process.argv[1], buildDate: process.argv[2] }) + "\n")' "$GIT_COMMIT" "$BUILD_DATE"
 
 FROM gcr.io/distroless/nodejs${NODE_VERSION}-debian12:nonroot
 LABEL org.opencontainers.image.title="kube-identity" \
@@ -34,7 +40,7 @@ LABEL org.opencontainers.image.title="kube-identity" \
       org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /app
 ENV NODE_ENV=production
-COPY --from=build --chown=0:0 /src/package.json ./package.json
+COPY --from=build --chown=0:0 /src/package.json /src/build-info.json ./
 COPY --from=build --chown=0:0 /src/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist ./dist
 USER 65532:65532

@@ -54,7 +54,7 @@ require-docker = $(call require,docker,to build and run the image) && { docker i
 
 image: ## Build the container image (IMAGE=name:tag, default kube-identity:dev; needs Docker)
 	@$(require-docker)
-	docker build -t $(IMAGE) .
+	docker build -t $(IMAGE) --build-arg GIT_COMMIT=$$(git rev-parse HEAD 2>/dev/null || echo unknown) --build-arg BUILD_DATE=$$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 
 chart-check: deps ## Check the Helm chart without helm: render every template, schema, RBAC = deploy/
 	npm run test:jest -- test/deploy/chart.test.ts test/deploy/template.test.ts

@@ -8,6 +8,7 @@ import { startEmbeddedServer, type EmbeddedServerOptions } from '../apiserver/em
 import { ConfigError, loadApiserverConfig } from '../config/load.js';
 import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
+import { buildVersion } from '../lib/version.js';
 import { createLogger } from '../log/logger.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
@@ -35,7 +36,8 @@ async function run(opts: Record<string, unknown>): Promise<void> {
   const options = await loadOrExit(async () => embeddedOptions(config));
   const logger = createLogger({ level: config.logLevel, name: 'kube-identity-apiserver' });
   const server = await startEmbeddedServer({ ...options, logger });
-  logger.info({ url: server.url, kubeconfig: server.kubeconfigPath }, 'api server ready');
+  const { version, commit } = buildVersion();
+  logger.info({ url: server.url, kubeconfig: server.kubeconfigPath, version, commit }, 'api server ready');
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
   logger.info('shutting down');

@@ -12,7 +12,9 @@ import { CONTROLLER_CONFIG_SCHEMA, type ControllerConfig } from '../config/schem
 import { registerControllers } from '../controller/register.js';
 import { runController } from '../controller/run-controller.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
+import { buildVersion } from '../lib/version.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { registerBuildInfo } from '../metrics/build-info.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 /** Loads the kubeconfig the way kubectl and client-go do when no path is given. */
@@ -32,10 +34,14 @@ export async function runControllerProcess(
 ): Promise<void> {
   const kubeConfig = opts.kubeConfig;
   const onListening = opts.onListening;
+  const version = buildVersion();
+  logger.info({ version: version.version, commit: version.commit, nodeVersion: version.nodeVersion }, 'starting kube-identity controller');
+  const registry = new Registry();
+  registerBuildInfo(registry, version);
   await runController(config, {
     onListening: onListening && ((server) => onListening(server.url)),
     logger,
-    registry: new Registry(),
+    registry,
     kubeConfig: kubeConfig ?? loadKubeConfig(config.kubeconfig),
     signal,
     hostname: process.env.POD_NAME ?? os.hostname(),

@@ -1,0 +1,64 @@
+/**
+ * What version of kube-identity this is, in one place so `kube-identity version`, the
+ * kube_identity_build_info gauge, the startup log line and the API server's /version agree:
+ * package.json's version, the git commit and build date the image build records in
+ * build-info.json beside package.json ("unknown" and "" in a plain checkout), and the Node version.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { record, text } from './json.js';
+
+export interface BuildVersion {
+  /** package.json's version, e.g. 0.1.0. */
+  version: string;
+  /** Full git commit the image was built from, or "unknown". */
+  commit: string;
+  /** RFC 3339 build time, or "" when not recorded. */
+  buildDate: string;
+  /** process.version, e.g. v20.19.0. */
+  nodeVersion: string;
+}
+
+/** The file the Dockerfile writes from its GIT_COMMIT and BUILD_DATE build arguments. */
+export const BUILD_INFO_FILE = 'build-info.json';
+
+/** Reads the version of the package rooted at `root` (the directory holding package.json). */
+export function readBuildVersion(root: string): BuildVersion {
+  const pkg = record(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')));
+  const infoFile = path.join(root, BUILD_INFO_FILE);
+  const info = existsSync(infoFile) ? record(JSON.parse(readFileSync(infoFile, 'utf8'))) : {};
+  return {
+    version: text(pkg.version) || '0.0.0',
+    commit: text(info.commit) || 'unknown',
+    buildDate: text(info.buildDate),
+    nodeVersion: process.version,
+  };
+}
+
+/** The package root: the nearest directory above this module holding package.json (src/ or dist/src/). */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('kube-identity: package.json not found above the installed code');
+    dir = parent;
+  }
+  return dir;
+}
+
+let cached: BuildVersion | undefined;
+
+/** This process's version, read once. */
+export function buildVersion(): BuildVersion {
+  cached ??= readBuildVersion(packageRoot());
+  return cached;
+}
+
+/** One line for `--version`: `0.1.0 (commit abc1234, built 2026-01-01T00:00:00Z, node v20.19.0)`. */
+export function versionLine(v: BuildVersion = buildVersion()): string {
+  const parts = [`commit ${v.commit === 'unknown' ? v.commit : v.commit.slice(0, 12)}`];
+  if (v.buildDate) parts.push(`built ${v.buildDate}`);
+  parts.push(`node ${v.nodeVersion}`);
+  return `${v.version} (${parts.join(', ')})`;
+}

@@ -1,0 +1,96 @@
+/**
+ * What version this is: from package.json and the build-info.json the image build writes, through
+ * `kube-identity version`, `--version` and the kube_identity_build_info gauge; and every command's
+ * --help ends with examples.
+ */
+import { jest } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CommanderError } from 'commander';
+import { Registry } from 'prom-client';
+import { buildProgram } from '../../src/cmd/program.js';
+import { BUILD_INFO_FILE, buildVersion, readBuildVersion, versionLine } from '../../src/lib/version.js';
+import { registerBuildInfo } from '../../src/metrics/build-info.js';
+
+const run = promisify(execFile);
+const ROOT = process.cwd();
+const NODE_ARGS = ['--import', path.join(ROOT, 'test/helpers/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts')];
+const env = { ...process.env, NODE_OPTIONS: '' };
+const pkgVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+describe('readBuildVersion', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-version-'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'kube-identity', version: '1.2.3' }));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads package.json alone in a checkout: commit unknown, no build date', () => {
+    expect(readBuildVersion(dir)).toEqual({ version: '1.2.3', commit: 'unknown', buildDate: '', nodeVersion: process.version });
+  });
+
+  it('adds the commit and build date the image build recorded', () => {
+    const commit = '0123456789abcdef0123456789abcdef01234567';
+    writeFileSync(path.join(dir, BUILD_INFO_FILE), JSON.stringify({ commit, buildDate: '2026-01-02T03:04:05Z' }));
+    const v = readBuildVersion(dir);
+    expect(v).toEqual({ version: '1.2.3', commit, buildDate: '2026-01-02T03:04:05Z', nodeVersion: process.version });
+    expect(versionLine(v)).toBe(`1.2.3 (commit 0123456789ab, built 2026-01-02T03:04:05Z, node ${process.version})`);
+  });
+});
+
+it('finds the package this module belongs to', () => {
+  expect(buildVersion().version).toBe(pkgVersion);
+});
+
+it('exports kube_identity_build_info with version, commit and node_version', async () => {
+  const registry = new Registry();
+  registerBuildInfo(registry, { version: '1.2.3', commit: 'abc', buildDate: '', nodeVersion: 'v20.0.0' });
+  registerBuildInfo(registry, { version: '1.2.3', commit: 'abc', buildDate: '', nodeVersion: 'v20.0.0' });
+  expect(await registry.metrics()).toContain('kube_identity_build_info{version="1.2.3",commit="abc",node_version="v20.0.0"} 1\n');
+});
+
+/** Runs the command tree in-process and returns what it wrote to stdout (help exits through exitOverride). */
+async function cli(args: string[]): Promise<string> {
+  let out = '';
+  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += chunk.toString();
+    return true;
+  });
+  const program = buildProgram().exitOverride().configureOutput({ writeOut: (s) => (out += s) });
+  for (const cmd of program.commands) cmd.exitOverride().configureOutput({ writeOut: (s) => (out += s) });
+  try {
+    await program.parseAsync(['node', 'kube-identity', ...args]);
+  } catch (err) {
+    if (!(err instanceof CommanderError) || err.exitCode !== 0) throw err;
+  } finally {
+    write.mockRestore();
+  }
+  return out;
+}
+
+describe('the command line', () => {
+  it('prints the version with `version`, `version -o json` and `--version`', async () => {
+    expect(await cli(['version'])).toBe(`kube-identity ${pkgVersion}\n  commit  unknown\n  built   unknown\n  node    ${process.version}\n`);
+    expect(JSON.parse(await cli(['version', '-o', 'json']))).toEqual({ version: pkgVersion, commit: 'unknown', buildDate: '', nodeVersion: process.version });
+    expect(await cli(['--version'])).toBe(`${pkgVersion} (commit unknown, node ${process.version})\n`);
+    await expect(cli(['version', '-o', 'yaml'])).rejects.toThrow('--output must be text or json, not "yaml"');
+  });
+
+  it('answers `version` from the real entry point', async () => {
+    const { stdout } = await run(process.execPath, [...NODE_ARGS, 'version', '-o', 'json'], { env });
+    expect(JSON.parse(stdout)).toMatchObject({ version: pkgVersion, nodeVersion: process.version });
+  }, 60_000);
+
+  it('ends every command help with examples of that command', async () => {
+    for (const cmd of ['up', 'apiserver', 'controller', 'demo', 'version']) {
+      const help = await cli([cmd, '--help']);
+      const examples = help.slice(help.lastIndexOf('\nExamples:\n') + 1).trim().split('\n').slice(1);
+      expect(examples.length).toBeGreaterThanOrEqual(2);
+      for (const line of examples) expect(line).toMatch(new RegExp(`^  (\\S+=\\S+ )?kube-identity ${cmd === 'version' ? '(version|--version)' : cmd}\\b`));
+    }
+  });
+});
