@@ -18,7 +18,10 @@ const DIRECTIVE = '$patch';
 const RETAIN_KEYS = '$retainKeys';
 const DELETE_PREFIX = '$deleteFromPrimitiveList/';
 const ORDER_PREFIX = '$setElementOrder/';
-/** A map patched with `$patch: delete`: its key disappears from the parent. */
+/**
+ * A field patched with null, or a map patched with `$patch: delete`: its key disappears from the parent.
+ * (Upstream's map-level result is an empty map, which the typed object's omitempty then drops.)
+ */
 const DELETED = Symbol('deleted');
 
 const isDirectiveKey = (k: string): boolean =>
@@ -148,6 +151,7 @@ function mergeList(original: unknown[], patch: unknown[], list: ListSchema, orde
   const kind = elementKind(original, patch);
   if (kind === undefined) return original;
   if (kind === 'scalar') {
+    if (order) checkOrder(patch, patch, order, (v) => v);
     const merged = [...new Set([...original, ...patch])];
     return normalizeOrder(merged, order ?? patch, original, (v) => v);
   }
@@ -155,6 +159,7 @@ function mergeList(original: unknown[], patch: unknown[], list: ListSchema, orde
   if (!mergeKey) throw errors.badRequest('cannot merge lists without merge key');
   const keyOf = (v: unknown): unknown => (isRecord(v) ? v[mergeKey] : undefined);
   const { remaining, items, replace } = specialElements(original, patch, mergeKey);
+  if (order) checkOrder(items, patch, order, keyOf);
   if (replace) return items.map((p) => mergeMap({}, p, list.items));
   const merged = [...remaining];
   const position = indexByKey(merged, keyOf);
@@ -170,6 +175,28 @@ function mergeList(original: unknown[], patch: unknown[], list: ListSchema, orde
     else position.set(keyString(p[mergeKey]), merged.push(value) - 1);
   }
   return normalizeOrder(merged, order ?? items, remaining, keyOf);
+}
+
+/**
+ * validatePatchWithSetOrderList: the patch's items (deletions aside) must appear in `$setElementOrder`
+ * in the same relative order; 400 with upstream's text otherwise.
+ */
+function checkOrder(items: unknown[], patch: unknown[], order: unknown[], keyOf: (v: unknown) => unknown): void {
+  let i = 0;
+  for (let j = 0; i < items.length && j < order.length; j++) {
+    if (keyString(keyOf(items[i])) === keyString(keyOf(order[j]))) i++;
+  }
+  if (i < items.length) {
+    throw errors.badRequest(`the order in patch list:\n${goValue(patch)}\n doesn't match $setElementOrder list:\n${goValue(order)}`);
+  }
+}
+
+/** Go's `%v` of a decoded JSON value: `[a b]`, `map[k:v]` with sorted keys, `<nil>`. */
+function goValue(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
+  if (isRecord(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${goValue(v[k])}`).join(' ')}]`;
+  return String(v);
 }
 
 /** `$patch` elements of a merge list: delete-by-key, replace-the-list; `merge` is a no-op. */
