@@ -13,9 +13,10 @@ import { unknownFields } from './openapi/index.js';
 import { objectReader } from './registry/registries.js';
 import { csrStrategy } from './registry/certificates/csr.js';
 import { startApiServer } from './server.js';
+import { EtcdStore, type EtcdStoreOptions } from './storage/etcd.js';
 import { MemoryStore } from './storage/memory.js';
 import { SqliteStore } from './storage/sqlite.js';
-import type { Store } from './storage/store.js';
+import { storageKey, type Store } from './storage/store.js';
 import type { Logger } from '../log/logger.js';
 
 export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -23,7 +24,9 @@ export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 export interface EmbeddedServerOptions {
   dataDir: string;
   logger: Logger;
-  storage?: 'sqlite' | 'memory';
+  storage?: 'sqlite' | 'memory' | 'etcd';
+  /** With storage 'etcd': the cluster, and how long Events live (kube-apiserver's --event-ttl). */
+  etcd?: Omit<EtcdStoreOptions, 'ttlSeconds' | 'logger'> & { eventTtlSeconds: number };
   /** A ready store (tests); overrides `storage` and is closed with the server. */
   store?: Store;
   host?: string;
@@ -61,7 +64,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
   const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
-  const store = opts.store ?? (opts.storage === 'memory' ? new MemoryStore() : await SqliteStore.open(path.join(dataDir, 'store.db')));
+  const store = opts.store ?? (await openStore(opts, dataDir));
   const id = await createIdentity({
     objects: objectReader(store),
     clientCaPem: identity.caPem,
@@ -99,4 +102,17 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
       await store.close();
     },
   };
+}
+
+async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<Store> {
+  if (opts.storage === 'memory') return new MemoryStore();
+  if (opts.storage !== 'etcd') return SqliteStore.open(path.join(dataDir, 'store.db'));
+  if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
+  const { eventTtlSeconds, ...etcd } = opts.etcd;
+  const events = [storageKey('', 'events', undefined), storageKey('events.k8s.io', 'events', undefined)];
+  return EtcdStore.open({
+    ...etcd,
+    ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? eventTtlSeconds : undefined),
+    logger: opts.logger.child({ component: 'etcd' }),
+  });
 }

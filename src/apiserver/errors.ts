@@ -5,6 +5,7 @@
  */
 import type { Status, StatusCause, StatusDetails } from '../api/meta.js';
 import { type FieldError, fieldErrorString } from './field-errors.js';
+import { StoreError } from './storage/store.js';
 
 /** Identifies the target of an error as upstream does: group, resource (plural) and name. */
 export interface Target {
@@ -150,11 +151,20 @@ export const errors = {
     return new ApiError(500, 'InternalError', `Internal error occurred: ${text}`, { causes: [{ message: text }] });
   },
 
+  serviceUnavailable: (message: string, retryAfterSeconds: number): ApiError => {
+    const e = new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds });
+    e.headers['Retry-After'] = String(retryAfterSeconds);
+    return e;
+  },
+
   timeout: (message: string, retryAfterSeconds?: number): ApiError =>
     new ApiError(504, 'Timeout', `Timeout: ${message}`, retryAfterSeconds ? { retryAfterSeconds } : {}),
 };
 
-/** Any thrown value as an ApiError; non-ApiErrors are internal errors. */
+/** Any thrown value as an ApiError: storage that cannot answer is 503 or 504, anything else internal. */
 export function toApiError(err: unknown): ApiError {
-  return err instanceof ApiError ? err : errors.internal(err);
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreError && err.code === 'Unavailable') return errors.serviceUnavailable(`storage is unavailable: ${err.message}`, 1);
+  if (err instanceof StoreError && err.code === 'Timeout') return errors.timeout(`storage did not answer in time: ${err.message}`, 1);
+  return errors.internal(err);
 }

@@ -12,7 +12,8 @@ import type { Duplex } from 'node:stream';
 import type { KObject, UserInfo } from '../api/meta.js';
 import type { Logger } from '../log/logger.js';
 import type { Authenticator } from './auth/types.js';
-import { ApiError, errors } from './errors.js';
+import { ApiError, errors, toApiError } from './errors.js';
+import { health, isHealthPath } from './health.js';
 import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-util.js';
 import { serveDiscovery } from './discovery/index.js';
@@ -60,7 +61,6 @@ export interface RunningApiServer {
   close(): Promise<void>;
 }
 
-const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 const MAX_HEADER_BYTES = 1 << 20;
 
 /**
@@ -120,8 +120,9 @@ class Pipeline {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
-    if (HEALTH_PATHS.has(info.path) || info.path.startsWith('/livez/') || info.path.startsWith('/readyz/')) {
-      writeBody(res, 200, 'text/plain; charset=utf-8', 'ok');
+    if (isHealthPath(info.path)) {
+      const { status, body } = await health(info.path, this.opts.store);
+      writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
     const user = await this.opts.authenticator.authenticate({ headers: req.headers, clientCertificateChain: clientChain(req) });
@@ -222,8 +223,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     },
     (req, res) => {
       pipeline.handle(req, res).catch((err: unknown) => {
-        if (!(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
-        const apiErr = err instanceof ApiError ? err : errors.internal(err);
+        const apiErr = toApiError(err);
+        if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
         if (apiErr.code === 413) res.setHeader('Connection', 'close');
         if (res.headersSent) res.end();
         else writeError(res, apiErr);

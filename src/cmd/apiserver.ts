@@ -14,13 +14,26 @@ import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
 export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOptions, 'logger'> {
-  let tokenFile: string | undefined;
-  try {
-    tokenFile = config.tokenAuthFile ? readFileSync(config.tokenAuthFile, 'utf8') : undefined;
-  } catch (err) {
-    throw new ConfigError([`tokenAuthFile: cannot read ${config.tokenAuthFile}: ${(err as Error).message}`]);
-  }
+  const read = (key: 'tokenAuthFile' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile'): Buffer | undefined => {
+    try {
+      return config[key] ? readFileSync(config[key]) : undefined;
+    } catch (err) {
+      throw new ConfigError([`${key}: cannot read ${config[key]}: ${(err as Error).message}`]);
+    }
+  };
+  const tokenFile = read('tokenAuthFile')?.toString('utf8');
+  const etcd =
+    config.storage === 'etcd'
+      ? {
+          endpoints: config.etcdServers.split(',').filter((u) => u !== ''),
+          prefix: config.etcdPrefix,
+          tls: { ca: read('etcdCafile'), cert: read('etcdCertfile'), key: read('etcdKeyfile') },
+          compactionIntervalMs: config.etcdCompactionInterval,
+          eventTtlSeconds: Math.ceil(config.eventTtl / 1000),
+        }
+      : undefined;
   return {
+    etcd,
     dataDir: config.dataDir,
     storage: config.storage as EmbeddedServerOptions['storage'],
     host: config.host,

@@ -80,11 +80,24 @@ describe('loadApiserverConfig and loadUpConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
       'flag --port port: must be an integer, got "abc"',
-      'flag --storage storage: must be one of sqlite, memory, got "mongo"',
+      'flag --storage storage: must be one of sqlite, memory, etcd, got "mongo"',
       'flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"',
       'flag --bookmark-interval-ms bookmarkIntervalMs: must be at least 1, got 0',
       'metricsBindAddress: must be HOST:PORT such as 127.0.0.1:8080 or :8080, got "8080"',
     ]);
+  });
+
+  it('takes the etcd options with kube-apiserver defaults, and refuses ones that do not fit together', async () => {
+    const c = await loadApiserverConfig({ flags: { storage: 'etcd', etcdServers: 'http://127.0.0.1:2379,https://10.0.0.2:2379' } });
+    expect([c.etcdPrefix, c.etcdCompactionInterval, c.eventTtl]).toEqual(['/registry', 300_000, 3_600_000]);
+    const err = await loadUpConfig({ flags: { storage: 'etcd', etcdPrefix: 'registry/', etcdCertfile: 'c.pem' } }).catch((e: unknown) => e);
+    expect((err as ConfigError).problems).toEqual([
+      'etcdServers: required with --storage etcd',
+      'etcdCertfile and etcdKeyfile must be given together',
+      'etcdPrefix: must start and not end with "/", got "registry/"',
+    ]);
+    const bad = await loadApiserverConfig({ flags: { storage: 'etcd', etcdServers: '127.0.0.1:2379' } }).catch((e: unknown) => e);
+    expect((bad as ConfigError).problems).toEqual(['etcdServers: each must be http(s)://HOST:PORT, got "127.0.0.1:2379"']);
   });
 
   it('refuses ports outside 0-65535 and unknown file keys', async () => {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
-import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, type ApiserverConfig, type UpConfig } from './server-schema.js';
+import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
 import {
   CONTROLLER_CONFIG_SCHEMA,
   envName,
@@ -199,9 +199,12 @@ export function loadControllerConfig(sources: ConfigSources = {}): Promise<Contr
 }
 
 export function loadApiserverConfig(sources: ConfigSources = {}): Promise<ApiserverConfig> {
-  return loadConfig(APISERVER_CONFIG_SCHEMA, sources);
+  return loadConfig(APISERVER_CONFIG_SCHEMA, sources, checkEtcdOptions);
 }
 
 export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
-  return loadConfig(UP_CONFIG_SCHEMA, sources, checkBindAddress);
+  return loadConfig(UP_CONFIG_SCHEMA, sources, (c, problems) => {
+    checkBindAddress(c, problems);
+    checkEtcdOptions(c, problems);
+  });
 }

@@ -6,13 +6,25 @@
 import { CONTROLLER_CONFIG_SCHEMA, type ConfigOf, type FieldSpec } from './schema.js';
 
 /** Storage backends of the embedded API server. */
-export const STORAGE_KINDS = ['sqlite', 'memory'] as const;
+export const STORAGE_KINDS = ['sqlite', 'memory', 'etcd'] as const;
 
 export const APISERVER_CONFIG_SCHEMA = {
   dataDir: { type: 'string', default: '.kube-identity', description: 'Directory for the CA, certificates, keys, kubeconfig and store (kept private: 0700).' },
   host: { type: 'string', default: '127.0.0.1', description: 'Address the API server listens on.' },
   port: { type: 'int', default: 6443, min: 0, max: 65535, description: 'Port the API server listens on (0 picks a free one).' },
-  storage: { type: 'enum', default: 'sqlite', values: STORAGE_KINDS, description: 'Where objects are kept: sqlite (DATA_DIR/store.db) or memory (lost at exit).' },
+  storage: {
+    type: 'enum',
+    default: 'sqlite',
+    values: STORAGE_KINDS,
+    description: 'Where objects are kept: sqlite (DATA_DIR/store.db), memory (lost at exit) or etcd (--etcd-servers; several replicas may share it).',
+  },
+  etcdServers: { type: 'string', default: '', description: 'With --storage etcd: comma-separated etcd client URLs, e.g. https://10.0.0.1:2379.' },
+  etcdPrefix: { type: 'string', default: '/registry', description: 'Prefix of every key in etcd.' },
+  etcdCafile: { type: 'string', default: '', description: 'CA certificate (PEM) that verifies the etcd servers.' },
+  etcdCertfile: { type: 'string', default: '', description: 'Client certificate (PEM) presented to etcd.' },
+  etcdKeyfile: { type: 'string', default: '', description: 'Private key (PEM) of --etcd-certfile.' },
+  etcdCompactionInterval: { type: 'duration', default: '5m', description: 'How often etcd history is compacted (0 disables; replicas take turns).' },
+  eventTtl: { type: 'duration', default: '1h', description: 'How long Events are kept (an etcd lease) with --storage etcd.' },
   logLevel: CONTROLLER_CONFIG_SCHEMA.logLevel,
   bookmarkIntervalMs: { type: 'int', default: 60_000, min: 1, description: 'Interval of watch bookmarks, in milliseconds.' },
   kubeconfigOut: { type: 'string', default: '', description: 'Where to write the admin kubeconfig; empty means DATA_DIR/kubeconfig.' },
@@ -26,4 +38,17 @@ export const UP_CONFIG_SCHEMA = {
 } as const satisfies Record<string, FieldSpec>;
 
 export type ApiserverConfig = ConfigOf<typeof APISERVER_CONFIG_SCHEMA>;
+
+/** The etcd options agree with each other: servers given (as URLs) for --storage etcd, a whole client key pair. */
+export function checkEtcdOptions(c: Record<string, unknown>, problems: string[]): void {
+  if (c.storage === 'etcd') {
+    const servers = String(c.etcdServers ?? '').split(',').filter((u) => u !== '');
+    if (servers.length === 0) problems.push('etcdServers: required with --storage etcd');
+    for (const url of servers) {
+      if (!/^https?:\/\/[^/\s]+:\d{1,5}$/.test(url)) problems.push(`etcdServers: each must be http(s)://HOST:PORT, got ${JSON.stringify(url)}`);
+    }
+  }
+  if (Boolean(c.etcdCertfile) !== Boolean(c.etcdKeyfile)) problems.push('etcdCertfile and etcdKeyfile must be given together');
+  if (typeof c.etcdPrefix === 'string' && !/^\/.*[^/]$/.test(c.etcdPrefix)) problems.push(`etcdPrefix: must start and not end with "/", got ${JSON.stringify(c.etcdPrefix)}`);
+}
 export type UpConfig = ConfigOf<typeof UP_CONFIG_SCHEMA>;

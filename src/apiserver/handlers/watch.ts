@@ -6,7 +6,7 @@
  */
 import type { KObject, WatchEventType } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
-import { errors } from '../errors.js';
+import { errors, toApiError } from '../errors.js';
 import { compactJson } from '../../lib/frozen-json.js';
 import { waitForRevision } from '../registry/generic/list.js';
 import { buildSelection } from '../registry/generic/selection.js';
@@ -108,7 +108,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       const status =
         err.code === 'Compacted'
           ? errors.expired(`too old resource version: ${startRev} (${oldest - 1})`).toStatus()
-          : errors.internal(err).toStatus();
+          : toApiError(err).toStatus();
       send('ERROR', status);
       end();
     };
@@ -136,7 +136,11 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       }
     };
     try {
-      handle = store.watch(prefix, { fromRevision: startRev, onEvent, onError: fail });
+      // etcd's progress notifications move the next bookmark past revisions with no event for this watch.
+      const onProgress = (revision: number): void => {
+        progress = Math.max(progress, revision);
+      };
+      handle = store.watch(prefix, { fromRevision: startRev, onEvent, onError: fail, onProgress });
       if (ended) handle.stop();
     } catch (e) {
       if (e instanceof StoreError) {

@@ -31,7 +31,10 @@ export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
     // Keepalive pings notice a dead member on an idle watch stream (etcd's Go client does the same).
     grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 },
   };
-  if (opts.tls?.ca) options.credentials = { rootCertificate: opts.tls.ca, privateKey: opts.tls.key, certChain: opts.tls.cert };
+  if (opts.tls?.ca || opts.tls?.cert) {
+    // Without a CA file, grpc verifies the servers against the system's roots.
+    options.credentials = { rootCertificate: opts.tls.ca as Buffer, privateKey: opts.tls.key, certChain: opts.tls.cert };
+  }
   return new Etcd3(options);
 }
 

@@ -1,0 +1,140 @@
+/**
+ * Two API server replicas on one etcd and one data directory serve one API: a write through
+ * either is read, listed and watched through the other at once, and what the identity layer reads
+ * (RBAC bindings, bootstrap-token Secrets, ServiceAccounts behind tokens) is the store's, not a
+ * replica's memory. Objects sit in etcd where kube-apiserver puts them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
+import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { openWatch, raw } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describeWithTools } from '../helpers/tools.js';
+
+const CM = '/api/v1/namespaces/default/configmaps';
+
+describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
+  let etcd: EtcdCluster;
+  let dataDir: string;
+  let a: TestServer;
+  let b: TestServer;
+  let client: Etcd3;
+
+  const replica = async (): Promise<TestServer> =>
+    startTestServer({
+      dataDir,
+      store: await EtcdStore.open({ endpoints: etcd.endpoints, ttlSeconds: (key) => (key.includes('/events/') ? 600 : undefined) }),
+      tokenFile: 'alice-token,alice,alice-uid,\n',
+    });
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'replicas-'));
+    a = await replica();
+    b = await replica();
+    client = new Etcd3({ hosts: etcd.endpoints });
+  }, 30_000);
+  afterAll(async () => {
+    client?.close();
+    await a?.close();
+    await b?.close();
+    await etcd?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('share the CA and keys of the data directory, and both are ready', async () => {
+    expect(a.caPem).toBe(b.caPem);
+    expect(a.adminToken).toBe(b.adminToken);
+    for (const s of [a, b]) {
+      const ready = await raw(s, 'GET', '/readyz', { anonymous: true });
+      expect([ready.status, ready.text]).toEqual([200, 'ok']);
+      expect((await raw(s, 'GET', '/readyz/etcd', { anonymous: true })).status).toBe(200);
+    }
+  });
+
+  it('read, list and watch through one replica what the other wrote, at once', async () => {
+    const start = await raw(b, 'GET', CM);
+    const watch = await openWatch(b, `${CM}?watch=1&resourceVersion=${start.json.metadata.resourceVersion}`);
+    const created = await raw(a, 'POST', CM, { body: { metadata: { name: 'one' }, data: { v: '1' } } });
+    expect(created.status).toBe(201);
+    const rv = created.json.metadata.resourceVersion as string;
+
+    const got = await raw(b, 'GET', `${CM}/one`);
+    expect([got.status, got.json.metadata.resourceVersion, got.json.data]).toEqual([200, rv, { v: '1' }]);
+    const listed = await raw(b, 'GET', `${CM}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
+    expect(listed.status).toBe(200);
+    expect(listed.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['one']);
+    const [event] = await watch.waitFor(1);
+    expect([event.type, event.object.metadata.name, event.object.metadata.resourceVersion]).toEqual(['ADDED', 'one', rv]);
+
+    // Optimistic concurrency across replicas: B updates with A's resourceVersion, A's stale copy conflicts.
+    const updated = await raw(b, 'PUT', `${CM}/one`, { body: { ...got.json, data: { v: '2' } } });
+    expect(updated.status).toBe(200);
+    const stale = await raw(a, 'PUT', `${CM}/one`, { body: { ...got.json, data: { v: '3' } } });
+    expect([stale.status, stale.json.reason]).toEqual([409, 'Conflict']);
+    expect((await raw(a, 'DELETE', `${CM}/one`)).status).toBe(200);
+    expect((await raw(b, 'GET', `${CM}/one`)).status).toBe(404);
+    const events = await watch.waitFor(3);
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    watch.close();
+  });
+
+  it('authorize through one replica by RBAC objects written through the other', async () => {
+    const asAlice = { token: 'alice-token' };
+    expect((await raw(b, 'GET', CM, asAlice)).status).toBe(403);
+    const role = { metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }] };
+    expect((await raw(a, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: role })).status).toBe(201);
+    const binding = {
+      metadata: { name: 'alice-cm-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cm-reader' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+    };
+    expect((await raw(a, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { body: binding })).status).toBe(201);
+    expect((await raw(b, 'GET', CM, asAlice)).status).toBe(200);
+    expect((await raw(b, 'DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/alice-cm-reader')).status).toBe(200);
+    expect((await raw(a, 'GET', CM, asAlice)).status).toBe(403);
+  });
+
+  it('authenticate through one replica the tokens whose objects the other wrote or removed', async () => {
+    const secret = {
+      metadata: { name: 'bootstrap-token-abcdef' },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData: { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' },
+    };
+    expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret })).status).toBe(201);
+    const who = await raw(b, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token: 'abcdef.0123456789abcdef', body: {} });
+    expect([who.status, who.json.status?.userInfo?.username]).toEqual([201, 'system:bootstrap:abcdef']);
+
+    expect((await raw(a, 'POST', '/api/v1/namespaces/default/serviceaccounts', { body: { metadata: { name: 'ci' } } })).status).toBe(201);
+    const tr = await raw(a, 'POST', '/api/v1/namespaces/default/serviceaccounts/ci/token', { body: { spec: {} } });
+    const token = tr.json.status.token as string;
+    const self = await raw(b, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} });
+    expect([self.status, self.json.status?.userInfo?.username]).toEqual([201, 'system:serviceaccount:default:ci']);
+    expect((await raw(b, 'DELETE', '/api/v1/namespaces/default/serviceaccounts/ci')).status).toBe(200);
+    expect((await raw(a, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} })).status).toBe(401);
+  });
+
+  it('keep objects in etcd where kube-apiserver does, without resourceVersion, and Events on a lease', async () => {
+    expect((await raw(a, 'POST', CM, { body: { metadata: { name: 'layout' } } })).status).toBe(201);
+    const event = { metadata: { name: 'e1' }, involvedObject: { kind: 'ConfigMap', name: 'layout', namespace: 'default' }, reason: 'Test' };
+    expect((await raw(a, 'POST', '/api/v1/namespaces/default/events', { body: event })).status).toBe(201);
+    const keys = (await client.getAll().prefix('/registry/').keys()).sort();
+    expect(keys).toEqual(expect.arrayContaining(['/registry/configmaps/default/layout', '/registry/namespaces/default', '/registry/events/default/e1']));
+    expect(keys).toContain('/registry/clusterrolebindings/kubeadm:node-autoapprove-bootstrap');
+    expect(keys.filter((k) => k.startsWith('/registry/core/'))).toEqual([]);
+    const stored = JSON.parse((await client.get('/registry/configmaps/default/layout').string()) ?? '{}');
+    expect(stored.metadata.name).toBe('layout');
+    expect(stored.metadata.resourceVersion).toBeUndefined();
+
+    const range = await client.kv.range({ key: Buffer.from('/registry/events/default/e1') });
+    const lease = range.kvs[0]?.lease ?? '0';
+    expect(lease).not.toBe('0');
+    const ttl = await client.leaseClient.leaseTimeToLive({ ID: lease });
+    expect(Number(ttl.grantedTTL)).toBeGreaterThanOrEqual(600);
+    expect(Number(ttl.grantedTTL)).toBeLessThanOrEqual(660);
+    expect((await client.kv.range({ key: Buffer.from('/registry/configmaps/default/layout') })).kvs[0]?.lease).toBe('0');
+  });
+});
