@@ -9,6 +9,7 @@ import { parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
 import { parseJsonStrict } from './validation/json-body.js';
+import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -82,12 +83,14 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
     ({ value, duplicateFields } = parseJsonStrict(body.toString('utf8'), { kind: gvk.kind }));
   } else if (type === 'application/yaml') {
     try {
-      value = YAML.parse(body.toString('utf8'));
+      value = parseYamlCapped(body.toString('utf8'));
     } catch (e) {
       throw cannotHandle(gvk, `error converting YAML to JSON: ${(e as Error).message.split('\n')[0] ?? ''}`);
     }
   } else if (type === 'application/vnd.kubernetes.protobuf') {
     value = decodeProtobufObject(body, gvk);
+    const deep = tooDeepAt(value);
+    if (deep) throw cannotHandle(gvk, depthSyntaxError(deep));
   } else {
     throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
   }

@@ -5,7 +5,7 @@
  * and changing a field another manager owns is a conflict unless forced (or, for `kubectl`,
  * unless the field is still as its client-side last-applied configuration set it).
  */
-import { parse as parseYaml } from 'yaml';
+import { parseYamlCapped } from '../validation/depth.js';
 import type { KObject, ManagedFieldsEntry, StatusCause } from '../../api/meta.js';
 import { ApiError, errors } from '../errors.js';
 import type { Schema } from '../openapi/builder.js';
@@ -33,7 +33,7 @@ const apiVersionOf = (gvk: Gvk): string => (gvk.group === '' ? gvk.version : `${
 function decodeApplied(text: string, gvk: Gvk): KObject {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parseYamlCapped(text);
   } catch (e) {
     throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
   }

@@ -10,6 +10,8 @@ import { applyJsonPatch, goJsonKind } from './json-patch.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
+import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
+import { isRecord } from '../../lib/json.js';
 
 export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
@@ -28,6 +30,16 @@ export interface PatchKind {
 /** The media type of a Content-Type header, without parameters such as `charset`. */
 export function patchMediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+/**
+ * The cap on a patch result, leaving out managedFields: the server writes those, one level per
+ * level of the object plus a few, so an object at the cap carries them a little past it.
+ */
+function patchResultTooDeep(result: unknown): '{' | '[' | undefined {
+  if (!isRecord(result) || !isRecord(result.metadata)) return tooDeepAt(result);
+  const { managedFields: _, ...metadata } = result.metadata;
+  return tooDeepAt({ ...result, metadata });
 }
 
 /**
@@ -63,9 +75,22 @@ export function applyPatch(
     default:
       throw errors.unsupportedMediaType([...PATCH_TYPES]);
   }
+  return patchedObject(result, original, kind);
+}
+
+/** The patched document as an object of the kind, or upstream's 422 against `patch`. */
+function patchedObject(result: unknown, original: KObject, kind: PatchKind): KObject {
+  const name = original.metadata?.name ?? '';
+  const deep = patchResultTooDeep(result);
+  if (deep) {
+    // Upstream fails decoding the patched JSON; its value is too deep to print.
+    throw errors.invalid(kind.kind, kind.group, name, [
+      invalid('patch', '<nested too deep>', `couldn't get version/kind; json parse error: ${depthSyntaxError(deep)}`),
+    ]);
+  }
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
-    // Upstream fails decoding the patched JSON into the kind: 422 against the `patch` field.
-    throw errors.invalid(kind.kind, kind.group, original.metadata?.name ?? '', [
+    // Upstream fails decoding the patched JSON into the kind.
+    throw errors.invalid(kind.kind, kind.group, name, [
       invalid('patch', JSON.stringify(result), `json: cannot unmarshal ${goJsonKind(result)} into Go value of type ${kind.kind}`),
     ]);
   }

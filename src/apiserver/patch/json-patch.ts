@@ -7,6 +7,7 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
+import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { patchRejected } from './patch-errors.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
@@ -31,6 +32,8 @@ export function decodeJsonPatch(text: string): unknown[] {
   } catch (e) {
     throw errors.badRequest(`error decoding patch: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
+  const deep = tooDeepAt(doc);
+  if (deep) throw errors.badRequest(`error decoding patch: ${depthSyntaxError(deep)}`);
   if (doc === null) return [];
   if (!Array.isArray(doc)) {
     throw errors.badRequest(`error decoding patch: json: cannot unmarshal ${goJsonKind(doc)} into Go value of type []${OP_TYPE}`);

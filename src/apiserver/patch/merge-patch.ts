@@ -4,6 +4,7 @@
  */
 import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
+import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { goJsonKind } from './json-patch.js';
 import { isRecord } from '../../lib/json.js';
 
@@ -21,6 +22,8 @@ export function decodeObjectPatch(text: string, prefix: string): Obj | null {
   } catch (e) {
     throw errors.badRequest(`${prefix}${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
+  const deep = tooDeepAt(doc);
+  if (deep) throw errors.badRequest(`${prefix}${depthSyntaxError(deep)}`);
   if (doc !== null && !isRecord(doc)) {
     throw errors.badRequest(
       `${prefix}json: cannot unmarshal ${goJsonKind(doc)} into Go value of type map[string]interface {}`,

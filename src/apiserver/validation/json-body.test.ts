@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../errors.js';
 import { duplicateFieldMessage, goJsonSyntaxError, parseJsonStrict } from './json-body.js';
+import { MAX_NESTING_DEPTH } from './depth.js';
 
 function parseError(text: string, kind?: string): ApiError {
   try {
@@ -84,10 +85,10 @@ describe('malformed JSON gives Go encoding/json texts as 400s', () => {
     );
   });
 
-  it('rejects nesting deeper than Go allows, without overflowing the stack', () => {
-    const deep = '['.repeat(10001) + ']'.repeat(10001);
+  it('rejects nesting past the cap with Go\'s text, without overflowing the stack', () => {
+    const deep = '['.repeat(MAX_NESTING_DEPTH + 1) + ']'.repeat(MAX_NESTING_DEPTH + 1);
     expect(parseError(deep).message).toBe("invalid character '[' exceeded max depth");
-    const ok = '['.repeat(10000) + ']'.repeat(10000);
+    const ok = '['.repeat(MAX_NESTING_DEPTH) + ']'.repeat(MAX_NESTING_DEPTH);
     expect(parseJsonStrict(ok).duplicateFields).toEqual([]);
     expect(goJsonSyntaxError('['.repeat(200000))).toBe("invalid character '[' exceeded max depth");
   });

@@ -8,6 +8,7 @@
  */
 import { errors } from '../errors.js';
 import { goJsonSyntaxError } from './json-syntax.js';
+import { MAX_NESTING_DEPTH } from './depth.js';
 
 export interface StrictJson {
   value: unknown;
@@ -22,8 +23,6 @@ export interface ParseJsonOptions {
    */
   kind?: string;
 }
-
-export const MAX_JSON_DEPTH = 10000;
 
 /** The strict-decoding text for one duplicate: `duplicate field "<path>"`. */
 export function duplicateFieldMessage(path: string): string {
@@ -59,14 +58,14 @@ function summarize(text: string): string {
   return text.startsWith('{') ? `${head.toString('utf8')}${more}` : `${head.toString('hex')}${more}`;
 }
 
-/** Object keys in the parsed value, or -1 when nesting passes Go's limit. Iterative: no stack overflow. */
+/** Object keys in the parsed value, or -1 when nesting passes the cap. Iterative: no stack overflow. */
 function countTreeKeys(root: unknown): number {
   let keys = 0;
   const stack: [unknown, number][] = [[root, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
     if (v === null || typeof v !== 'object') continue;
-    if (depth > MAX_JSON_DEPTH) return -1;
+    if (depth > MAX_NESTING_DEPTH) return -1;
     if (Array.isArray(v)) {
       for (const item of v) if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
     } else {

@@ -3,8 +3,7 @@
  * returns these texts in 400s (`invalid character 'x' looking for beginning of value`, ...).
  * Only run on the error path, so clarity wins over speed; iterative, so deep input is safe.
  */
-
-const MAX_DEPTH = 10000;
+import { MAX_NESTING_DEPTH } from './depth.js';
 
 /** Go's quoteChar for the offending byte: the first UTF-8 byte, shown as strconv.Quote would. */
 export function quoteChar(text: string, i: number): string {
@@ -101,7 +100,7 @@ class Scanner {
     this.skipSpace();
     const c = this.peek();
     if (c === '{' || c === '[') {
-      if (stack.length >= MAX_DEPTH) this.fail('exceeded max depth');
+      if (stack.length >= MAX_NESTING_DEPTH) this.fail('exceeded max depth');
       this.i++;
       this.skipSpace();
       if (this.peek() === (c === '{' ? '}' : ']')) {
