@@ -5,6 +5,8 @@
  * - not found (HTTP 404): the object is gone, nothing left to do;
  * - TerminalError: retrying cannot help; counted as an error, not retried;
  * - anything else: counted as an error and retried with backoff.
+ * The class is found by walking the `cause` chain, outermost first, as Go's errors.As: an error
+ * wrapped with context (wrapError) keeps the class of what it wraps, whatever the wrapper.
  */
 
 /** Retrying will not help (a bad spec we cannot fix): log, count, and drop the key. */
@@ -22,21 +24,59 @@ export class RequeueError extends Error {
 
 export type ErrorClass = 'conflict' | 'notFound' | 'terminal' | 'retry';
 
-/** The HTTP status of an error from client-node (ApiException.code), our Watch errors (statusCode) or a Status body. */
+/** How many causes deep a chain is followed (a guard against a cycle or a runaway chain). */
+const MAX_DEPTH = 32;
+
+/** err, then its cause, its cause's cause... (Go's errors.Unwrap, repeated). */
+function* causeChain(err: unknown): Generator<unknown> {
+  let e = err;
+  for (let depth = 0; depth < MAX_DEPTH && e !== undefined && e !== null; depth++) {
+    yield e;
+    if (typeof e !== 'object') return;
+    const next = (e as { cause?: unknown }).cause;
+    if (next === e) return;
+    e = next;
+  }
+}
+
+/** The first error on err's cause chain that is a `cls` (Go's errors.As). */
+export function errorAs<T>(err: unknown, cls: abstract new (...args: never[]) => T): T | undefined {
+  for (const e of causeChain(err)) if (e instanceof cls) return e;
+  return undefined;
+}
+
+/** `prefix: message`, keeping err as the cause so classification sees through it (Go's `%w`). */
+export function wrapError(prefix: string, err: unknown): Error {
+  return new Error(`${prefix}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
+
+/** The HTTP status of an error from client-node (ApiException.code) or our Watch errors (statusCode). */
+function ownStatus(e: unknown): number | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const { code, statusCode } = e as { code?: unknown; statusCode?: unknown };
+  if (typeof code === 'number') return code;
+  if (typeof statusCode === 'number') return statusCode;
+  return undefined;
+}
+
+/** The HTTP status nearest the top of err's cause chain, however many wrappers carry context. */
 export function httpStatusOf(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as { code?: unknown; statusCode?: unknown; body?: unknown };
-  if (typeof e.code === 'number') return e.code;
-  if (typeof e.statusCode === 'number') return e.statusCode;
+  for (const e of causeChain(err)) {
+    const status = ownStatus(e);
+    if (status !== undefined) return status;
+  }
   return undefined;
 }
 
 export function classifyError(err: unknown): ErrorClass {
-  if (err instanceof TerminalError) return 'terminal';
-  if (err instanceof RequeueError) return 'conflict';
-  const code = httpStatusOf(err);
-  if (code === 409) return 'conflict';
-  if (code === 404) return 'notFound';
+  for (const e of causeChain(err)) {
+    if (e instanceof TerminalError) return 'terminal';
+    if (e instanceof RequeueError) return 'conflict';
+    const code = ownStatus(e);
+    if (code === 409) return 'conflict';
+    if (code === 404) return 'notFound';
+    if (code !== undefined) return 'retry';
+  }
   return 'retry';
 }
 

@@ -1,8 +1,9 @@
 /**
  * The reconcile contract (controller-runtime's, level-based): a reconcile gets only a key, reads the
- * current state from the informer cache, and makes the world match it. Returning `'done'` forgets
- * the key's backoff; `{ requeueAfter }` runs it again after that many ms; throwing is classified
- * by errors.ts.
+ * current state from the informer cache, and makes the world match it. It decides on the cached copy
+ * and writes with that copy's resourceVersion, never reading first: a stale copy costs a 409, which
+ * errors.ts classifies as a requeue. Returning `'done'` forgets the key's backoff; `{ requeueAfter }`
+ * runs it again after that many ms; throwing is classified by errors.ts.
  */
 import type { Logger } from '../log/logger.js';
 

@@ -7,7 +7,7 @@
  */
 import { CONDITION_APPROVED, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { ParsedCsr } from '../../pki/csr.js';
-import { RequeueError } from '../errors.js';
+import { RequeueError, wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import { requesterOf } from './csr-api.js';
 import { hasCertificate, isDecided } from './csr-conditions.js';
@@ -52,18 +52,17 @@ export class ApproverReconciler implements Reconciler {
   constructor(private readonly o: ApproverOptions) {}
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
-    const cached = this.o.csrs.get(key);
-    if (!cached || approverSkips(cached)) return 'done';
-    // Decide on the server's current object, never on the cache.
-    const csr = await this.o.api.get(key, ctx.signal);
-    if (approverSkips(csr)) return 'done';
+    // Decided on the informer's copy; the approval carries its resourceVersion, so a stale copy
+    // (someone approved or denied meanwhile) costs a 409 and a requeue, never a second decision.
+    const csr = this.o.csrs.get(key);
+    if (!csr || approverSkips(csr)) return 'done';
     let parsed: Readonly<ParsedCsr>;
     try {
       // Like upstream's approver: parse only; the signer verifies the self-signature before signing.
       parsed = this.o.requests.parse(csr.spec.request);
     } catch (err) {
       // Upstream requeues: the request is immutable, but a retry costs little and the backoff caps it.
-      throw new Error(`unable to parse csr "${key}": ${(err as Error).message}`);
+      throw wrapError(`unable to parse csr "${key}"`, err);
     }
     const tried: string[] = [];
     for (const r of RECOGNIZERS) {
@@ -88,16 +87,10 @@ export class ApproverReconciler implements Reconciler {
     try {
       await this.o.api.putApproval(updated);
     } catch (err) {
-      throw Object.assign(new Error(`error updating approval for csr: ${(err as Error).message}`, { cause: err }), { code: codeOf(err) });
+      throw wrapError('error updating approval for csr', err);
     }
     this.o.metrics.approvals.inc({ signer: csr.spec.signerName, reason: r.subresource });
     ctx.logger.info({ csr: csr.metadata?.name, signer: csr.spec.signerName, decision: 'approved', reason: r.subresource, requester: csr.spec.username }, 'csr approved');
     this.o.events.event(updated, 'Normal', APPROVED_REASON, 'Approve', r.message);
   }
-}
-
-/** Keeps the HTTP status of a wrapped API error, so a 409 still counts as a conflict. */
-export function codeOf(err: unknown): number | undefined {
-  const c = (err as { code?: unknown } | undefined)?.code;
-  return typeof c === 'number' ? c : undefined;
 }

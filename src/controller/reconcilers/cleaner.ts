@@ -1,15 +1,15 @@
 /**
  * csrcleaner: deletes CSRs that are done with (issued, denied or failed for an hour, pending for a
  * day, or holding an expired certificate), as kube-controller-manager does. It runs at start and
- * then every interval; candidates come from the informer cache, and each is re-read from the API
- * and re-judged before a delete that carries its uid as a precondition (a re-created CSR of the same
- * name is never removed). A CSR already gone is fine.
+ * then every interval. It judges the informer's copy and deletes with that copy's uid and
+ * resourceVersion as preconditions: a CSR re-created under the same name, or changed since the copy
+ * (approved, issued...), is left for the next pass to judge again. A CSR already gone is fine.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/backoff.js';
 import type { Logger } from '../../log/logger.js';
-import { isNotFound } from '../errors.js';
+import { isConflict, isNotFound } from '../errors.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { Runnable } from '../manager.js';
 import { cleanReason, DEFAULT_CLEANER_DURATIONS, type CleanReason, type CleanerDurations } from './cleaner-policy.js';
@@ -20,7 +20,7 @@ export const CLEANER_NAME = 'csrcleaner';
 export const MAX_TIMER_MS = 2_147_483_647;
 
 export interface CleanerOptions {
-  api: Pick<CsrApi, 'get' | 'delete'>;
+  api: Pick<CsrApi, 'delete'>;
   csrs: ReadonlyCache<CertificateSigningRequest>;
   clock: Clock;
   logger: Logger;
@@ -48,19 +48,18 @@ export class Cleaner implements Runnable {
   /** One pass; returns the names deleted, with the rule that matched. */
   async runOnce(): Promise<{ name: string; reason: CleanReason }[]> {
     const deleted: { name: string; reason: CleanReason }[] = [];
-    for (const cached of this.o.csrs.list()) {
-      if (!this.reasonFor(cached)) continue;
-      const name = cached.metadata?.name ?? '';
+    for (const csr of this.o.csrs.list()) {
+      const reason = this.reasonFor(csr);
+      if (!reason) continue;
+      const name = csr.metadata?.name ?? '';
       try {
-        const fresh = await this.o.api.get(name);
-        const reason = this.reasonFor(fresh);
-        if (!reason) continue;
-        await this.o.api.delete(name, fresh.metadata?.uid);
+        await this.o.api.delete(csr);
         deleted.push({ name, reason });
         this.logger.info({ csr: name, decision: 'deleted', reason }, 'csr cleaned up');
       } catch (err) {
         if (isNotFound(err)) continue;
-        this.logger.info({ err, csr: name }, 'unable to delete csr');
+        if (isConflict(err)) this.logger.debug({ csr: name }, 'csr changed since cached, judged again next pass');
+        else this.logger.info({ err, csr: name }, 'unable to delete csr');
       }
     }
     return deleted;

@@ -1,7 +1,8 @@
 /**
- * The CSR calls the reconcilers make, in one place: a fresh GET (never the cache) before deciding,
- * and one write to the right subresource carrying the resourceVersion of that GET, so a decision
- * based on a stale object fails with 409 instead of overwriting someone else's.
+ * The CSR calls the reconcilers make, in one place. Each write goes to the right subresource and
+ * carries the resourceVersion of the informer's copy the decision was made on, so a decision based
+ * on a stale copy fails with 409 (a requeue) instead of overwriting someone else's: no read
+ * precedes a write, as in kube-controller-manager.
  */
 import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import { CSR_RESOURCE, CERTIFICATES_GROUP, type CertificateSigningRequest } from '../../api/certificates.js';
@@ -27,24 +28,23 @@ export function requesterOf(csr: CertificateSigningRequest): Requester {
 export class CsrApi {
   constructor(private readonly raw: Pick<KubeClient, 'requestJSON' | 'write'>) {}
 
-  /** The current object from the API server, in its JSON form (rejects with 404 when gone). */
-  get(name: string, signal?: AbortSignal): Promise<CertificateSigningRequest> {
-    return this.raw.requestJSON<CertificateSigningRequest>('GET', `${CSR_PATH}/${encodeURIComponent(name)}`, {}, signal);
-  }
-
-  /** PUT /approval with the object as read (its resourceVersion is the precondition). */
+  /** PUT /approval with the object decided on (its resourceVersion is the precondition). */
   async putApproval(csr: CertificateSigningRequest): Promise<void> {
     await this.raw.write('PUT', `${csrPath(csr)}/approval`, csr);
   }
 
-  /** PUT /status with the object as read (its resourceVersion is the precondition). */
+  /** PUT /status with the object decided on (its resourceVersion is the precondition). */
   async putStatus(csr: CertificateSigningRequest): Promise<void> {
     await this.raw.write('PUT', `${csrPath(csr)}/status`, csr);
   }
 
-  /** DELETE with a uid precondition, so a re-created CSR of the same name is never removed. */
-  async delete(name: string, uid: string | undefined): Promise<void> {
-    await this.raw.write('DELETE', `${CSR_PATH}/${encodeURIComponent(name)}`, uid ? { preconditions: { uid } } : {});
+  /**
+   * DELETE of the object decided on, with its uid and resourceVersion as preconditions: a CSR
+   * re-created under the same name, or changed since, is never removed (409 instead).
+   */
+  async delete(csr: CertificateSigningRequest): Promise<void> {
+    const { uid, resourceVersion } = csr.metadata ?? {};
+    await this.raw.write('DELETE', csrPath(csr), { preconditions: { uid, resourceVersion } });
   }
 
   /** Whether `who` may `create` the pseudo-subresource (nodeclient, selfnodeclient) of CSRs. */

@@ -3,7 +3,8 @@
  * from CSR to CSR (signer, usages, requester name and groups, condition type/status/reason/message)
  * shared instead of copied per object (~0.5 KB less heap per cached CSR); and no certificate PEM
  * (~1 KB): the cache's readers only ask whether one is set and, for the cleaner, when it expires,
- * which is kept instead (CACHED_CERTIFICATE). Reconcilers read the CSR from the API before acting.
+ * which is kept instead (CACHED_CERTIFICATE). Reconcilers write from this copy only while no
+ * certificate is set (every writer skips issued CSRs), so the PEM left out is never written back.
  * Timestamps, names, uids and extra (credential ids) vary per object and are left alone.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';

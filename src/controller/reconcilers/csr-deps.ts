@@ -9,7 +9,7 @@ import type { ParsedRequests } from './parsed-requests.js';
 
 export interface CsrReconcilerDeps {
   api: CsrApi;
-  /** The shared CSR informer's cache, used only to skip obviously irrelevant keys cheaply. */
+  /** The shared CSR informer's cache: the copy every decision is made on (writes carry its resourceVersion). */
   csrs: ReadonlyCache<CertificateSigningRequest>;
   events: EventRecorder;
   metrics: CsrMetrics;

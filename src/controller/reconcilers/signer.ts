@@ -3,8 +3,10 @@
  * check. It signs only CSRs that are approved, not denied, not Failed and not issued; a request that
  * fails the signer's policy or cannot be parsed becomes Failed (terminal, never retried); anything
  * transient (CA unreadable or expired, API errors) is retried with backoff and never marks Failed.
- * The certificate is written once, by PUT /status carrying the resourceVersion of a fresh GET, so
- * two processes (or a restarted one) can never both write a certificate: the second gets 409.
+ * It decides on the informer's copy, as upstream's controllers do, and the certificate is written
+ * by PUT /status carrying that copy's resourceVersion: a copy that is stale (another process, or
+ * this one before a restart, wrote meanwhile) gets 409 and is requeued, so no CSR is ever issued
+ * twice, and no GET precedes the write.
  */
 import { CONDITION_FAILED, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { CaSignerSource } from '../../pki/ca.js';
@@ -12,8 +14,8 @@ import { verifyCertificateRequestSignature, type ParsedCsr } from '../../pki/csr
 import { PkiError } from '../../pki/errors.js';
 import { certificateLifetime, issueCertificateDer } from '../../pki/issue.js';
 import { encodePem } from '../../pki/pem.js';
+import { wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
-import { codeOf } from './approver.js';
 import { hasCertificate, isApproved, isFailed } from './csr-conditions.js';
 import type { CsrReconcilerDeps } from './csr-deps.js';
 import type { SignerPolicy } from './signer-policy.js';
@@ -33,11 +35,6 @@ export function signerSkips(csr: CertificateSigningRequest, signerName: string):
   return csr.spec.signerName !== signerName || hasCertificate(csr) || !isApproved(csr) || isFailed(csr);
 }
 
-/** Wraps an error with upstream's prefix, keeping its HTTP status for classification. */
-function wrap(prefix: string, err: unknown): Error {
-  return Object.assign(new Error(`${prefix}: ${(err as Error).message}`, { cause: err }), { code: codeOf(err) });
-}
-
 export class SignerReconciler implements Reconciler {
   private readonly signerName: string;
 
@@ -46,10 +43,9 @@ export class SignerReconciler implements Reconciler {
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
-    const cached = this.o.csrs.get(key);
-    if (!cached || signerSkips(cached, this.signerName)) return 'done';
-    const csr = await this.o.api.get(key, ctx.signal);
-    if (signerSkips(csr, this.signerName)) return 'done';
+    // Decided on the informer's copy; /status carries its resourceVersion (see the header).
+    const csr = this.o.csrs.get(key);
+    if (!csr || signerSkips(csr, this.signerName)) return 'done';
     const usages = csr.spec.usages ?? [];
     let parsed: Readonly<ParsedCsr>;
     try {
@@ -72,7 +68,7 @@ export class SignerReconciler implements Reconciler {
     try {
       await this.o.api.putStatus(updated);
     } catch (err) {
-      throw wrap('error updating signature for csr', err);
+      throw wrapError('error updating signature for csr', err);
     }
     this.recordIssued(updated, ctx);
     return 'done';
@@ -102,7 +98,7 @@ export class SignerReconciler implements Reconciler {
       });
       return encodePem('CERTIFICATE', der);
     } catch (err) {
-      throw wrap('error auto signing csr', err);
+      throw wrapError('error auto signing csr', err);
     }
   }
 
@@ -113,7 +109,7 @@ export class SignerReconciler implements Reconciler {
     try {
       await this.o.api.putStatus(updated);
     } catch (err) {
-      throw wrap('error adding failure condition for csr', err);
+      throw wrapError('error adding failure condition for csr', err);
     }
     this.o.metrics.failures.inc({ signer: this.signerName, reason: why });
     ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'failed', reason: why, message }, 'csr marked failed');
