@@ -15,7 +15,7 @@ import type { Authenticator } from './auth/types.js';
 import { ApiError, errors, toApiError } from './errors.js';
 import { health, isHealthPath } from './health.js';
 import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
-import { writeBody, writeError } from './http-util.js';
+import { writeBody, writeError } from './http-io.js';
 import { serveDiscovery } from './discovery/index.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';

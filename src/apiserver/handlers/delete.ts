@@ -3,7 +3,7 @@ import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors } from '../errors.js';
 import { type FieldError, invalid, notSupported } from '../field-errors.js';
-import { readBody } from '../http-util.js';
+import { readBody } from '../http-io.js';
 import { parseJsonStrict } from '../validation/json-body.js';
 import { listObjects } from '../registry/generic/list.js';
 import { buildSelection } from '../registry/generic/selection.js';

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KList, KObject } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
-import { setWarnings, writeBody } from '../http-util.js';
+import { setWarnings, writeBody } from '../http-io.js';
 import { type Output, encode, negotiateOutput } from '../negotiation.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext, Strategy } from '../registry/generic/strategy.js';

@@ -1,7 +1,7 @@
 /** POST (create, including computed "virtual" creates), PUT (update) and PATCH. */
 import type { KObject } from '../../api/meta.js';
 import { errors } from '../errors.js';
-import { readBody } from '../http-util.js';
+import { readBody } from '../http-io.js';
 import { PATCH_TYPES, applyPatch } from '../patch/index.js';
 import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
 import type { VirtualCreate } from '../registry/generic/strategy.js';

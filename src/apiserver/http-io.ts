@@ -1,5 +1,5 @@
 /**
- * Low-level HTTP plumbing shared by the handlers: bounded body reads, response writing and
+ * The HTTP wire under the handlers: bounded request-body reads, response writing and
  * Warning headers. Everything above this layer works with objects and ApiErrors.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
