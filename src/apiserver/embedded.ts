@@ -11,7 +11,6 @@ import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
 import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './bootstrap.js';
 import { unknownFields } from './openapi/index.js';
 import { objectReader } from './registry/registries.js';
-import { csrStrategy } from './registry/certificates/csr.js';
 import { startApiServer } from './server.js';
 import { EtcdStore, type EtcdStoreOptions } from './storage/etcd.js';
 import { MemoryStore } from './storage/memory.js';
@@ -80,7 +79,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     port: opts.port ?? 0,
     authenticator: id.authenticator,
     authorizer: id.authorizer,
-    extraStrategies: [csrStrategy, ...id.strategies],
+    extraStrategies: id.strategies,
     admission: [nodeRestriction()],
     bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: id.oidcRoutes,

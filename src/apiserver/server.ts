@@ -34,7 +34,7 @@ export interface ApiServerOptions {
   port?: number;
   authenticator: Authenticator;
   authorizer: Authorizer;
-  /** Strategies added to (or replacing, by group and plural) the built-in ones: CSR, reviews, RBAC... */
+  /** Strategies added to (or replacing, by group and plural) the built-in ones: the identity layer's RBAC, reviews, tokens. */
   extraStrategies?: Strategy[];
   /** Interval of watch BOOKMARK events (default 60 s). */
   bookmarkIntervalMs?: number;

@@ -7,6 +7,7 @@ import type { KObject } from '../../api/meta.js';
 import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
 import { ApiError, errors, type Target } from '../errors.js';
 import { type Store, storageKey } from '../storage/store.js';
+import { csrStrategy } from './certificates/csr.js';
 import { configMapStrategy } from './core/configmap.js';
 import { controllerRevisionStrategy } from './apps/controller-revision.js';
 import { coreEventStrategy, eventsV1Strategy } from './core/event.js';
@@ -21,7 +22,8 @@ import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../auth/types.js';
 
-export const CORE_STRATEGIES: readonly Strategy[] = [
+/** Every built-in kind; the identity layer adds RBAC, the reviews and the ServiceAccount token subresource. */
+const BUILTIN_STRATEGIES: readonly Strategy[] = [
   namespaceStrategy,
   serviceAccountStrategy,
   secretStrategy,
@@ -32,6 +34,7 @@ export const CORE_STRATEGIES: readonly Strategy[] = [
   eventsV1Strategy,
   leaseStrategy,
   controllerRevisionStrategy,
+  csrStrategy,
 ];
 
 export interface Registries {
@@ -78,7 +81,7 @@ export function objectReader(store: Store): ObjectReader {
 
 export function buildRegistries(store: Store, extra: readonly Strategy[], admission: readonly AdmissionPlugin[] = []): Registries {
   const strategies = new Map<string, Strategy>();
-  for (const s of [...CORE_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
+  for (const s of [...BUILTIN_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
   const registries = new Map<string, GenericRegistry>();
   const reader = objectReader(store);
 
