@@ -252,6 +252,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        registries.close();
         pipeline.endWatches();
         server.close(() => resolve());
         server.closeIdleConnections();

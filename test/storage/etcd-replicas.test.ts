@@ -16,6 +16,14 @@ import { describeWithTools } from '../helpers/tools.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
+async function until(done: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
   let etcd: EtcdCluster;
   let dataDir: string;
@@ -116,6 +124,20 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect((await raw(b, 'DELETE', '/api/v1/namespaces/default/serviceaccounts/ci')).status).toBe(200);
     expect((await raw(a, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} })).status).toBe(401);
   });
+
+  it('finish deleting a namespace whose last content left through the other replica', async () => {
+    expect((await raw(a, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'fin' } } })).status).toBe(201);
+    const held = { metadata: { name: 'held', finalizers: ['example.com/hold'] } };
+    expect((await raw(a, 'POST', '/api/v1/namespaces/fin/configmaps', { body: held })).status).toBe(201);
+    expect((await raw(a, 'DELETE', '/api/v1/namespaces/fin')).status).toBe(200);
+    await until(async () => (await raw(b, 'GET', '/api/v1/namespaces/fin/configmaps/held')).json.metadata?.deletionTimestamp !== undefined);
+    expect((await raw(b, 'GET', '/api/v1/namespaces/fin')).json.status.phase).toBe('Terminating');
+
+    const patch = { metadata: { finalizers: null } };
+    const released = await raw(b, 'PATCH', '/api/v1/namespaces/fin/configmaps/held', { body: patch, contentType: 'application/merge-patch+json' });
+    expect(released.status).toBe(200);
+    await until(async () => (await raw(a, 'GET', '/api/v1/namespaces/fin')).status === 404);
+  }, 20_000);
 
   it('keep objects in etcd where kube-apiserver does, without resourceVersion, and Events on a lease', async () => {
     expect((await raw(a, 'POST', CM, { body: { metadata: { name: 'layout' } } })).status).toBe(201);

@@ -42,6 +42,8 @@ export interface Registries {
   readonly reader: ObjectReader;
   /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
   bootstrap(objects: readonly KObject[]): Promise<void>;
+  /** Stops the background work (the namespace finalizer's resync). */
+  close(): void;
 }
 
 const idOf = (i: { group: string; version: string; plural: string }): string => `${i.group}/${i.version}/${i.plural}`;
@@ -118,8 +120,9 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
   return {
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
     reader,
+    close: () => finalizer.stop(),
     async bootstrap(objects) {
-      await finalizer.resume();
+      await finalizer.start();
       const ctx = systemContext(reader);
       const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
       for (const obj of [...namespaces, ...objects]) {

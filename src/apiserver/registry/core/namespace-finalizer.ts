@@ -16,12 +16,20 @@ import type { RequestContext } from '../generic/strategy.js';
 
 /** Passes over the contents before giving up until the next trigger (creates racing the mark). */
 const MAX_PASSES = 5;
+/**
+ * How often Terminating namespaces are looked at again. Several API servers may share the store:
+ * the content that held a namespace may go through another replica, whose deletions this one's
+ * hooks never see, and the replica that started the work may have stopped. Upstream's namespace
+ * controller likewise requeues a namespace while content remains.
+ */
+export const NAMESPACE_RESYNC_MS = 5000;
 
 export class NamespaceFinalizer {
   /** Namespaces being finalized, with whether another pass was asked for meanwhile. */
   private readonly running = new Map<string, boolean>();
   /** Terminating namespaces whose content deletions should trigger another pass. */
   private readonly terminating = new Set<string>();
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
@@ -58,8 +66,26 @@ export class NamespaceFinalizer {
     if (ns && this.terminating.has(ns)) this.finalize(ns);
   }
 
-  /** Resumes namespaces a previous run left Terminating. */
-  async resume(): Promise<void> {
+  /** Resumes the namespaces left Terminating now, then every NAMESPACE_RESYNC_MS until `stop`. */
+  async start(): Promise<void> {
+    await this.resume();
+    const tick = (): void => {
+      void this.resume()
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.resyncTimer) this.resyncTimer = setTimeout(tick, NAMESPACE_RESYNC_MS).unref();
+        });
+    };
+    this.resyncTimer = setTimeout(tick, NAMESPACE_RESYNC_MS).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.resyncTimer);
+    this.resyncTimer = undefined;
+  }
+
+  /** Takes up every Terminating namespace (left by a previous run or another replica). */
+  private async resume(): Promise<void> {
     const res = await this.store.range({ prefix: storageKey('', 'namespaces', undefined) });
     for (const item of res.items) {
       if (item.object.metadata?.deletionTimestamp) this.finalize(item.object.metadata.name ?? '');
