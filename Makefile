@@ -56,7 +56,7 @@ image: ## Build the container image (IMAGE=name:tag, default kube-identity:dev; 
 	@$(require-docker)
 	docker build -t $(IMAGE) --build-arg GIT_COMMIT=$$(git rev-parse HEAD 2>/dev/null || echo unknown) --build-arg BUILD_DATE=$$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 
-chart-check: deps ## Check the Helm chart without helm: render every template, schema, RBAC = deploy/
+chart-check: deps tools ## Check the Helm chart without helm: render with Go text/template + sprig (hack/render-chart), schema, RBAC = deploy/
 	npm run test:jest -- test/deploy/chart.test.ts test/deploy/template.test.ts
 
 chart-lint: ## helm lint + helm template the chart (skipped when helm is not installed)

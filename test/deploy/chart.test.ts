@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, parseDocument, type YAMLMap } from 'yaml';
 import { CONTROLLER_CONFIG_SCHEMA } from '../../src/config/schema.js';
 import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
-import { loadValues, renderChart, type RenderOptions } from './helm-chart.js';
+import { describeWithTools } from '../helpers/tools.js';
+import { RENDERER_TOOLS } from './go-renderer.js';
+import { loadValues, renderChart, type RenderedChart, type RenderOptions } from './helm-chart.js';
 import { CHART_DIR, DEPLOY_DIR, controllerContainer, findDoc, normaliseRbac, podSpec, readKustomizeResources, rulesOf, type Obj } from './manifests.js';
 
 const render = (opts: RenderOptions = {}) => renderChart(CHART_DIR, { releaseName: 'kube-identity', namespace: 'kube-identity', ...opts });
@@ -56,9 +58,13 @@ describe('values', () => {
   });
 });
 
-describe('rendering with default values', () => {
-  const rendered = render();
-  const docs = rendered.docs.map((d) => d.doc);
+describeWithTools(RENDERER_TOOLS)('rendering with default values', () => {
+  let rendered: RenderedChart;
+  let docs: Obj[];
+  beforeAll(() => {
+    rendered = render();
+    docs = rendered.docs.map((d) => d.doc);
+  });
 
   it('renders every template into parseable Kubernetes objects', () => {
     const templates = readdirSync(join(CHART_DIR, 'templates')).filter((f) => !f.startsWith('_'));
@@ -136,7 +142,7 @@ describe('rendering with default values', () => {
   });
 });
 
-describe('rendering with other values', () => {
+describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
   it('uses an existing CA Secret instead of generating one', async () => {
     const docs = docsOf({ values: { ca: { existingSecret: 'cluster-ca' } } });
     expect(docs.some((d) => d.kind === 'Secret')).toBe(false);

@@ -1,16 +1,15 @@
 /**
- * Renders a Helm chart directory the way `helm template` does for the parts our chart uses: values.yaml
- * deep-merged with overrides and validated against values.schema.json, the built-in objects
- * (.Values .Release .Chart .Capabilities .Template), every templates/ file except `_*` partials, and
- * the output split into YAML documents.
+ * Renders a Helm chart directory the way `helm template` does: values.yaml deep-merged with overrides
+ * and validated against values.schema.json here, the templates by Go's text/template with sprig and
+ * Helm's functions (hack/render-chart, through go-renderer.ts), the output split into YAML documents.
  */
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse, parseAllDocuments } from 'yaml';
-import { Engine, type Value } from './template-exec.js';
-import { helmFuncs } from './template-funcs.js';
+import { renderWithGo } from './go-renderer.js';
 
+type Value = unknown;
 type Obj = Record<string, Value>;
 
 export interface RenderOptions {
@@ -34,8 +33,6 @@ export interface RenderedChart {
   docs: RenderedDoc[];
 }
 
-const BUILTIN_API_VERSIONS = ['v1', 'apps/v1', 'policy/v1', 'rbac.authorization.k8s.io/v1', 'coordination.k8s.io/v1', 'certificates.k8s.io/v1'];
-
 const isObj = (v: Value): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Helm's coalescing: overrides win, maps merge recursively, null removes a default. */
@@ -45,13 +42,6 @@ export function mergeValues(base: Obj, over: Obj): Obj {
     if (v === null) delete out[k];
     else out[k] = isObj(v) && isObj(out[k]) ? mergeValues(out[k] as Obj, v) : v;
   }
-  return out;
-}
-
-/** Chart.yaml keys as Helm exposes them on .Chart (Go field names). */
-function chartObject(meta: Obj): Obj {
-  const out: Obj = {};
-  for (const [k, v] of Object.entries(meta)) out[k === 'apiVersion' ? 'APIVersion' : k.charAt(0).toUpperCase() + k.slice(1)] = v;
   return out;
 }
 
@@ -67,30 +57,10 @@ export function loadValues(chartDir: string, overrides: Obj = {}): Obj {
 }
 
 export function renderChart(chartDir: string, opts: RenderOptions = {}): RenderedChart {
-  const meta = parse(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8')) as Obj;
-  const chartName = String(meta.name);
   const values = loadValues(chartDir, opts.values);
-  const apiVersions = new Set([...BUILTIN_API_VERSIONS, ...(opts.apiVersions ?? [])]);
-  const engine = new Engine(helmFuncs);
-  const dir = join(chartDir, 'templates');
-  const names = readdirSync(dir).filter((f) => /\.(ya?ml|tpl|txt)$/.test(f)).sort();
-  for (const f of names) engine.add(`${chartName}/templates/${f}`, readFileSync(join(dir, f), 'utf8'));
-
-  const top: Obj = {
-    Values: values,
-    Release: { Name: opts.releaseName ?? chartName, Namespace: opts.namespace ?? 'default', Service: 'Helm', IsInstall: true, IsUpgrade: false, Revision: 1 },
-    Chart: chartObject(meta),
-    Capabilities: {
-      APIVersions: { Has: (v: Value) => apiVersions.has(String(v)) },
-      KubeVersion: { Version: 'v1.32.0', Major: '1', Minor: '32' },
-    },
-  };
-  const files = new Map<string, string>();
+  const files = renderWithGo(chartDir, values, opts);
   const docs: RenderedDoc[] = [];
-  for (const f of names.filter((n) => !n.startsWith('_'))) {
-    const name = `${chartName}/templates/${f}`;
-    const text = engine.execute(name, { ...top, Template: { Name: name, BasePath: `${chartName}/templates` } });
-    files.set(f, text);
+  for (const [f, text] of files) {
     if (f === 'NOTES.txt') continue;
     for (const d of parseAllDocuments(text)) {
       if (d.errors.length > 0) throw new Error(`${f}: rendered YAML does not parse: ${d.errors[0]?.message}\n${text}`);

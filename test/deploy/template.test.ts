@@ -1,70 +1,87 @@
-/** The chart renderer follows Go text/template and sprig semantics for the constructs the chart uses. */
-import { Engine, FailError } from './template-exec.js';
-import { helmFuncs } from './template-funcs.js';
+/**
+ * hack/render-chart renders as Helm does: Go's text/template and sprig, plus Helm's own functions
+ * (include, tpl, required, toYaml, fromYaml, toJson, lookup), .Files, .Capabilities and missing values
+ * printed as nothing. Each case is a one-template chart in a temp directory.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeWithTools } from '../helpers/tools.js';
+import { RENDERER_TOOLS, renderWithGo, type GoRenderOptions } from './go-renderer.js';
 
-function render(src: string, data: unknown, partials: Record<string, string> = {}): string {
-  const e = new Engine(helmFuncs);
-  for (const [name, text] of Object.entries(partials)) e.add(name, text);
-  e.add('main', src);
-  return e.execute('main', data);
+let chartDir: string;
+
+/** Renders `template` (plus `_helpers.tpl` and extra chart files) with `values`; returns its text. */
+function render(template: string, values: unknown = {}, extra: Record<string, string> = {}, opts: GoRenderOptions = {}): string {
+  rmSync(chartDir, { recursive: true, force: true });
+  mkdirSync(path.join(chartDir, 'templates'), { recursive: true });
+  writeFileSync(path.join(chartDir, 'Chart.yaml'), 'apiVersion: v2\nname: demo\nversion: 1.2.3\nappVersion: "4.5"\n');
+  writeFileSync(path.join(chartDir, 'values.yaml'), '{}\n');
+  writeFileSync(path.join(chartDir, '.helmignore'), '*.bak\nskipped/\n');
+  writeFileSync(path.join(chartDir, 'templates', 't.yaml'), template);
+  for (const [file, text] of Object.entries(extra)) {
+    mkdirSync(path.dirname(path.join(chartDir, file)), { recursive: true });
+    writeFileSync(path.join(chartDir, file), text);
+  }
+  return renderWithGo(chartDir, values, opts).get('t.yaml') ?? '';
 }
 
-describe('Go template subset', () => {
-  it('trims whitespace on the marked side only', () => {
-    expect(render('a  {{- "b" }}  c', {})).toBe('ab  c');
-    expect(render('a  {{ "b" -}}  \n c', {})).toBe('a  bc');
-    expect(render('x{{/* comment */}}y', {})).toBe('xy');
+describeWithTools(RENDERER_TOOLS)('the Go chart renderer', () => {
+  beforeAll(() => {
+    chartDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-chart-'));
+  });
+  afterAll(() => rmSync(chartDir, { recursive: true, force: true }));
+
+  it('sets the built-in objects as helm template does', () => {
+    const t = '{{ .Release.Name }}/{{ .Release.Namespace }}/{{ .Release.Service }} {{ .Chart.Name }}-{{ .Chart.Version }}-{{ .Chart.AppVersion }} {{ .Template.Name }}';
+    expect(render(t, {}, {}, { releaseName: 'rel', namespace: 'ns' })).toBe('rel/ns/Helm demo-1.2.3-4.5 demo/templates/t.yaml');
+    expect(render('{{ .Release.Name }}')).toBe('demo');
+    const has = '{{ .Capabilities.APIVersions.Has "apps/v1" }} {{ .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}';
+    expect(render(has)).toBe('true false');
+    expect(render(has, {}, {}, { apiVersions: ['monitoring.coreos.com/v1'] })).toBe('true true');
   });
 
-  it('chains if / else if / else with one end, using Go truthiness', () => {
-    const t = '{{ if .a }}A{{ else if .b }}B{{ else }}C{{ end }}';
-    expect([render(t, { a: 1 }), render(t, { a: 0, b: 'x' }), render(t, { a: [], b: {} })]).toEqual(['A', 'B', 'C']);
+  it('prints a missing value as nothing and fails on a field of a missing map', () => {
+    expect(render('[{{ .Values.missing }}]')).toBe('[]');
+    expect(() => render('{{ .Values.missing.deeper }}')).toThrow(/nil pointer evaluating interface \{\}\.deeper/);
   });
 
-  it('ranges over lists and sorted maps, with variables and else', () => {
-    expect(render('{{ range $i, $v := .l }}{{ $i }}={{ $v }};{{ end }}', { l: ['a', 'b'] })).toBe('0=a;1=b;');
-    expect(render('{{ range $k, $v := .m }}{{ $k }}:{{ $v }} {{ end }}', { m: { z: 1, a: 2 } })).toBe('a:2 z:1 ');
-    expect(render('{{ range .l }}x{{ else }}empty{{ end }}', { l: [] })).toBe('empty');
-    expect(render('{{ range .l }}{{ . }}{{ $.sep }}{{ end }}', { l: [1, 2], sep: '|' })).toBe('1|2|');
+  it('includes partials (with nindent), and templates strings with tpl against the release', () => {
+    const helpers = { 'templates/_helpers.tpl': '{{- define "lbl" -}}\nname: {{ .n }}\nzone: {{ .z }}\n{{- end }}' };
+    expect(render('labels:{{ include "lbl" .Values | nindent 2 }}', { n: 'a', z: 'b' }, helpers)).toBe('labels:\n  name: a\n  zone: b');
+    expect(render('{{ tpl .Values.s $ }}', { s: 'name: {{ .Release.Name }}-x' }, {}, { releaseName: 'r' })).toBe('name: r-x');
   });
 
-  it('rebinds dot in with, and scopes variables to their block', () => {
-    expect(render('{{ with .a }}{{ .b }}{{ else }}none{{ end }}', { a: { b: 'B' } })).toBe('B');
-    expect(render('{{ with .a }}{{ .b }}{{ else }}none{{ end }}', { a: {} })).toBe('none');
-    expect(render('{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ end }}{{ $x }}', {})).toBe('2');
-    expect(() => render('{{ if true }}{{ $y := 1 }}{{ end }}{{ $y }}', {})).toThrow(/undefined variable: \$y/);
+  it('fails with the message of required and fail', () => {
+    expect(() => render('{{ required "x is required" .Values.x }}')).toThrow(/x is required/);
+    expect(() => render('{{ required "x is required" .Values.x }}', { x: '' })).toThrow(/x is required/);
+    expect(render('{{ required "x is required" .Values.x }}', { x: 'v' })).toBe('v');
+    expect(() => render('{{ fail "boom" }}')).toThrow(/boom/);
   });
 
-  it('includes defined templates with their own dot and indents them', () => {
-    const partials = { '_h.tpl': '{{- define "lbl" -}}\nname: {{ .n }}\nzone: {{ .z }}\n{{- end }}' };
-    expect(render('labels:{{ include "lbl" .m | nindent 2 }}', { m: { n: 'a', z: 'b' } }, partials)).toBe('labels:\n  name: a\n  zone: b');
+  it('has Helm\'s YAML and JSON functions (sigs.k8s.io/yaml: sorted keys, no trailing newline)', () => {
+    expect(render('{{ toYaml .Values.v }}', { v: { b: [1], a: 'x' } })).toBe('a: x\nb:\n- 1');
+    expect(render('{{ (fromYaml "a: {b: 2}").a.b }} {{ (fromYaml ": bad").Error | empty | not }}')).toBe('2 true');
+    expect(render('{{ toJson .Values.v }} {{ (fromJson "{\\"k\\": [3]}").k }}', { v: { b: 1, a: 'x' } })).toBe('{"a":"x","b":1} [3]');
   });
 
-  it('follows Go on missing values: a missing key prints empty, a field of nil fails', () => {
-    expect(render('[{{ .missing }}]', {})).toBe('[]');
-    expect(() => render('{{ .missing.deeper }}', {})).toThrow(/nil pointer evaluating interface \{\}\.deeper/);
+  it('answers lookup with nothing, as helm template does without a cluster', () => {
+    expect(render('{{ lookup "v1" "Secret" "ns" "name" | empty }}')).toBe('true');
   });
 
-  it('short-circuits and/or, calls methods with arguments and reads fields of parenthesised values', () => {
-    expect(render('{{ and false (fail "boom") }}', {})).toBe('false');
-    expect(render('{{ or "" "fallback" }}', {})).toBe('fallback');
-    expect(render('{{ .Caps.Has "x/v1" }}', { Caps: { Has: (v: unknown) => v === 'x/v1' } })).toBe('true');
-    expect(render('{{ (dict "a" "b").a }}', {})).toBe('b');
-    expect(render('{{ default "d" (dict "a" "b").zz }}', {})).toBe('d');
+  it('has sprig, without env', () => {
+    expect(render('{{ .Values.v | quote }} {{ printf "%s-%d" "a" 3 }} {{ "abcdef" | trunc 3 }} {{ default "d" "" }} {{ gt (int "3") 1 }}', { v: 'q"' })).toBe(
+      '"q\\"" a-3 abc d true',
+    );
+    expect(render('{{ toYaml (mergeOverwrite (dict "a" 1 "b" 2) .Values.o) }}', { o: { b: 3 } })).toBe('a: 1\nb: 3');
+    expect(() => render('{{ env "HOME" }}')).toThrow(/function "env" not defined/);
   });
 
-  it('implements the sprig functions as Helm does', () => {
-    expect(render('{{ toYaml .v }}', { v: { b: [1], a: 'x' } })).toBe('a: x\nb:\n- 1');
-    expect(render('{{ .v | quote }} {{ printf "%s-%d" "a" 3 }} {{ "abcdef" | trunc 3 }} {{ "ab-" | trimSuffix "-" }}', { v: 'q"' })).toBe('"q\\"" a-3 abc ab');
-    expect(render('{{ default "d" "" }} {{ default "d" "v" }} {{ empty .l }} {{ gt (int "3") 1 }}', { l: [] })).toBe('d v true true');
-    expect(render('{{ toYaml (mergeOverwrite (dict "a" 1 "b" 2) .o) }}', { o: { b: 3 } })).toBe('a: 1\nb: 3');
-    expect(() => render('{{ required "need x" .x }}', {})).toThrow(FailError);
-  });
-
-  it('rejects what it cannot render faithfully', () => {
-    expect(() => render('{{ nosuchfunc 1 }}', {})).toThrow(/function "nosuchfunc" not defined/);
-    expect(() => render('{{ block "x" . }}{{ end }}', {})).toThrow(/not supported/);
-    expect(() => render('{{ if .a }}unterminated', {})).toThrow(/unexpected EOF/);
-    expect(() => render('{{ end }}', {})).toThrow(/unexpected \{\{end\}\}/);
+  it('reads chart files through .Files, leaving out templates, Helm\'s own files and .helmignore', () => {
+    const extra = { 'dashboards/a.json': '{"a":1}\n', 'dashboards/b.json': '{}', 'dashboards/old.bak': 'x', 'skipped/c.json': 'y' };
+    expect(render('{{ .Files.Get "dashboards/a.json" }}', {}, extra)).toBe('{"a":1}\n');
+    expect(render('{{ range $p, $_ := .Files.Glob "*/*" }}{{ $p }} {{ end }}', {}, extra)).toBe('dashboards/a.json dashboards/b.json ');
+    expect(render('{{ .Files.Get "Chart.yaml" | empty }} {{ .Files.Get "templates/t.yaml" | empty }}', {}, extra)).toBe('true true');
+    expect(render('{{ (.Files.Glob "dashboards/*.json").AsConfig }}', {}, extra)).toBe('a.json: |\n  {"a":1}\nb.json: \'{}\'');
   });
 });
