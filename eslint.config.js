@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import layers from './hack/eslint-folder-loops.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'charts/', '.kube-identity/'] },
@@ -20,6 +21,12 @@ export default tseslint.config(
         { object: 'process', property: 'argv', message: 'read argv only in src/cmd' },
       ],
     },
+  },
+  {
+    // A folder of src/ may depend on another only one way: lower layers never import higher ones.
+    files: ['src/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/no-folder-loop': 'error' },
   },
   {
     files: ['src/controller/**/*.ts'],
