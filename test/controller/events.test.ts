@@ -116,6 +116,7 @@ describe('EventBroadcaster with a slow or failing Events API', () => {
     // One write in flight, 100 waiting, the rest dropped and counted.
     expect(await metric(registry, 'kube_identity_events_dropped_total')).toBe(49);
     expect(await metric(registry, 'kube_identity_events_recorded_total')).toBe(150);
+    expect(await metric(registry, 'kube_identity_event_queue_depth')).toBe(101);
   });
 
   it('a failing Events API costs a bounded number of tries and never throws into the caller', async () => {

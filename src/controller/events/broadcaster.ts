@@ -96,6 +96,7 @@ export class EventBroadcaster implements Runnable {
   private readonly queued = new Set<Series>();
   private readonly state = new WeakMap<Series, WriteState>();
   private writing: Promise<void> | undefined;
+  private inFlight = false;
   private failing = false;
   /** Event name suffix: from a random start, then counting, so names within a millisecond differ. */
   private suffix = randomBytes(2).readUInt16BE(0);
@@ -103,6 +104,7 @@ export class EventBroadcaster implements Runnable {
   constructor(private readonly o: EventBroadcasterOptions) {
     this.correlator = new EventCorrelator(o);
     this.metrics = EventMetrics.for(o.registry);
+    this.metrics.addQueueDepthSource(() => this.queue.length + (this.inFlight ? 1 : 0));
     this.logger = o.logger.child({ component: 'events' });
     this.instance = o.instance ?? hostname();
   }
@@ -159,7 +161,9 @@ export class EventBroadcaster implements Runnable {
     this.writing = (async () => {
       for (let s = this.queue.shift(); s; s = this.queue.shift()) {
         this.queued.delete(s);
+        this.inFlight = true;
         await this.write(s);
+        this.inFlight = false;
       }
     })().finally(() => {
       this.writing = undefined;
