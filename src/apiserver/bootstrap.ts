@@ -6,7 +6,7 @@
  * piece that is missing is made again from the CA.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../pki/ca.js';
@@ -135,7 +135,9 @@ export function writeKubeconfig(dir: string, url: string, identity: ServerIdenti
     contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'kubernetes-admin' } }],
     'current-context': 'kube-identity',
   };
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
+  // The mode above only applies to a new file; an existing kubeconfig may be anywhere (--kubeconfig-out).
+  chmodSync(file, 0o600);
   return file;
 }

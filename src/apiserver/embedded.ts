@@ -8,6 +8,7 @@ import path from 'node:path';
 import { nodeRestriction } from './admission/node-restriction.js';
 import { createIdentity } from './identity.js';
 import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
+import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
 import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './bootstrap.js';
 import { unknownFields } from './openapi/index.js';
 import { objectReader } from './registry/registries.js';
@@ -17,6 +18,11 @@ import { MemoryStore } from './storage/memory.js';
 import { SqliteStore } from './storage/sqlite.js';
 import { storageKey, type Store } from './storage/store.js';
 import type { Logger } from '../log/logger.js';
+
+function openSqlite(file: string): Promise<SqliteStore> {
+  createPrivateFile(file);
+  return SqliteStore.open(file);
+}
 
 export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
@@ -58,8 +64,27 @@ export interface EmbeddedServer {
   close(): Promise<void>;
 }
 
+/**
+ * Makes the data directory private (warning once when it was not), claims it for this process
+ * (DataDirInUseError when another one has it), then starts the server on it.
+ */
 export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const dataDir = path.resolve(opts.dataDir);
+  const tightened = securePrivateDir(dataDir);
+  if (tightened.length > 0) {
+    opts.logger.warn({ dataDir, paths: tightened }, 'data directory was readable by other users: made it private (directories 0700, files 0600, certificates 0644)');
+  }
+  const unlock = lockDataDir(dataDir);
+  try {
+    const server = await startOnDataDir(dataDir, opts);
+    return { ...server, close: () => server.close().finally(unlock) };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
   const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
@@ -105,7 +130,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
 
 async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<Store> {
   if (opts.storage === 'memory') return new MemoryStore();
-  if (opts.storage !== 'etcd') return SqliteStore.open(path.join(dataDir, 'store.db'));
+  if (opts.storage !== 'etcd') return openSqlite(path.join(dataDir, 'store.db'));
   if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
   const { eventTtlSeconds, ...etcd } = opts.etcd;
   const events = [storageKey('', 'events', undefined), storageKey('events.k8s.io', 'events', undefined)];

@@ -10,6 +10,7 @@ import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { buildVersion } from '../lib/version.js';
 import { createLogger } from '../log/logger.js';
+import { explainStartError } from './conflicts.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
@@ -48,7 +49,9 @@ async function run(opts: Record<string, unknown>): Promise<void> {
   const config = await loadOrExit(() => loadApiserverConfig(configSources(opts, APISERVER_CONFIG_SCHEMA)));
   const options = await loadOrExit(async () => embeddedOptions(config));
   const logger = createLogger({ level: config.logLevel, name: 'kube-identity-apiserver' });
-  const server = await startEmbeddedServer({ ...options, logger });
+  const server = await startEmbeddedServer({ ...options, logger }).catch((err: unknown) => {
+    throw explainStartError(err, '--port');
+  });
   const { version, commit } = buildVersion();
   logger.info({ url: server.url, kubeconfig: server.kubeconfigPath, version, commit }, 'api server ready');
   const shutdown = shutdownOnSignals(process, () => process.exit(1));

@@ -4,6 +4,7 @@
  * signers' CA (so issued client certificates authenticate), and prints once where everything is.
  * Logs go to a file in the data directory so the terminal stays readable.
  */
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
@@ -15,6 +16,7 @@ import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
 import { loadKubeConfig, runControllerProcess } from './controller.js';
+import { explainStartError } from './conflicts.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 function banner(url: string, kubeconfig: string, metrics: string, logFile: string): string {
@@ -57,18 +59,24 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     }),
   );
   const logFile = path.resolve(flags.logFile || path.join(flags.dataDir, 'kube-identity.log'));
-  const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
-  const server = await startEmbeddedServer({ ...options, logger: logger.child({ component: 'apiserver' }) });
+  mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
+  const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
+  const server = await startEmbeddedServer({ ...options, logger: logger.child({ component: 'apiserver' }) }).catch((err: unknown) => {
+    throw explainStartError(err, '--port');
+  });
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   try {
     await runControllerProcess(config, logger.child({ component: 'controller' }), shutdown.signal, {
       kubeConfig: loadKubeConfig(server.kubeconfigPath),
       onListening: (metricsUrl) => process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile)),
     });
+  } catch (err) {
+    throw explainStartError(err, '--metrics-bind-address');
   } finally {
     await server.close();
     shutdown.dispose();
   }
+  process.stdout.write('kube-identity stopped.\n');
 }
 
 export function registerUpCommand(program: Command): void {

@@ -3,15 +3,13 @@
  * another (both from the TypeScript sources), and kubectl against the kubeconfig `up` printed.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { CLI as NODE_ARGS, CLI_ENV as env, runCli } from '../helpers/cli.js';
 
 const run = promisify(execFile);
-const ROOT = process.cwd();
-const NODE_ARGS = ['--import', path.join(ROOT, 'test/helpers/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts')];
-const env = { ...process.env, NODE_OPTIONS: '' };
 
 let up: ChildProcess;
 let dataDir: string;
@@ -45,6 +43,10 @@ function field(name: string): string {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up-'));
+  // As a careless umask or an older version would have left it: up must make it private again.
+  chmodSync(dataDir, 0o755);
+  writeFileSync(path.join(dataDir, 'kube-identity.log'), '', { mode: 0o644 });
+  chmodSync(path.join(dataDir, 'kube-identity.log'), 0o644);
   await startUp();
 }, 60_000);
 
@@ -92,3 +94,51 @@ it('reuses the data directory and its CA on a second start', async () => {
   expect(stdout.trim()).toMatch(/^certificatesigningrequest\.certificates\.k8s\.io\/node-csr-/);
   expect(readFileSync(path.join(dataDir, 'ca.crt'), 'utf8')).toBe(caBefore);
 }, 90_000);
+
+it('keeps the data directory private: directory 0700, every file 0600, certificates 0644, with one warning', () => {
+  expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
+  const files = readdirSync(dataDir);
+  const secrets = ['store.db', 'store.db-wal', 'kube-identity.log', 'kube-identity.pid', 'kubeconfig', 'ca.key', 'apiserver.key', 'admin.key', 'admin.token', 'sa.key'];
+  expect(files).toEqual(expect.arrayContaining([...secrets, 'ca.crt', 'apiserver.crt', 'admin.crt']));
+  for (const f of files) {
+    const mode = (statSync(path.join(dataDir, f)).mode & 0o777).toString(8);
+    expect([f, mode]).toEqual([f, f.endsWith('.crt') ? '644' : '600']);
+  }
+  const warnings = readFileSync(path.join(dataDir, 'kube-identity.log'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('data directory was readable by other users'));
+  expect(warnings).toHaveLength(1);
+  expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, paths: [dataDir, path.join(dataDir, 'kube-identity.log')] });
+});
+
+it('says what is in the way of a second up and which flag to pass', async () => {
+  const other = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up2-'));
+  try {
+    const apiPort = new URL(field('API server')).port;
+    const metricsPort = new URL(field('metrics')).port;
+    const [sameDir, samePort, sameMetrics] = await Promise.all([
+      runCli(['up', '--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0']),
+      runCli(['up', '--data-dir', path.join(other, 'a'), '--port', apiPort, '--metrics-bind-address', '127.0.0.1:0']),
+      runCli(['up', '--data-dir', path.join(other, 'b'), '--port', '0', '--metrics-bind-address', `127.0.0.1:${metricsPort}`]),
+    ]);
+    expect(sameDir).toMatchObject({ code: 1 });
+    expect(sameDir.stderr).toContain(
+      `data directory ${dataDir} is already used by another kube-identity process (pid ${up.pid}): stop it, or pass another --data-dir`,
+    );
+    expect(samePort).toMatchObject({ code: 1 });
+    expect(samePort.stderr).toContain(`127.0.0.1:${apiPort} is already in use by another process: pass another --port (--port 0 picks a free port)`);
+    expect(sameMetrics).toMatchObject({ code: 1 });
+    expect(sameMetrics.stderr).toContain(`127.0.0.1:${metricsPort} is already in use by another process: pass another --metrics-bind-address`);
+    // The first one is still serving.
+    await run('kubectl', ['--kubeconfig', field('kubeconfig'), 'get', 'csr'], { env });
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
+}, 120_000);
+
+it('stops on Ctrl-C and says so', async () => {
+  const exited = new Promise((r) => up.once('exit', r));
+  up.kill('SIGINT');
+  expect(await exited).toBe(0);
+  expect(banner).toContain('kube-identity stopped.');
+}, 30_000);
