@@ -13,8 +13,14 @@ $(STAMP): package.json package-lock.json
 
 deps: $(STAMP) ## Install dependencies (npm ci)
 
-build: deps ## Compile TypeScript to dist/
+# tsc runs only when a source, a tsconfig or the dependencies changed since the last build.
+BUILD_STAMP := dist/.build-stamp
+SOURCES := $(shell find src bench -name '*.ts' -not -name '*.test.ts') tsconfig.json tsconfig.build.json
+$(BUILD_STAMP): $(STAMP) $(SOURCES)
 	npm run build
+	@touch $@
+
+build: $(BUILD_STAMP) ## Compile TypeScript to dist/ (when sources changed)
 
 typecheck: deps ## Type-check src, test and bench
 	npm run typecheck
@@ -28,11 +34,16 @@ tools: ## Install the system tools some suites start (etcd, prometheus, go + spr
 test: deps tools ## Lint, type-check and run every test suite
 	npm test
 
-run: build ## Run the embedded API server and the controller (kube-identity up)
-	node dist/src/cmd/main.js up
+run: build ## Run the embedded API server and the controller (kube-identity up; flags in ARGS="--port 7443")
+	node dist/src/cmd/main.js up $(ARGS)
 
-demo: build ## Play a node joining against `make run` (run it in another terminal first)
-	node dist/src/cmd/main.js demo --kubeconfig .kube-identity/kubeconfig
+demo: build ## Play a node joining against `make run` (run it in another terminal first; flags in ARGS=...)
+	node dist/src/cmd/main.js demo --kubeconfig .kube-identity/kubeconfig $(ARGS)
+
+reset: ## Start over: remove make run's data directory .kube-identity (CA, keys, store, logs)
+	@if [ -f .kube-identity/kube-identity.pid ] && kill -0 "$$(cat .kube-identity/kube-identity.pid)" 2>/dev/null; then \
+	  echo "error: kube-identity is running on .kube-identity (pid $$(cat .kube-identity/kube-identity.pid)); stop it first (Ctrl-C)" >&2; exit 1; fi
+	rm -rf .kube-identity
 
 bench: build ## Run the benchmarks
 	npm run bench
@@ -40,7 +51,7 @@ bench: build ## Run the benchmarks
 clean: ## Remove build output
 	rm -rf dist coverage
 
-.PHONY: help deps tools build typecheck lint test run demo bench clean
+.PHONY: help deps tools build typecheck lint test run demo reset bench clean
 
 ##@ Deploy
 IMAGE ?= kube-identity:dev
