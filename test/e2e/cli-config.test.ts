@@ -18,7 +18,7 @@ it('up: --storage mongo, --log-level loud and --port abc are each refused in wor
   const { code, stderr } = await runCli(['up', '--data-dir', dataDir, '--storage', 'mongo', '--log-level', 'loud', '--port', 'abc']);
   expect(code).toBe(2);
   expect(stderr).toContain('kube-identity: invalid configuration:');
-  expect(stderr).toContain('flag --storage storage: must be one of sqlite, memory, got "mongo"');
+  expect(stderr).toContain('flag --storage storage: must be one of sqlite, memory, etcd, got "mongo"');
   expect(stderr).toContain('flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"');
   expect(stderr).toContain('flag --port port: must be an integer, got "abc"');
   expect(existsSync(dataDir)).toBe(false);
@@ -29,6 +29,6 @@ it('apiserver: a bad environment value names the variable', async () => {
     env: { KUBE_IDENTITY_STORAGE: 'mongo', KUBE_IDENTITY_PORT: '70000' },
   });
   expect(code).toBe(2);
-  expect(stderr).toContain('env KUBE_IDENTITY_STORAGE storage: must be one of sqlite, memory, got "mongo"');
+  expect(stderr).toContain('env KUBE_IDENTITY_STORAGE storage: must be one of sqlite, memory, etcd, got "mongo"');
   expect(stderr).toContain('env KUBE_IDENTITY_PORT port: must be at most 65535, got 70000');
 }, 90_000);
