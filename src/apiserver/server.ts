@@ -17,6 +17,7 @@ import { health, isHealthPath } from './health.js';
 import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-io.js';
 import { serveDiscovery } from './discovery/index.js';
+import { ClusterRoleAggregation } from './controllers/clusterrole-aggregation.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
@@ -205,6 +206,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const logger = opts.logger;
   const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
   await registries.bootstrap(opts.bootstrapObjects ?? []);
+  const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
+  const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });
+  await aggregation?.start();
   const pipeline = new Pipeline(opts, registries);
   const server: Server = createServer(
     {
@@ -254,6 +258,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       new Promise<void>((resolve) => {
         registries.close();
         pipeline.endWatches();
+        aggregation?.stop();
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 1000).unref();

@@ -57,8 +57,58 @@ const PUBLIC_INFO = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
 const DISCOVERY = ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...PUBLIC_INFO];
 const OIDC = ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/'];
 
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const AGGREGATE_TO = (role: string): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
+
+/** A ClusterRole whose rules the clusterrole-aggregation controller gathers from the labelled ones. */
+function aggregatedRole(name: string, labels: Record<string, string> = {}): KObject {
+  const role = clusterRole(name, []);
+  role.metadata = { ...role.metadata, labels: { ...role.metadata?.labels, ...labels } };
+  role.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO(name)]: 'true' } }] };
+  return role;
+}
+
+function aggregateTo(name: string, rules: Rule[]): KObject {
+  const role = clusterRole(`system:aggregate-to-${name}`, rules);
+  role.metadata = { ...role.metadata, labels: { ...role.metadata?.labels, [AGGREGATE_TO(name)]: 'true' } };
+  return role;
+}
+
+/**
+ * The user-facing roles as upstream chains them (view → edit → admin, each aggregated from
+ * `aggregate-to-*` labels), with the system:aggregate-to-* parts limited to the kinds served here.
+ */
+function userFacingRoles(): KObject[] {
+  return [
+    aggregatedRole('admin'),
+    aggregatedRole('edit', { [AGGREGATE_TO('admin')]: 'true' }),
+    aggregatedRole('view', { [AGGREGATE_TO('edit')]: 'true' }),
+    aggregateTo('admin', [
+      { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings', 'roles'], verbs: [...WRITE, ...READ] },
+    ]),
+    aggregateTo('edit', [
+      { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
+      { apiGroups: [''], resources: ['configmaps', 'pods', 'secrets', 'serviceaccounts', 'services'], verbs: WRITE },
+      { apiGroups: [''], resources: ['secrets'], verbs: READ },
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+    ]),
+    aggregateTo('view', [
+      {
+        apiGroups: [''],
+        resources: ['configmaps', 'events', 'namespaces', 'namespaces/status', 'pods', 'pods/status', 'serviceaccounts', 'services', 'services/status'],
+        verbs: READ,
+      },
+      { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: READ },
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: READ },
+    ]),
+  ];
+}
+
 function clusterRoles(): KObject[] {
   return [
+    ...userFacingRoles(),
     clusterRole('cluster-admin', [
       { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
       { nonResourceURLs: ['*'], verbs: ['*'] },

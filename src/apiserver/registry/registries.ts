@@ -44,6 +44,8 @@ export interface Registries {
   bootstrap(objects: readonly KObject[]): Promise<void>;
   /** Stops the background work (the namespace finalizer's resync). */
   close(): void;
+  /** The context of writes the server makes on its own behalf (its internal controllers). */
+  systemContext(): RequestContext;
 }
 
 const idOf = (i: { group: string; version: string; plural: string }): string => `${i.group}/${i.version}/${i.plural}`;
@@ -121,6 +123,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
     reader,
     close: () => finalizer.stop(),
+    systemContext: () => systemContext(reader),
     async bootstrap(objects) {
       await finalizer.start();
       const ctx = systemContext(reader);
