@@ -8,6 +8,7 @@ import type { KObject } from '../api/meta.js';
 import { parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
+import { normalizeTimeFields } from './codec/time-fields.js';
 import { parseJsonStrict } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { compactJson } from '../lib/frozen-json.js';
@@ -99,7 +100,25 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
   }
   const object = value as KObject;
   checkTypeMeta(object, gvk);
+  try {
+    normalizeTimeFields(object, gvk);
+  } catch (e) {
+    throw cannotHandle(gvk, (e as Error).message);
+  }
   return { object, duplicateFields };
+}
+
+/**
+ * checkTypeMeta for a patch result, whose time fields are parsed as a decoded body's; a malformed
+ * one is upstream's invalid patch (422 `patch: Invalid value: <patched object>: <Go error>`).
+ */
+export function checkPatchedObject(object: KObject, gvk: Gvk): void {
+  checkTypeMeta(object, gvk);
+  try {
+    normalizeTimeFields(object, gvk);
+  } catch (e) {
+    throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail: (e as Error).message }]);
+  }
 }
 
 /** Defaults missing apiVersion/kind from the endpoint; a different one is a 400. */

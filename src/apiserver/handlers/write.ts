@@ -3,7 +3,7 @@ import type { KObject } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import { readBody } from '../http-io.js';
 import { PATCH_TYPES, applyPatch } from '../patch/index.js';
-import { type Gvk, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
+import { type Gvk, checkPatchedObject, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
 import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
@@ -107,7 +107,7 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
   const applier = apply ? { manager: params.fieldManager ?? '', force: params.force, now: scope.ctx.now, subresource: scope.info.subresource } : undefined;
   const patched = (current: KObject): KObject => {
     const out = applyPatch(type, current, body, gvk, applier);
-    checkTypeMeta(out, gvk);
+    checkPatchedObject(out, gvk);
     checkName(out, name);
     return out;
   };

@@ -1,0 +1,52 @@
+import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from './rfc3339.js';
+
+/** What Go's time.Parse answers for metav1.Time (RFC3339) and metav1.MicroTime (RFC3339Micro) layouts. */
+const T = TIME_LAYOUT;
+const M = MICRO_TIME_LAYOUT;
+const parsed: [string, typeof T | typeof M, string, string][] = [
+  ['2026-11-24T04:30:28.654321+00:00', M, '2026-11-24T04:30:28Z', '2026-11-24T04:30:28.654321Z'],
+  ['2026-11-24T04:30:28.654321+02:00', T, '2026-11-24T02:30:28Z', '2026-11-24T02:30:28.654321Z'],
+  ['2026-11-24T23:30:28-01:30', T, '2026-11-25T01:00:28Z', '2026-11-25T01:00:28.000000Z'],
+  ['2026-11-24T04:30:28.999999999Z', T, '2026-11-24T04:30:28Z', '2026-11-24T04:30:28.999999Z'],
+  ['2026-11-24T04:30:28,5Z', T, '2026-11-24T04:30:28Z', '2026-11-24T04:30:28.500000Z'],
+  ['2026-11-24T4:30:28Z', T, '2026-11-24T04:30:28Z', '2026-11-24T04:30:28.000000Z'],
+  ['2024-02-29T00:00:00Z', T, '2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000000Z'],
+  ['0050-06-01T00:00:00Z', T, '0050-06-01T00:00:00Z', '0050-06-01T00:00:00.000000Z'],
+];
+
+const refused: [string, typeof T | typeof M, string][] = [
+  ['garbage', T, 'parsing time "garbage" as "2006-01-02T15:04:05Z07:00": cannot parse "garbage" as "2006"'],
+  ['', T, 'parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"'],
+  ['2026-11-24T04:30:28Z', M, 'parsing time "2026-11-24T04:30:28Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"'],
+  ['2026-11-24T04:30:28.123Z', M, 'parsing time "2026-11-24T04:30:28.123Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".123Z" as ".000000"'],
+  ['2026-11-24T04:30:28.123456789Z', M, 'parsing time "2026-11-24T04:30:28.123456789Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "789Z" as "Z07:00"'],
+  ['2026-11-24 04:30:28Z', T, 'parsing time "2026-11-24 04:30:28Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 04:30:28Z" as "T"'],
+  ['2026-11-24T04:30:28+0100', T, 'parsing time "2026-11-24T04:30:28+0100" as "2006-01-02T15:04:05Z07:00": cannot parse "+0100" as "Z07:00"'],
+  ['2026-11-24T04:30:28', T, 'parsing time "2026-11-24T04:30:28" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00"'],
+  ['2026-1-24T04:30:28Z', T, 'parsing time "2026-1-24T04:30:28Z" as "2006-01-02T15:04:05Z07:00": cannot parse "1-24T04:30:28Z" as "01"'],
+  ['2026-13-01T00:00:00Z', T, 'parsing time "2026-13-01T00:00:00Z": month out of range'],
+  ['2026-02-29T00:00:00Z', T, 'parsing time "2026-02-29T00:00:00Z": day out of range'],
+  ['2026-11-24T24:00:00Z', T, 'parsing time "2026-11-24T24:00:00Z": hour out of range'],
+  ['2026-11-24T04:60:00Z', T, 'parsing time "2026-11-24T04:60:00Z": minute out of range'],
+  ['2026-11-24T04:30:60Z', T, 'parsing time "2026-11-24T04:30:60Z": second out of range'],
+  ['2026-11-24T04:30:28+25:00', T, 'parsing time "2026-11-24T04:30:28+25:00": time zone offset hour out of range'],
+  ['2026-11-24T04:30:28Zjunk', T, 'parsing time "2026-11-24T04:30:28Zjunk": extra text: "junk"'],
+];
+
+describe('Go time.Parse with the metav1.Time and MicroTime layouts', () => {
+  it.each(parsed)('%s (%s) is %s / %s', (value, layout, time, micro) => {
+    const t = parseGoTime(value, layout);
+    expect(formatTime(t)).toBe(time);
+    expect(formatMicroTime(t)).toBe(micro);
+    expect(isZeroTime(t)).toBe(false);
+  });
+
+  it.each(refused)('%s (%s) is refused', (value, layout, message) => {
+    expect(() => parseGoTime(value, layout)).toThrow(new Error(message));
+  });
+
+  it('knows the zero time, which metav1 writes as null', () => {
+    expect(isZeroTime(parseGoTime('0001-01-01T00:00:00Z', T))).toBe(true);
+    expect(isZeroTime(parseGoTime('0001-01-01T01:00:00+01:00', T))).toBe(true);
+  });
+});
