@@ -151,6 +151,28 @@ function issuedMetrics(ctl: ControllerProcess, issued: number): Promise<string> 
   }, 30_000, ctl.proc);
 }
 
+/** The controller's metrics once the warm-up is issued and its Events written: the measured CSRs pay only for what is left of them. */
+function settledAfterWarmup(ctl: ControllerProcess, issued: number): Promise<string> {
+  return waitUntil('the warm-up to settle', async () => {
+    const text = await issuedMetrics(ctl, issued);
+    return metricSum(text, 'kube_identity_event_queue_depth') === 0 ? text : undefined;
+  }, 30_000, ctl.proc);
+}
+
+/** Requests between two scrapes of the controller's metrics, per CSR, with the clients' `creates`. */
+function requestsPerCsr(m0: string, m1: string, creates: number, perCsr: (x: number) => number): E2eBenchResult['apiRequestsPerCsr'] {
+  const delta = (name: string, filter = ''): number => metricSum(m1, name, filter) - metricSum(m0, name, filter);
+  const controller = delta('rest_client_requests_total');
+  const events = delta('kube_identity_event_writes_total');
+  return {
+    total: perCsr(controller + creates),
+    csr: perCsr(controller - events + creates),
+    events: perCsr(events),
+    controller: perCsr(controller),
+    byMethod: Object.fromEntries(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => [m, perCsr(delta('rest_client_requests_total', `method="${m}"`))])),
+  };
+}
+
 function mode(r: LoadResult): E2eMode {
   return { issued: r.ok, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), csrsPerSec: r.perSec, latencyMs: r.latencyMs };
 }
@@ -190,20 +212,11 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
 
     const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
     if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
-    // The warm-up's Events written too: the measured CSRs pay only for what is left of them.
-    const controller = ctl;
-    const m0 = await waitUntil('the warm-up to settle', async () => {
-      const text = await issuedMetrics(controller, warm.ok);
-      return metricSum(text, 'kube_identity_event_queue_depth') === 0 ? text : undefined;
-    }, 30_000, controller.proc);
+    const m0 = await settledAfterWarmup(ctl, warm.ok);
     const cpu0 = cpuNow(server, ctl);
     const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
     const cpu1 = cpuNow(server, ctl);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
-    const delta = (name: string, filter = ''): number => metricSum(m1, name, filter) - metricSum(m0, name, filter);
-    const controllerRequests = delta('rest_client_requests_total');
-    const eventWrites = delta('kube_identity_event_writes_total');
-    const creates = sustained.ok + sustained.errors;
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
     const perCsr = (x: number): number => round(x / Math.max(1, sustained.ok), 2);
     return {
@@ -211,14 +224,8 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       params: p,
       sustained: mode(sustained),
       fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
-      apiRequestsPerCsr: {
-        total: perCsr(controllerRequests + creates),
-        csr: perCsr(controllerRequests - eventWrites + creates),
-        events: perCsr(eventWrites),
-        controller: perCsr(controllerRequests),
-        byMethod: Object.fromEntries(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => [m, perCsr(delta('rest_client_requests_total', `method="${m}"`))])),
-      },
-      controllerRetriesPerCsr: perCsr(delta('workqueue_retries_total')),
+      apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
+      controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
       peakRssMb: { apiserver: mb(server.proc.memory().peakRss), controller: mb(ctl.proc.memory().peakRss) },
       cpuMsPerCsr: { apiserver: perCsr(cpu1.apiserver - cpu0.apiserver), controller: perCsr(cpu1.controller - cpu0.controller), clients: perCsr(cpu1.clients - cpu0.clients) },
       ...machine(),
