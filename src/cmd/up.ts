@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { IDENTITY_FILES } from '../apiserver/bootstrap.js';
 import { startEmbeddedServer } from '../apiserver/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
-import { UP_CONFIG_SCHEMA } from '../config/server-schema.js';
+import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
@@ -40,6 +40,19 @@ function banner(url: string, kubeconfig: string, metrics: string, logFile: strin
   ].join('\n');
 }
 
+/**
+ * The controller options given to `up`, as flag values for the controller's loader (which runs its
+ * own cross-checks on them): durations go back to text, in milliseconds.
+ */
+function controllerOptions(flags: UpConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(UP_CONTROLLER_OPTIONS)) {
+    const value = flags[key as keyof UpConfig];
+    out[key] = spec.type === 'duration' ? `${String(value)}ms` : value;
+  }
+  return { ...out, approveKubeletServing: flags.approveKubeletServing };
+}
+
 async function up(opts: Record<string, unknown>): Promise<void> {
   const flags = await loadOrExit(() => loadUpConfig(configSources(opts, UP_CONFIG_SCHEMA)));
   const options = await loadOrExit(async () => embeddedOptions(flags));
@@ -48,6 +61,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const config = await loadOrExit(() =>
     loadControllerConfig({
       flags: {
+        ...controllerOptions(flags),
         kubeconfig: options.kubeconfigOut ? path.resolve(options.kubeconfigOut) : path.join(dataDir, 'kubeconfig'),
         clusterSigningCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
         clusterSigningKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),

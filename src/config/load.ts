@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
+import { checkKubeletServingOptions } from './kubelet-serving.js';
 import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
 import {
   CONTROLLER_CONFIG_SCHEMA,
@@ -165,6 +166,7 @@ function crossCheck(c: Record<string, unknown>, problems: string[]): void {
     if (renew <= 1.2 * retry) problems.push('leaderElectionRenewDeadline must be greater than 1.2 × leaderElectionRetryPeriod');
   }
   checkSigning(c, problems);
+  checkKubeletServingOptions(c, problems);
   if ((c.rateLimiterBaseDelay as number) > (c.rateLimiterMaxDelay as number)) problems.push('rateLimiterBaseDelay must not exceed rateLimiterMaxDelay');
 }
 

@@ -17,6 +17,10 @@ export interface FieldSpec {
 /** A table of options; the controller's, the API server's and `up`'s are each one. */
 export type ConfigSchema = Record<string, FieldSpec>;
 
+/** The serving approver's defaults (docs/serving-approver.md explains each choice). */
+export const DEFAULT_KUBELET_SERVING_DNS_REGEX = '^{node}(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const DEFAULT_KUBELET_SERVING_IP_RANGES = '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fc00::/7';
+
 export const CONTROLLER_CONFIG_SCHEMA = {
   kubeconfig: { type: 'string', default: '', description: 'Path to a kubeconfig; empty uses in-cluster config, then $KUBECONFIG and ~/.kube/config.' },
   metricsBindAddress: { type: 'string', default: ':8080', description: 'Address serving /metrics, /healthz and /readyz (host:port; port 0 picks one).' },
@@ -60,6 +64,42 @@ export const CONTROLLER_CONFIG_SCHEMA = {
   cleanerApprovedExpiration: { type: 'duration', default: '1h', description: 'Issued CSRs are deleted this long after approval.' },
   cleanerDeniedExpiration: { type: 'duration', default: '1h', description: 'Denied and Failed CSRs are deleted this long after the condition.' },
   cleanerPendingExpiration: { type: 'duration', default: '24h', description: 'CSRs without any condition are deleted this long after creation.' },
+  approveKubeletServing: {
+    type: 'bool',
+    default: false,
+    description: 'Approve kubernetes.io/kubelet-serving CSRs that pass the serving policy below (kube-controller-manager never approves them).',
+  },
+  kubeletServingDnsRegex: {
+    type: 'string',
+    default: DEFAULT_KUBELET_SERVING_DNS_REGEX,
+    description: 'Every DNS SAN must match this regular expression; {node} stands for the requesting node\'s name (escaped). Default: the name itself or NAME.<domain>.',
+  },
+  kubeletServingAllowedIpRanges: {
+    type: 'string',
+    default: DEFAULT_KUBELET_SERVING_IP_RANGES,
+    description: 'Comma-separated CIDRs every IP SAN must be inside (default: private, CGNAT and ULA). Loopback, link-local, multicast and 0.0.0.0/8 are refused whatever this says.',
+  },
+  kubeletServingRequireNodeAddresses: {
+    type: 'bool',
+    default: true,
+    description: 'Every SAN must be one of the Node\'s status.addresses; a Node not yet registered makes the CSR wait, not fail.',
+  },
+  kubeletServingMaxPendingPerNode: {
+    type: 'int',
+    default: 3,
+    min: 1,
+    description: 'Flood guard: pending serving CSRs from one node beyond this many (oldest first) are left pending and counted, never approved.',
+  },
+  kubeletServingDryRun: {
+    type: 'bool',
+    default: false,
+    description: 'Decide and record each serving CSR (log line, Event, metric) without writing the approval or denial.',
+  },
+  kubeletServingDeny: {
+    type: 'bool',
+    default: false,
+    description: 'Deny serving CSRs that break the policy (Denied condition naming the rule) instead of leaving them pending.',
+  },
 } as const satisfies Record<string, FieldSpec>;
 
 export type ConfigKey = keyof typeof CONTROLLER_CONFIG_SCHEMA;

@@ -31,8 +31,41 @@ export const APISERVER_CONFIG_SCHEMA = {
   tokenAuthFile: { type: 'string', default: '', description: 'Static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format).' },
 } as const satisfies Record<string, FieldSpec>;
 
+/** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, no leader election. */
+const SET_BY_UP = [
+  'kubeconfig',
+  'metricsBindAddress',
+  'logLevel',
+  'leaderElect',
+  'leaderElectionNamespace',
+  'leaderElectionId',
+  'leaderElectionIdentity',
+  'leaderElectionLeaseDuration',
+  'leaderElectionRenewDeadline',
+  'leaderElectionRetryPeriod',
+  'clusterSigningCertFile',
+  'clusterSigningKeyFile',
+  'clusterSigningKubeletServingCertFile',
+  'clusterSigningKubeletServingKeyFile',
+  'clusterSigningKubeletClientCertFile',
+  'clusterSigningKubeletClientKeyFile',
+  'clusterSigningKubeApiserverClientCertFile',
+  'clusterSigningKubeApiserverClientKeyFile',
+  'customSigners',
+] as const;
+
+type PassedThrough = Omit<typeof CONTROLLER_CONFIG_SCHEMA, (typeof SET_BY_UP)[number]>;
+
+/** The controller options `up` accepts and hands to its controller (every other one). */
+export const UP_CONTROLLER_OPTIONS: PassedThrough = Object.fromEntries(
+  Object.entries(CONTROLLER_CONFIG_SCHEMA).filter(([k]) => !(SET_BY_UP as readonly string[]).includes(k)),
+) as PassedThrough;
+
 export const UP_CONFIG_SCHEMA = {
   ...APISERVER_CONFIG_SCHEMA,
+  ...UP_CONTROLLER_OPTIONS,
+  // The embedded cluster is where `demo` plays a kubelet's whole life, serving certificate included.
+  approveKubeletServing: { ...CONTROLLER_CONFIG_SCHEMA.approveKubeletServing, default: true, description: `${CONTROLLER_CONFIG_SCHEMA.approveKubeletServing.description} On by default in up.` },
   metricsBindAddress: { ...CONTROLLER_CONFIG_SCHEMA.metricsBindAddress, default: '127.0.0.1:8080' },
   logFile: { type: 'string', default: '', description: 'Where logs go; empty means DATA_DIR/kube-identity.log.' },
 } as const satisfies Record<string, FieldSpec>;

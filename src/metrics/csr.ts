@@ -8,7 +8,10 @@
  * - kube_identity_csr_issuance_latency_seconds{signer}: creationTimestamp → certificate written;
  * - kube_identity_csr_oldest_pending_age_seconds{signer}: age of the oldest CSR without a certificate
  *   and without a Denied/Failed condition, computed on scrape from the informer cache;
- * - kube_identity_signer_ca_expiry_timestamp_seconds{signer}: NotAfter of each signer's current CA.
+ * - kube_identity_signer_ca_expiry_timestamp_seconds{signer}: NotAfter of each signer's current CA;
+ * - kube_identity_csr_policy_violations_total{signer,rule}: CSRs a policy approver refused, by the rule broken
+ *   (counted once per CSR and rule, dry runs included);
+ * - kube_identity_csr_dry_run_decisions_total{signer,decision,reason}: what a dry-run approver would have done.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { once } from './registry.js';
@@ -23,6 +26,8 @@ export class CsrMetrics {
   readonly failures: Counter<'signer' | 'reason'>;
   readonly issuanceLatency: Histogram<'signer'>;
   readonly caExpiry: Gauge<'signer'>;
+  readonly policyViolations: Counter<'signer' | 'rule'>;
+  readonly dryRunDecisions: Counter<'signer' | 'decision' | 'reason'>;
   private readonly sources: { source: OldestPendingSource; now: () => number }[] = [];
 
   private constructor(registry: Registry) {
@@ -39,6 +44,18 @@ export class CsrMetrics {
       registers,
     });
     this.caExpiry = new Gauge({ name: 'kube_identity_signer_ca_expiry_timestamp_seconds', help: 'NotAfter of the current CA certificate of each signer', labelNames: ['signer'], registers });
+    this.policyViolations = new Counter({
+      name: 'kube_identity_csr_policy_violations_total',
+      help: 'CSRs refused by an approval policy, by signer and the rule they broke',
+      labelNames: ['signer', 'rule'],
+      registers,
+    });
+    this.dryRunDecisions = new Counter({
+      name: 'kube_identity_csr_dry_run_decisions_total',
+      help: 'Decisions a dry-run approver recorded without writing them, by signer, decision and reason',
+      labelNames: ['signer', 'decision', 'reason'],
+      registers,
+    });
     const sources = this.sources;
     new Gauge({
       name: 'kube_identity_csr_oldest_pending_age_seconds',

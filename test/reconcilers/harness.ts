@@ -58,15 +58,16 @@ export interface Harness {
   caDir: string;
   /** The server's client CA files (signer CA of the Kubernetes signers). */
   caFiles: { certFile: string; keyFile: string };
-  call(who: Who | { certPem: string; keyPem: string }, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  call(who: Who | { token: string } | { certPem: string; keyPem: string }, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `extraTokens`: more token-file lines (`token,user,uid,"groups"`), for identities one suite needs. */
+export async function startHarness(extraTokens: string[] = []): Promise<Harness> {
   const caDir = mkdtempSync(path.join(os.tmpdir(), 'kid-reconcilers-ca-'));
-  const server = await startTestServer({ tokenFile: TOKEN_FILE });
+  const server = await startTestServer({ tokenFile: [TOKEN_FILE, ...extraTokens].join('\n') });
   const call: Harness['call'] = async (who, method, urlPath, body) => {
-    const auth = typeof who === 'string' ? { token: TOKENS[who] } : { client: who };
+    const auth = typeof who === 'string' ? { token: TOKENS[who] } : 'token' in who ? { token: who.token } : { client: who };
     const res = await raw(server, method, urlPath, { body, ...auth });
     return { status: res.status, body: (res.json ?? {}) as Record<string, unknown> };
   };

@@ -3,16 +3,15 @@
  * and the signers' pre-sign checks), as pure functions returning the first failure's upstream
  * message, or undefined when the request passes. Both the approver and the signer use them.
  */
+import { NODE_USER_PREFIX, NODES_GROUP } from '../../api/nodes.js';
 import type { ParsedCsr } from '../../pki/csr.js';
 
-const NODE_PREFIX = 'system:node:';
-const NODES_GROUP = 'system:nodes';
 
 const KUBELET_CLIENT_USAGES = [
   ['digital signature', 'key encipherment', 'client auth'],
   ['digital signature', 'client auth'],
 ];
-const KUBELET_SERVING_USAGES = [
+export const KUBELET_SERVING_USAGES = [
   ['digital signature', 'key encipherment', 'server auth'],
   ['digital signature', 'server auth'],
 ];
@@ -22,12 +21,12 @@ function sameSet(usages: readonly string[], allowed: readonly string[]): boolean
   return got.size === allowed.length && allowed.every((u) => got.has(u));
 }
 
-function usagesMatch(usages: readonly string[], sets: string[][]): boolean {
+export function usagesMatch(usages: readonly string[], sets: string[][]): boolean {
   return sets.some((s) => sameSet(usages, s));
 }
 
 /** Go's `%v` of a sorted string slice: `[a b c]`. */
-function goList(values: readonly string[]): string {
+export function goList(values: readonly string[]): string {
   return `[${[...values].sort().join(' ')}]`;
 }
 
@@ -43,7 +42,7 @@ export function validateKubeletClientCsr(csr: ParsedCsr, usages: readonly string
   if (csr.emailAddresses.length > 0) return 'Email subjectAltNames are not allowed';
   if (csr.ipAddresses.length > 0) return 'IP subjectAltNames are not allowed';
   if (csr.uris.length > 0) return 'URI subjectAltNames are not allowed';
-  if (!(csr.subject.commonName ?? '').startsWith(NODE_PREFIX)) {
+  if (!(csr.subject.commonName ?? '').startsWith(NODE_USER_PREFIX)) {
     return 'subject common name does not begin with system:node:';
   }
   if (!usagesMatch(usages, KUBELET_CLIENT_USAGES)) {
@@ -61,7 +60,7 @@ export function validateKubeletServingCsr(csr: ParsedCsr, usages: readonly strin
   if (!usagesMatch(usages, KUBELET_SERVING_USAGES)) {
     return `usages did not match ${goList(KUBELET_SERVING_USAGES[0] ?? [])}`;
   }
-  if (!(csr.subject.commonName ?? '').startsWith(NODE_PREFIX)) {
+  if (!(csr.subject.commonName ?? '').startsWith(NODE_USER_PREFIX)) {
     return 'subject common name does not begin with system:node:';
   }
   return undefined;
@@ -81,5 +80,5 @@ export function validateClientUsages(_csr: ParsedCsr, usages: readonly string[])
 /** The node name a kubelet CSR speaks for, or undefined when the CN is not a node identity. */
 export function nodeNameOf(csr: ParsedCsr): string | undefined {
   const cn = csr.subject.commonName ?? '';
-  return cn.startsWith(NODE_PREFIX) ? cn.slice(NODE_PREFIX.length) : undefined;
+  return cn.startsWith(NODE_USER_PREFIX) ? cn.slice(NODE_USER_PREFIX.length) : undefined;
 }
