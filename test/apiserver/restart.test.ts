@@ -2,50 +2,19 @@
  * Durability through the real program: writes acknowledged by an `apiserver` child process on a
  * SQLite data directory survive `kill -9`, and the revision keeps increasing after a restart.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { kill9, startApiserverChild } from '../helpers/cli.js';
 import { raw, type RawTarget } from '../helpers/http.js';
 
-const ROOT = process.cwd();
 const children: ChildProcess[] = [];
 
-/** Starts `kube-identity apiserver` from the TypeScript sources and resolves with its URL. */
-function startChild(dataDir: string): Promise<{ child: ChildProcess; target: RawTarget }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', path.join(ROOT, 'test/helpers/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
-  );
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${out} ${err}`)), 25_000);
-    child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n').find((l) => l.includes('"api server ready"'));
-      if (!line) return;
-      clearTimeout(timer);
-      const { url } = JSON.parse(line) as { url: string };
-      const target = {
-        url,
-        caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'),
-        adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim(),
-      };
-      resolve({ child, target });
-    });
-    child.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
-  });
-}
-
-function kill9(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+async function startChild(dataDir: string): Promise<{ child: ChildProcess; target: RawTarget }> {
+  const started = await startApiserverChild(dataDir);
+  children.push(started.child);
+  return started;
 }
 
 afterAll(() => {
@@ -82,4 +51,4 @@ it('keeps every acknowledged object across kill -9 and continues the revision', 
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
-}, 60_000);
+}, 120_000);

@@ -1,6 +1,8 @@
 /** Runs `kube-identity` from the TypeScript sources in a child process, as a user runs the program. */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { RawTarget } from './http.js';
 
 const ROOT = process.cwd();
 /** node arguments that run src/cmd/main.ts: append the subcommand and its flags. */
@@ -21,5 +23,49 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
       resolve({ code, stdout, stderr });
     });
+  });
+}
+
+/**
+ * Starts `kube-identity apiserver --data-dir DIR --port 0 ...args` and resolves once it logged that
+ * it is ready, with a raw-request target for it (admin token and CA from the data directory).
+ */
+export function startApiserverChild(dataDir: string, args: string[] = []): Promise<{ child: ChildProcess; target: RawTarget }> {
+  const child = spawn(process.execPath, [...CLI, 'apiserver', '--data-dir', dataDir, '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: CLI_ENV,
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    // Loading the TypeScript sources takes a while on a busy machine.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`child did not start: ${out} ${err}`));
+    }, 60_000);
+    child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const line = out.split('\n').find((l) => l.includes('"api server ready"'));
+      if (!line) return;
+      clearTimeout(timer);
+      const { url } = JSON.parse(line) as { url: string };
+      const target = {
+        url,
+        caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'),
+        adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim(),
+      };
+      resolve({ child, target });
+    });
+    child.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
+  });
+}
+
+/** SIGKILLs a child and waits for it to be gone. */
+export function kill9(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
   });
 }

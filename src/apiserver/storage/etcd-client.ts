@@ -9,7 +9,7 @@
  * retried once on another member (`retryRead`). Each member keeps the client's circuit breaker, so
  * calls skip a member that keeps failing and try it again a few seconds later.
  */
-import { noop } from 'cockatiel';
+import { isBrokenCircuitError, noop } from 'cockatiel';
 import { Etcd3, GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError, type IOptions } from 'etcd3';
 import { StoreError } from './store.js';
 
@@ -61,7 +61,7 @@ export function storeErrorOf(err: unknown, key: string, compacted?: number): unk
 
 /** etcd cannot be reached, has no leader, or its circuit breaker is open. */
 function unavailable(err: Error): boolean {
-  return isRecoverableError(err) || err.name === 'BrokenCircuitError' || /etcdserver: (no leader|leader changed|request timed out)/.test(err.message);
+  return isRecoverableError(err) || isBrokenCircuitError(err) || /etcdserver: (no leader|leader changed|request timed out)/.test(err.message);
 }
 
 /** Runs a read, once more if it failed on a connection (likely to another member). */
