@@ -97,6 +97,24 @@ describe('kubelet client auto-approval (real server, real controller)', () => {
     expect(csr.status?.certificate ?? '').toBe('');
   });
 
+  it('a ClusterRoleBinding written without subject apiGroup (as most manifests are) grants nodeclient, and the CSR is auto-approved', async () => {
+    const binding = await h.call('admin', 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: 'alice-nodeclient' },
+      roleRef: { kind: 'ClusterRole', name: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient' },
+      subjects: [{ kind: 'User', name: 'alice' }],
+    });
+    expect(binding.status).toBe(201);
+    expect(binding.body.subjects).toEqual([{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }]);
+    await createCsr(h, 'alice', { name: 'alice-joins-worker-11', signerName: KUBELET, usages: clientUsages, subject: nodeSubject('worker-11') });
+    const issued = await waitFor('certificate', async () => {
+      const csr = await getCsr(h, 'alice-joins-worker-11');
+      return csr.status?.certificate ? csr : undefined;
+    });
+    expect(issued.status?.conditions?.find((c) => c.type === 'Approved')?.reason).toBe('AutoApproved');
+    const removed = await h.call('admin', 'DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/alice-nodeclient');
+    expect(removed.status).toBe(200);
+  });
+
   it('never touches a CSR that is already approved or denied', async () => {
     await createCsr(h, 'alice', { name: 'manually-approved', signerName: KUBELET, usages: clientUsages, subject: nodeSubject('worker-6') });
     await approve(h, 'manually-approved');

@@ -7,6 +7,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
+import { isRecord } from '../../lib/json.js';
 import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from '../../lib/rfc3339.js';
 
 type TimeKind = 'Time' | 'MicroTime';
@@ -88,8 +89,6 @@ function normalize(v: unknown, [path, type, goStruct]: TimeField): unknown {
   if (isZeroTime(t)) return null;
   return type === 'Time' ? formatTime(t) : formatMicroTime(t);
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Rewrites the field at `segments` under `node`; anything not shaped as the path expects is left alone. */
 function walk(node: unknown, segments: readonly string[], field: TimeField): void {

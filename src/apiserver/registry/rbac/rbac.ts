@@ -6,6 +6,7 @@
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
 import { AGE_COLUMN, ageCell, column as col } from '../generic/table.js';
+import { setBindingDefaults } from './defaults.js';
 import { admitBinding, admitRole } from './escalation.js';
 import { validateBinding, validateBindingUpdate, validateRole } from './validation.js';
 import type { Strategy, TableConvertor } from '../generic/strategy.js';
@@ -82,6 +83,9 @@ function bindingStrategy(plural: string, namespaced: boolean): Strategy {
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     validateName: validatePathSegmentName,
+    // Defaulting runs before validation, as the decoder's does upstream.
+    prepareForCreate: (obj) => setBindingDefaults(obj),
+    prepareForUpdate: (obj) => setBindingDefaults(obj),
     validate: (obj) => validateBinding(obj, namespaced),
     validateUpdate: (obj, old) => validateBindingUpdate(obj, old, namespaced),
     admit: (obj, old, ctx) => admitBinding(bi, obj, old, ctx),
