@@ -189,6 +189,26 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
     expect(sign?.resourceNames).toEqual(expect.arrayContaining(['example.com/a', 'example.com/b', 'kubernetes.io/kubelet-serving']));
   });
 
+  it('runs the serving approver when enabled: its options in the config, its RBAC as deploy/components/serving-approver grants it', async () => {
+    expect(() => rulesOf(normaliseRbac(docsOf()), 'ClusterRole', ':serving-approver')).toThrow(/found 0/);
+    const docs = docsOf({ values: { servingApprover: { enabled: true, allowedIpRanges: ['10.0.0.0/8', 'fd00::/8'], maxPendingPerNode: 5, dryRun: true } } });
+    const config = await loadMountedConfig(findDoc(docs, 'Deployment'), docs);
+    expect(config).toMatchObject({
+      approveKubeletServing: true,
+      kubeletServingDnsRegex: CONTROLLER_CONFIG_SCHEMA.kubeletServingDnsRegex.default,
+      kubeletServingAllowedIpRanges: '10.0.0.0/8,fd00::/8',
+      kubeletServingRequireNodeAddresses: true,
+      kubeletServingMaxPendingPerNode: 5,
+      kubeletServingDryRun: true,
+      kubeletServingDeny: false,
+    });
+    const chartRules = rulesOf(normaliseRbac(docs), 'ClusterRole', ':serving-approver');
+    const component = readKustomizeResources(join(DEPLOY_DIR, 'components', 'serving-approver', 'kustomization.yaml'));
+    expect(chartRules).toEqual(rulesOf(normaliseRbac(component), 'ClusterRole', ':serving-approver'));
+    expect(chartRules).toContainEqual({ apiGroups: [''], resources: ['nodes'], resourceNames: [], verbs: ['get', 'list', 'watch'], nonResourceURLs: [] });
+    expect(() => loadValues(CHART_DIR, { servingApprover: { allowedIpRanges: ['10.0.0.0'] } })).toThrow(/pattern/);
+  });
+
   it('derives signer resourceNames from values', () => {
     const docs = docsOf({ values: { rbac: { extraSignerNames: ['example.com/internal', 'kubernetes.io/kubelet-serving'] } } });
     const sign = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').find((r) => (r.verbs as string[]).includes('sign'));

@@ -1,7 +1,10 @@
 /** `kubectl kustomize deploy/` builds the plain-manifest install with the objects the controller needs. */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
-import { DEPLOY_DIR, findDoc, normaliseRbac, parseDocs, podSpec, rulesOf, type Obj } from './manifests.js';
+import { DEPLOY_DIR, controllerContainer as controllerContainerOf, findDoc, normaliseRbac, parseDocs, podSpec, rulesOf, type Obj } from './manifests.js';
 
 const docs = parseDocs(execFileSync('kubectl', ['kustomize', DEPLOY_DIR], { encoding: 'utf8' }), 'kubectl kustomize deploy/');
 const meta = (d: Obj) => d.metadata as Obj;
@@ -72,5 +75,28 @@ describe('kustomize base (deploy/)', () => {
     const podLabels = ((findDoc(docs, 'Deployment').spec as Obj).template as Obj).metadata as Obj;
     expect(podLabels.labels).toMatchObject((service.spec as Obj).selector as Obj);
     expect((service.spec as Obj).ports).toEqual([{ name: 'http-metrics', port: 8080, targetPort: 'http-metrics', protocol: 'TCP' }]);
+  });
+
+  it('the serving-approver component adds its RBAC and turns it on', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kid-kustomize-'));
+    try {
+      // Kustomize wants relative paths, from a root outside deploy/.
+      const rel = relative(dir, DEPLOY_DIR);
+      writeFileSync(join(dir, 'kustomization.yaml'), `resources:\n  - ${rel}\ncomponents:\n  - ${rel}/components/serving-approver\n`);
+      const withServing = parseDocs(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }), 'serving-approver component');
+      const rbac = normaliseRbac(withServing);
+      expect(rulesOf(rbac, 'ClusterRole', ':serving-approver').map((r) => `${String(r.resources)}:${String(r.verbs)}:${String(r.resourceNames)}`).sort()).toEqual([
+        'certificatesigningrequests/approval:update:',
+        'certificatesigningrequests:get,list,watch:',
+        'events:create,patch:',
+        'nodes:get,list,watch:',
+        'signers:approve:kubernetes.io/kubelet-serving',
+      ]);
+      expect((controllerContainerOf(findDoc(withServing, 'Deployment')).args as string[])).toContain('--approve-kubelet-serving=true');
+      const binding = findDoc(withServing, 'ClusterRoleBinding', 'kube-identity:serving-approver');
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kube-identity', namespace: 'kube-identity' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

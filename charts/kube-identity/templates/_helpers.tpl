@@ -78,6 +78,17 @@ app.kubernetes.io/part-of: kube-identity
 {{- with .Values.signing.customSigners -}}
 {{- $_ = set $cfg "customSigners" (join ";" .) -}}
 {{- end -}}
+{{- with .Values.servingApprover -}}
+{{- if .enabled -}}
+{{- $_ = set $cfg "approveKubeletServing" true -}}
+{{- $_ = set $cfg "kubeletServingDnsRegex" .dnsRegex -}}
+{{- $_ = set $cfg "kubeletServingAllowedIpRanges" (join "," .allowedIpRanges) -}}
+{{- $_ = set $cfg "kubeletServingRequireNodeAddresses" .requireNodeAddresses -}}
+{{- $_ = set $cfg "kubeletServingMaxPendingPerNode" (int .maxPendingPerNode) -}}
+{{- $_ = set $cfg "kubeletServingDryRun" .dryRun -}}
+{{- $_ = set $cfg "kubeletServingDeny" .deny -}}
+{{- end -}}
+{{- end -}}
 {{- toYaml (mergeOverwrite $cfg .Values.config) -}}
 {{- end }}
 
