@@ -66,7 +66,8 @@ export interface EmbeddedServer {
 
 /**
  * Makes the data directory private (warning once when it was not), claims it for this process
- * (DataDirInUseError when another one has it), then starts the server on it.
+ * (DataDirInUseError when another one has it), then starts the server on it. On etcd the directory
+ * only holds the CA and keys, which replicas share by design, so it is not claimed.
  */
 export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const dataDir = path.resolve(opts.dataDir);
@@ -74,7 +75,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   if (tightened.length > 0) {
     opts.logger.warn({ dataDir, paths: tightened }, 'data directory was readable by other users: made it private (directories 0700, files 0600, certificates 0644)');
   }
-  const unlock = lockDataDir(dataDir);
+  const onEtcd = opts.storage === 'etcd' || opts.store instanceof EtcdStore;
+  const unlock = onEtcd ? () => undefined : lockDataDir(dataDir);
   try {
     const server = await startOnDataDir(dataDir, opts);
     return { ...server, close: () => server.close().finally(unlock) };
