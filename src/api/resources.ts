@@ -117,6 +117,10 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource('authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'localsubjectaccessreviews', {
     verbs: CREATE_ONLY,
   }),
+  resource('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', {
+    namespaced: false,
+    verbs: CREATE_ONLY,
+  }),
   resource('rbac.authorization.k8s.io', 'v1', 'Role', 'roles'),
   resource('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings'),
   resource('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', { namespaced: false }),

@@ -22,7 +22,7 @@ it('up: --storage mongo, --log-level loud and --port abc are each refused in wor
   expect(stderr).toContain('flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"');
   expect(stderr).toContain('flag --port port: must be an integer, got "abc"');
   expect(existsSync(dataDir)).toBe(false);
-}, 90_000);
+}, 180_000);
 
 it('apiserver: a bad environment value names the variable', async () => {
   const { code, stderr } = await runCli(['apiserver', '--data-dir', path.join(dir, 'apiserver')], {
@@ -31,4 +31,4 @@ it('apiserver: a bad environment value names the variable', async () => {
   expect(code).toBe(2);
   expect(stderr).toContain('env KUBE_IDENTITY_STORAGE storage: must be one of sqlite, memory, etcd, got "mongo"');
   expect(stderr).toContain('env KUBE_IDENTITY_PORT port: must be at most 65535, got 70000');
-}, 90_000);
+}, 180_000);

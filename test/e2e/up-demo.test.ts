@@ -134,7 +134,7 @@ it('says what is in the way of a second up and which flag to pass', async () => 
   } finally {
     rmSync(other, { recursive: true, force: true });
   }
-}, 120_000);
+}, 240_000);
 
 it('stops on Ctrl-C and says so', async () => {
   const exited = new Promise((r) => up.once('exit', r));

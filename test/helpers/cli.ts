@@ -19,7 +19,7 @@ export interface CliResult {
 /** Runs the program to its end (or `timeoutMs`) and returns its exit code and output. */
 export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { env: { ...CLI_ENV, ...opts.env }, timeout: opts.timeoutMs ?? 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...CLI, ...args], { env: { ...CLI_ENV, ...opts.env }, timeout: opts.timeoutMs ?? 150_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
       resolve({ code, stdout, stderr });
     });

@@ -41,6 +41,56 @@ it('auth can-i answers from RBAC, and a RoleBinding grants what it names', async
   expect(allowed.stdout).toContain('serviceaccount/default');
 });
 
+it('auth can-i --list lists what RBAC grants in the namespace (SelfSubjectRulesReview), and says when a node\'s list is incomplete', async () => {
+  const admin = await kubectl('auth', 'can-i', '--list');
+  expect([admin.code, admin.stderr]).toEqual([0, '']);
+  const adminLines = admin.stdout.split('\n').map((l) => l.trim().split(/\s{2,}/));
+  expect(adminLines[0]).toEqual(['Resources', 'Non-Resource URLs', 'Resource Names', 'Verbs']);
+  expect(adminLines).toContainEqual(['*.*', '[]', '[]', '[*]']);
+  expect(adminLines).toContainEqual(['[*]', '[]', '[*]']);
+
+  // jane holds the Role granted in the test above, and what every authenticated user may do.
+  const jane = await kubectl('auth', 'can-i', '--list', '-n', 'default', '--as', 'jane');
+  expect([jane.code, jane.stderr]).toEqual([0, '']);
+  const janeLines = jane.stdout.split('\n').map((l) => l.trim().split(/\s{2,}/));
+  expect(janeLines).toContainEqual(['serviceaccounts', '[]', '[]', '[get list]']);
+  expect(janeLines).toContainEqual(['selfsubjectrulesreviews.authorization.k8s.io', '[]', '[]', '[create]']);
+  expect(janeLines).toContainEqual(['[/healthz]', '[]', '[get]']);
+  expect(jane.stdout).not.toContain('*.*');
+  // Elsewhere her Role does not apply.
+  const elsewhere = await kubectl('auth', 'can-i', '--list', '-n', 'kube-system', '--as', 'jane');
+  expect(elsewhere.stdout).not.toContain('serviceaccounts ');
+
+  // The Node authorizer cannot enumerate a node's permissions: upstream marks the list incomplete.
+  const review = await srv.kubeConfig.makeApiClient(AuthorizationV1Api).createSelfSubjectRulesReview({
+    body: { spec: { namespace: 'default' } },
+  });
+  expect(review.status).toMatchObject({ incomplete: false });
+  const node = await kubectl('auth', 'can-i', '--list', '--as', 'system:node:n1', '--as-group', 'system:nodes');
+  expect(node.code).toBe(0);
+  expect(node.stderr).toContain('node authorizer does not support user rule resolution');
+});
+
+it('a binding to a missing role is the rules review\'s evaluationError, the other rules still listed', async () => {
+  expect((await kubectl('create', 'rolebinding', 'ghost-reads', '-n', 'default', '--role=no-such-role', '--user=ghost')).code).toBe(0);
+  const file = manifest(srv, 'rules.yaml', { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'default' } });
+  const r = await kubectl('create', '-f', file, '--as', 'ghost', '-o', 'json');
+  expect([r.code, r.stderr]).toEqual([0, '']);
+  const status = (JSON.parse(r.stdout) as { status: { incomplete: boolean; evaluationError: string; resourceRules: { resources?: string[] }[] } }).status;
+  expect(status.incomplete).toBe(false);
+  expect(status.evaluationError).toBe('roles.rbac.authorization.k8s.io "no-such-role" not found');
+  expect(status.resourceRules.some((rule) => rule.resources?.includes('selfsubjectrulesreviews'))).toBe(true);
+});
+
+it('a SelfSubjectRulesReview without a namespace is a 400', async () => {
+  const err = await srv.kubeConfig
+    .makeApiClient(AuthorizationV1Api)
+    .createSelfSubjectRulesReview({ body: { spec: {} } })
+    .catch((e: unknown) => e as { code: number; body: string });
+  expect(err).toMatchObject({ code: 400 });
+  expect(JSON.parse((err as { body: string }).body)).toMatchObject({ reason: 'BadRequest', message: 'no namespace on request' });
+});
+
 it('impersonates groups with --as-group, and whoami reports the impersonated user', async () => {
   const r = await kubectl('auth', 'whoami', '--as', 'bob', '--as-group', 'system:masters', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
   expect(r.stdout).toBe('bob ["system:masters","system:authenticated"]');

@@ -108,6 +108,13 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
       if (special) return special(nodeName, a);
       return NODE_RULES.some((r) => ruleAllows(a, r)) ? allow : noOpinion();
     },
+    // Upstream's answer: a node's permissions depend on the objects bound to it, so they are not listed.
+    rulesFor: (user) =>
+      Promise.resolve(
+        nodeIdentity(user).isNode
+          ? { rules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution'] }
+          : { rules: [], incomplete: false, errors: [] },
+      ),
   };
 }
 

@@ -194,5 +194,7 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
       );
       return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
     },
+    // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
+    rulesFor: async (user, namespace) => ({ ...(await rulesFor(o.objects, user, namespace)), incomplete: false }),
   };
 }

@@ -77,6 +77,25 @@ export const GROUP_MESSAGES: Readonly<Record<string, MessageDesc>> = {
     evaluationError: [3, 'string'],
     denied: [4, 'bool'],
   },
+  SelfSubjectRulesReview: {
+    metadata: [1, 'ObjectMeta'],
+    spec: [2, 'SelfSubjectRulesReviewSpec'],
+    status: [3, 'SubjectRulesReviewStatus'],
+  },
+  SelfSubjectRulesReviewSpec: { namespace: [1, 'string'] },
+  SubjectRulesReviewStatus: {
+    resourceRules: [1, 'ResourceRule', 'r'],
+    nonResourceRules: [2, 'NonResourceRule', 'r'],
+    incomplete: [3, 'bool'],
+    evaluationError: [4, 'string'],
+  },
+  ResourceRule: {
+    verbs: [1, 'string', 'r'],
+    apiGroups: [2, 'string', 'r'],
+    resources: [3, 'string', 'r'],
+    resourceNames: [4, 'string', 'r'],
+  },
+  NonResourceRule: { verbs: [1, 'string', 'r'], nonResourceURLs: [2, 'string', 'r'] },
   // certificates.k8s.io/v1
   CertificateSigningRequest: {
     metadata: [1, 'ObjectMeta'],

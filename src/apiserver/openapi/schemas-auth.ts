@@ -93,6 +93,27 @@ export const AUTH_SCHEMAS: Schemas = {
     'SubjectAccessReviewSpec',
     'LocalSubjectAccessReview checks whether a user or group can perform an action in a namespace.',
   ),
+  [`${AUTHZ}ResourceRule`]: obj(
+    { apiGroups: arr(str()), resourceNames: arr(str()), resources: arr(str()), verbs: arr(str()) },
+    { required: ['verbs'] },
+  ),
+  [`${AUTHZ}NonResourceRule`]: obj({ nonResourceURLs: arr(str()), verbs: arr(str()) }, { required: ['verbs'] }),
+  [`${AUTHZ}SelfSubjectRulesReview`]: kindSchema(
+    authz('SelfSubjectRulesReview'),
+    {
+      spec: obj({ namespace: str('Namespace to evaluate rules for.') }),
+      status: obj(
+        {
+          evaluationError: str(),
+          incomplete: bool(),
+          nonResourceRules: arr(ref(`${AUTHZ}NonResourceRule`)),
+          resourceRules: arr(ref(`${AUTHZ}ResourceRule`)),
+        },
+        { required: ['resourceRules', 'nonResourceRules', 'incomplete'] },
+      ),
+    },
+    { required: ['spec'], description: 'SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace.' },
+  ),
   [`${AUTHZ}SelfSubjectAccessReview`]: review(
     'SelfSubjectAccessReview',
     'SelfSubjectAccessReviewSpec',

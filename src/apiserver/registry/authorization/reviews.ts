@@ -1,6 +1,6 @@
 /**
  * Access and identity reviews (authorization.k8s.io/v1 SubjectAccessReview, SelfSubjectAccessReview,
- * LocalSubjectAccessReview; authentication.k8s.io/v1 SelfSubjectReview): virtual resources that
+ * LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview): virtual resources that
  * ask the request's Authorizer, or echo the caller's identity. A denied review is a 201 answer.
  */
 import type { KObject, UserInfo } from '../../../api/meta.js';
@@ -11,6 +11,7 @@ import { type FieldError, invalid } from '../../field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
+import type { PolicyRule } from '../../auth/rbac-authorizer.js';
 
 const AUTHZ = 'authorization.k8s.io';
 
@@ -120,16 +121,62 @@ const selfSubjectReview: VirtualCreate = {
   },
 };
 
+/** utilerrors.NewAggregate(...).Error() upstream: one message as is, several in brackets, without repeats. */
+function aggregateMessage(messages: string[]): string {
+  const unique = [...new Set(messages)];
+  return unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`;
+}
+
+function resourceRule(r: PolicyRule): Record<string, unknown> {
+  const out: Record<string, unknown> = { verbs: r.verbs };
+  if (r.apiGroups.length) out.apiGroups = r.apiGroups;
+  if (r.resources.length) out.resources = r.resources;
+  if (r.resourceNames.length) out.resourceNames = r.resourceNames;
+  return out;
+}
+
+/**
+ * SelfSubjectRulesReview: every rule the authorizer chain grants the caller in spec.namespace,
+ * split as upstream splits them (a rule with resources is a resource rule, one with URLs a
+ * non-resource rule). `incomplete` when an authorizer cannot list what it allows (the Node
+ * authorizer for a node); bindings to missing roles are the evaluationError.
+ */
+const selfSubjectRulesReview: VirtualCreate = {
+  async create(body, ctx) {
+    const namespace = str(record(body.spec).namespace) ?? '';
+    if (!namespace) throw errors.badRequest('no namespace on request');
+    const found = ctx.authorizer.rulesFor
+      ? await ctx.authorizer.rulesFor(ctx.user, namespace)
+      : { rules: [], incomplete: true, errors: [] };
+    const status: Record<string, unknown> = {
+      resourceRules: found.rules.filter((r) => r.resources.length > 0).map(resourceRule),
+      nonResourceRules: found.rules
+        .filter((r) => r.nonResourceURLs.length > 0)
+        .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
+      incomplete: found.incomplete,
+    };
+    if (found.errors.length > 0) status.evaluationError = aggregateMessage(found.errors);
+    return {
+      kind: 'SelfSubjectRulesReview',
+      apiVersion: `${AUTHZ}/v1`,
+      metadata: { ...body.metadata, creationTimestamp: null },
+      spec: body.spec,
+      status,
+    };
+  },
+};
+
 function virtualStrategy(group: string, plural: string, virtual: VirtualCreate): Strategy {
   return { info: resourceInfo(group, plural), allowCreateOnUpdate: false, allowUnconditionalUpdate: true, virtual };
 }
 
-/** Strategies for subjectaccessreviews, selfsubjectaccessreviews, localsubjectaccessreviews, selfsubjectreviews. */
+/** Strategies for subjectaccessreviews, selfsubjectaccessreviews, localsubjectaccessreviews, selfsubjectrulesreviews, selfsubjectreviews. */
 export function reviewStrategies(): Strategy[] {
   return [
     virtualStrategy(AUTHZ, 'subjectaccessreviews', accessReview('SubjectAccessReview')),
     virtualStrategy(AUTHZ, 'selfsubjectaccessreviews', accessReview('SelfSubjectAccessReview')),
     virtualStrategy(AUTHZ, 'localsubjectaccessreviews', accessReview('LocalSubjectAccessReview')),
+    virtualStrategy(AUTHZ, 'selfsubjectrulesreviews', selfSubjectRulesReview),
     virtualStrategy('authentication.k8s.io', 'selfsubjectreviews', selfSubjectReview),
   ];
 }
