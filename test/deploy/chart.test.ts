@@ -6,7 +6,7 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, parseDocument, type YAMLMap } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, parse, parseDocument, type YAMLMap } from 'yaml';
 import { CONTROLLER_CONFIG_SCHEMA } from '../../src/config/schema.js';
 import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
 import { describeWithTools } from '../helpers/tools.js';
@@ -180,6 +180,28 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
     expect((sm.spec as Obj).endpoints).toEqual([{ port: 'http-metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false }]);
     expect(docsOf({ apiVersions: ['monitoring.coreos.com/v1'] }).some((d) => d.kind === 'ServiceMonitor')).toBe(false);
     expect(() => render({ values: { metrics: { serviceMonitor: { enabled: true }, service: { enabled: false } } } })).toThrow(/requires metrics.service.enabled/);
+  });
+
+  it('ships the Grafana dashboard as a ConfigMap the Grafana sidecar picks up, only when enabled', () => {
+    expect(docsOf().some((d) => String((d.metadata as Obj).name).endsWith('-dashboard'))).toBe(false);
+    const cm = findDoc(docsOf({ values: { metrics: { dashboard: { enabled: true, annotations: { grafana_folder: 'Identity' } } } } }), 'ConfigMap', 'kube-identity-dashboard');
+    expect((cm.metadata as Obj).labels).toMatchObject({ grafana_dashboard: '1', 'app.kubernetes.io/instance': 'kube-identity' });
+    expect((cm.metadata as Obj).annotations).toEqual({ grafana_folder: 'Identity' });
+    expect(Object.keys(cm.data as Obj)).toEqual(['kube-identity.json']);
+    expect((cm.data as Obj)['kube-identity.json']).toBe(readFileSync(join(CHART_DIR, 'dashboards', 'kube-identity.json'), 'utf8'));
+    const elsewhere = findDoc(docsOf({ values: { metrics: { dashboard: { enabled: true, namespace: 'monitoring' } } } }), 'ConfigMap', 'kube-identity-dashboard');
+    expect((elsewhere.metadata as Obj).namespace).toBe('monitoring');
+  });
+
+  it('renders the PrometheusRule from rules/kube-identity.rules.yaml when enabled and the cluster serves monitoring.coreos.com/v1', () => {
+    const values = { metrics: { prometheusRule: { enabled: true, labels: { release: 'prom' } } } };
+    const without = render({ values });
+    expect(without.docs.some((d) => d.doc.kind === 'PrometheusRule')).toBe(false);
+    expect(without.files.get('NOTES.txt')).toContain('no PrometheusRule was created');
+    const rule = findDoc(docsOf({ values, apiVersions: ['monitoring.coreos.com/v1'] }), 'PrometheusRule');
+    expect((rule.metadata as Obj).labels).toMatchObject({ release: 'prom', 'app.kubernetes.io/instance': 'kube-identity' });
+    expect(rule.spec).toEqual(parse(readFileSync(join(CHART_DIR, 'rules', 'kube-identity.rules.yaml'), 'utf8')));
+    expect(docsOf({ apiVersions: ['monitoring.coreos.com/v1'] }).some((d) => d.kind === 'PrometheusRule')).toBe(false);
   });
 
   it('signs custom signers with the mounted CA and grants sign on them', async () => {
