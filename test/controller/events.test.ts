@@ -135,4 +135,36 @@ describe('EventBroadcaster with a slow or failing Events API', () => {
     expect(tries).toBe(3);
     expect(await metric(registry, 'kube_identity_event_writes_total', 'result="error"')).toBe(3);
   });
+
+  it('writes a growing series on the next tick, and what is queued at shutdown', async () => {
+    const clock = new FakeClock(0);
+    const written: { op: string; count: number }[] = [];
+    const sink: EventSink = {
+      create: (_ns, ev) => {
+        written.push({ op: 'create', count: ev.series?.count ?? 1 });
+        return Promise.resolve();
+      },
+      update: (_ns, _name, ev) => {
+        written.push({ op: 'update', count: ev.series?.count ?? 1 });
+        return Promise.resolve();
+      },
+    };
+    const b = new EventBroadcaster({ sink, clock, logger: silentLogger(), registry: new Registry(), updateIntervalMs: 10_000 });
+    const stop = new AbortController();
+    const running = b.start(stop.signal);
+    const rec = b.recorder('ticks');
+    rec.event(csr('t'), 'Warning', 'Again', 'Sign', 'n');
+    await b.flush();
+    for (let i = 0; i < 4; i++) rec.event(csr('t'), 'Warning', 'Again', 'Sign', 'n');
+    // Repeats within the interval wait for the tick: no request per occurrence.
+    expect(written).toEqual([{ op: 'create', count: 1 }]);
+    clock.advance(10_000);
+    await new Promise((r) => setImmediate(r));
+    expect(written).toEqual([{ op: 'create', count: 1 }, { op: 'update', count: 5 }]);
+    rec.event(csr('t'), 'Warning', 'Again', 'Sign', 'n');
+    rec.event(csr('u'), 'Normal', 'Other', 'Sign', 'n');
+    stop.abort();
+    await running;
+    expect(written.slice(2)).toEqual(expect.arrayContaining([{ op: 'create', count: 1 }, { op: 'update', count: 6 }]));
+  });
 });

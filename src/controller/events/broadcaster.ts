@@ -96,7 +96,8 @@ export class EventBroadcaster implements Runnable {
   private readonly queued = new Set<Series>();
   private readonly state = new WeakMap<Series, WriteState>();
   private writing: Promise<void> | undefined;
-  private inFlight = false;
+  /** The series being written now. */
+  private current: Series | undefined;
   private failing = false;
   /** Event name suffix: from a random start, then counting, so names within a millisecond differ. */
   private suffix = randomBytes(2).readUInt16BE(0);
@@ -104,7 +105,7 @@ export class EventBroadcaster implements Runnable {
   constructor(private readonly o: EventBroadcasterOptions) {
     this.correlator = new EventCorrelator(o);
     this.metrics = EventMetrics.for(o.registry);
-    this.metrics.addQueueDepthSource(() => this.queue.length + (this.inFlight ? 1 : 0));
+    this.metrics.addQueueDepthSource(() => this.queue.length + (this.current ? 1 : 0));
     this.logger = o.logger.child({ component: 'events' });
     this.instance = o.instance ?? hostname();
   }
@@ -123,10 +124,13 @@ export class EventBroadcaster implements Runnable {
     await Promise.race([this.flush(), sleep(this.o.clock, this.o.drainTimeoutMs ?? 5000)]);
   }
 
-  /** Queues everything unwritten and resolves once the queue is empty. */
+  /** Queues everything unwritten and resolves once it was written (or failed). */
   async flush(): Promise<void> {
-    this.enqueuePending();
-    while (this.writing) await this.writing;
+    // Twice: a series that grew while its write was in flight is pending again afterwards.
+    for (let pass = 0; pass < 2; pass++) {
+      this.enqueuePending();
+      while (this.writing) await this.writing;
+    }
   }
 
   private record(o: Occurrence): void {
@@ -138,8 +142,9 @@ export class EventBroadcaster implements Runnable {
     if (!st || (s.writtenCount > 0 && now - st.writtenAt >= (this.o.updateIntervalMs ?? 10_000))) this.enqueue(s);
   }
 
+  /** Queues the series with unwritten occurrences, except the one in flight (its next turn comes after). */
   private enqueuePending(): void {
-    for (const s of this.correlator.pending(this.o.clock.now())) this.enqueue(s);
+    for (const s of this.correlator.pending(this.o.clock.now())) if (s !== this.current) this.enqueue(s);
   }
 
   private enqueue(s: Series): void {
@@ -161,9 +166,9 @@ export class EventBroadcaster implements Runnable {
     this.writing = (async () => {
       for (let s = this.queue.shift(); s; s = this.queue.shift()) {
         this.queued.delete(s);
-        this.inFlight = true;
+        this.current = s;
         await this.write(s);
-        this.inFlight = false;
+        this.current = undefined;
       }
     })().finally(() => {
       this.writing = undefined;
