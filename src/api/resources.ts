@@ -68,7 +68,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     namespaced: false,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
     shortNames: ['ns'],
-    subresources: [sub('status', 'Namespace', '', 'v1', ['get', 'patch', 'update'])],
+    subresources: [sub('finalize', 'Namespace', '', 'v1', ['update']), sub('status', 'Namespace', '', 'v1', ['get', 'patch', 'update'])],
   }),
   resource('', 'v1', 'ServiceAccount', 'serviceaccounts', {
     shortNames: ['sa'],

@@ -156,3 +156,16 @@ export function generateName(base: string): string {
   for (let i = 0; i < RANDOM_LENGTH; i++) out += GENERATE_ALPHABET[randomInt(GENERATE_ALPHABET.length)];
   return out;
 }
+
+/** The finalizers core/v1 knows without a domain (IsStandardFinalizerName). */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+/**
+ * core's validateFinalizerName: a qualified name, and one without a `/` must be a standard
+ * finalizer. The messages are field error details.
+ */
+export function finalizerNameErrors(name: string): string[] {
+  const errs = isQualifiedName(name);
+  if (!name.includes('/') && !STANDARD_FINALIZERS.has(name)) errs.push('name is neither a standard finalizer name nor is it fully qualified');
+  return errs;
+}

@@ -7,7 +7,8 @@
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { errors } from '../../errors.js';
-import { validateLabelName } from '../../validation/names.js';
+import { finalizerNameErrors, validateLabelName } from '../../validation/names.js';
+import { invalid } from '../../field-errors.js';
 import type { Strategy } from '../generic/strategy.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
@@ -44,7 +45,17 @@ export const namespaceStrategy: Strategy = {
     obj.spec = { ...((obj.spec ?? {}) as object), finalizers: ((old.spec ?? {}) as { finalizers?: string[] }).finalizers };
     obj.status = old.status;
   },
+  deleteDuringUpdate: (obj) => specFinalizers(obj).length === 0,
   subresources: {
+    // PUT /finalize (the namespace controller's last step): spec.finalizers and metadata change,
+    // status does not. Emptying spec.finalizers of a Terminating namespace deletes it.
+    finalize: {
+      prepareForUpdate(obj, old) {
+        obj.status = old.status;
+      },
+      validateUpdate: (obj) =>
+        specFinalizers(obj).flatMap((f, i) => finalizerNameErrors(f).map((m) => invalid(`spec.finalizers[${i}]`, f, m))),
+    },
     status: {
       prepareForUpdate(obj, old) {
         obj.spec = old.spec;

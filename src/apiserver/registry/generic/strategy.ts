@@ -63,6 +63,11 @@ export interface Strategy {
   /** Resets fields an update of the main resource may not change (spec, status) from `old`. */
   prepareForUpdate?(obj: KObject, old: KObject, ctx: RequestContext): void;
   validateUpdate?(obj: KObject, old: KObject, ctx: RequestContext): FieldError[];
+  /**
+   * Whether an update leaving a deleting object without metadata.finalizers completes its deletion
+   * (default yes); namespaces also wait for spec.finalizers (ShouldDeleteNamespaceDuringUpdate).
+   */
+  deleteDuringUpdate?(obj: KObject): boolean;
   /** PUT of a missing object creates it (Leases, Events do; most kinds do not). */
   allowCreateOnUpdate: boolean;
   /** PUT without metadata.resourceVersion is accepted (true for almost all kinds). */

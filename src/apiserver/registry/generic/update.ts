@@ -96,7 +96,8 @@ async function admitAcrossKinds(scope: RegistryScope, attempt: UpdateAttempt): P
  */
 async function commitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: ObjectMeta): Promise<KObject> {
   const { key, cur, next, ctx, opts } = attempt;
-  if (meta.deletionTimestamp && !(meta.finalizers && meta.finalizers.length > 0)) {
+  const finalized = !(meta.finalizers && meta.finalizers.length > 0) && (scope.strategy.deleteDuringUpdate?.(next) ?? true);
+  if (meta.deletionTimestamp && finalized) {
     if (opts.dryRun) return next;
     const gone = await scope.env.store.delete(key, cur.revision);
     await scope.env.hooks?.afterDelete?.(gone.object, ctx);
