@@ -264,9 +264,9 @@ export class Informer<T extends KObject = KObject> {
   private handleEvent(ev: WatchEvent<T>): WatchRestartReason | undefined {
     const obj = ev.object;
     if (ev.type === 'ERROR') {
-      const code = (obj as { code?: unknown }).code;
       this.logger.info({ status: obj }, 'watch error event');
-      return code === 410 ? 'expired' : 'error';
+      // The object is a Status: its code classifies as an error's would.
+      return isGone(obj) ? 'expired' : 'error';
     }
     const rv = obj?.metadata?.resourceVersion;
     if (ev.type === 'ADDED' || ev.type === 'MODIFIED') {
