@@ -2,12 +2,12 @@
  * The main job as a user runs it: `kube-identity up` in one process, `kube-identity demo` in
  * another (both from the TypeScript sources), and kubectl against the kubeconfig `up` printed.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLI as NODE_ARGS, CLI_ENV as env, runCli } from '../helpers/cli.js';
+import { CLI as NODE_ARGS, CLI_ENV as env, runCli, startUpChild } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 
@@ -15,24 +15,12 @@ let up: ChildProcess;
 let dataDir: string;
 let banner = '';
 
-/** Starts `up` and resolves once it printed its banner. */
-function startUp(): Promise<void> {
-  up = spawn(process.execPath, [...NODE_ARGS, 'up', '--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`up did not start: ${banner} ${err}`)), 40_000);
-    up.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    up.stdout?.on('data', (c: Buffer) => {
-      banner += c.toString();
-      if (!banner.includes('Press Ctrl-C to stop.')) return;
-      clearTimeout(timer);
-      resolve();
-    });
-    up.once('exit', (code) => reject(new Error(`up exited ${code}: ${err}`)));
-  });
+/** Starts `up`; `banner` collects what it prints. */
+async function startUp(): Promise<void> {
+  const started = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0']);
+  up = started.child;
+  banner += started.output();
+  up.stdout?.on('data', (c: Buffer) => (banner += c.toString()));
 }
 
 function field(name: string): string {

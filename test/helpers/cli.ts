@@ -69,3 +69,37 @@ export function kill9(child: ChildProcess): Promise<void> {
     child.kill('SIGKILL');
   });
 }
+
+export interface UpChild {
+  child: ChildProcess;
+  /** Everything `up` printed so far. */
+  output(): string;
+  /** A line of the banner, e.g. field('kubeconfig'). */
+  field(name: string): string;
+}
+
+/** Starts `kube-identity up ...args` and resolves once it printed its banner. */
+export function startUpChild(args: string[]): Promise<UpChild> {
+  const child = spawn(process.execPath, [...CLI, 'up', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: CLI_ENV });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  const field = (name: string): string => {
+    const line = out.split('\n').find((l) => l.trim().startsWith(name));
+    if (!line) throw new Error(`banner has no ${name}: ${out}`);
+    return line.trim().slice(name.length).trim();
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`up did not start: ${out} ${err}`));
+    }, 60_000);
+    child.stdout?.on('data', () => {
+      if (!out.includes('Press Ctrl-C to stop.')) return;
+      clearTimeout(timer);
+      resolve({ child, output: () => out, field });
+    });
+    child.once('exit', (code) => reject(new Error(`up exited ${code}: ${err}`)));
+  });
+}
