@@ -17,7 +17,6 @@ import { writeUpdate } from './update.js';
 import { checkDeletePreconditions, deleteOnce, type DeleteResult } from './delete.js';
 import {
   MAX_ATTEMPTS,
-  MODIFIED_MESSAGE,
   type DeleteParams,
   type RegistryEnv,
   type RegistryScope,
@@ -97,6 +96,9 @@ export class GenericRegistry {
     change: UpdateChange,
   ): Promise<{ object: KObject; created: boolean }> {
     const key = this.key(namespace, name);
+    // As upstream's GuaranteedUpdate: a lost compare-and-swap is retried against the latest object
+    // for as long as it takes (each loss means another write committed), so concurrent patches
+    // without a resourceVersion all land; a stale resourceVersion the change carries is a 409.
     for (let attempt = 1; ; attempt++) {
       const cur = await this.store.get(key);
       if (!cur) {
@@ -108,7 +110,8 @@ export class GenericRegistry {
       const next = cloneObject(await change.tryUpdate(cloneObject(cur.object)));
       const outcome = await writeUpdate(this.scope, { key, cur, next, namespace, ctx, opts });
       if (outcome !== 'retry') return { object: outcome, created: false };
-      if (attempt >= MAX_ATTEMPTS) throw errors.conflict(this.target(name), MODIFIED_MESSAGE);
+      // The winner may still be committing (reads see committed state): give it the event loop.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10)));
     }
   }
 
