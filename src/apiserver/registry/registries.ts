@@ -102,12 +102,30 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
   /** Content leaving a terminating namespace may let its finalization finish. */
   const contentHooks: RegistryHooks = { afterDelete: async (obj) => finalizer.contentDeleted(obj) };
 
-  const namespaceHooks: RegistryHooks = {
-    afterCreate: async (ns, ctx) => {
-      const sa = registries.get(idOf(serviceAccountStrategy.info));
-      const name = ns.metadata?.name ?? '';
-      if (sa) await ignoreExists(sa.create(name, defaultServiceAccount(name), { ...ctx, warnings: [] }, { dryRun: false, fieldManager: 'kube-identity' }));
+  /**
+   * kube-controller-manager's serviceaccounts controller: every active namespace has a `default`
+   * ServiceAccount, made when the namespace is and again whenever it is deleted. A namespace that
+   * is Terminating (403) or gone (404) gets none.
+   */
+  const ensureDefaultServiceAccount = async (namespace: string): Promise<void> => {
+    const sa = registries.get(idOf(serviceAccountStrategy.info));
+    if (!sa) return;
+    try {
+      await sa.create(namespace, defaultServiceAccount(namespace), systemContext(reader), { dryRun: false, fieldManager: 'kube-identity' });
+    } catch (e) {
+      if (!(e instanceof ApiError && [403, 404, 409].includes(e.code))) throw e;
+    }
+  };
+  const serviceAccountHooks: RegistryHooks = {
+    afterDelete: async (obj, ctx) => {
+      await contentHooks.afterDelete?.(obj, ctx);
+      const namespace = obj.metadata?.namespace;
+      if (obj.metadata?.name === 'default' && namespace) await ensureDefaultServiceAccount(namespace);
     },
+  };
+
+  const namespaceHooks: RegistryHooks = {
+    afterCreate: async (ns) => ensureDefaultServiceAccount(ns.metadata?.name ?? ''),
     beforeDelete: async (ns) => checkNamespaceDeletable(ns),
     terminate: (ns, ctx) => terminateNamespace(ns, ctx.now),
     afterTerminate: async (ns) => finalizer.finalize(ns.metadata?.name ?? ''),
@@ -115,7 +133,8 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
 
   for (const [id, strategy] of strategies) {
     const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
-    const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks : undefined;
+    const isServiceAccount = id === idOf(serviceAccountStrategy.info);
+    const hooks = isNamespace ? namespaceHooks : isServiceAccount ? serviceAccountHooks : strategy.info.namespaced ? contentHooks : undefined;
     registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks, admission }));
   }
 
