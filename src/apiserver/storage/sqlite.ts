@@ -5,8 +5,8 @@
  * writes that queue up while the previous group commits share one transaction (events, current
  * values, revision counter, compaction) and one fsync, and each is acknowledged and made visible
  * to reads and watches only after that transaction committed, so an acknowledged write survives
- * kill -9 and power loss. The connection lives in a worker thread (sqlite-writer.ts), so the
- * event loop keeps serving requests while a commit waits on the disk.
+ * kill -9 and power loss. The connection lives in a worker thread (sqlite-worker.ts, started by
+ * sqlite-writer.ts), so the event loop keeps serving requests while a commit waits on the disk.
  *
  * Reads and watches are served from the in-memory index (loaded at open), which the file backs:
  * `kv` holds current values, `events` the newest write events with their previous values (watch
@@ -22,7 +22,8 @@ import type { StoreEvent, StoredObject } from './store.js';
 import { parseFrozen } from './frozen.js';
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from './indexed-store.js';
 import type { PreparedWrite } from './mvcc-index.js';
-import { SqliteWriter, type LoadedFile } from './sqlite-writer.js';
+import type { LoadedFile } from './sqlite-worker.js';
+import { SqliteWriter } from './sqlite-writer.js';
 
 export interface SqliteStoreOptions {
   /** Write events kept (in memory and in the file) for watch resumption and range-at-revision. */
