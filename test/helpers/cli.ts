@@ -27,14 +27,11 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
 }
 
 /**
- * Starts `kube-identity apiserver --data-dir DIR --port 0 ...args` and resolves once it logged that
- * it is ready, with a raw-request target for it (admin token and CA from the data directory).
+ * Starts `kube-identity ...args` and resolves once `ready` finds what it waits for in the child's stdout
+ * so far (a log line, a banner); rejects if the child exits first or takes more than 60 s.
  */
-export function startApiserverChild(dataDir: string, args: string[] = []): Promise<{ child: ChildProcess; target: RawTarget }> {
-  const child = spawn(process.execPath, [...CLI, 'apiserver', '--data-dir', dataDir, '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: CLI_ENV,
-  });
+export function startCliChild<T>(args: string[], ready: (stdout: string) => T | undefined): Promise<{ child: ChildProcess; ready: T }> {
+  const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: CLI_ENV });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -46,19 +43,35 @@ export function startApiserverChild(dataDir: string, args: string[] = []): Promi
     child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
     child.stdout?.on('data', (c: Buffer) => {
       out += c.toString();
-      const line = out.split('\n').find((l) => l.includes('"api server ready"'));
-      if (!line) return;
+      const found = ready(out);
+      if (found === undefined) return;
       clearTimeout(timer);
-      const { url } = JSON.parse(line) as { url: string };
-      const target = {
-        url,
-        caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'),
-        adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim(),
-      };
-      resolve({ child, target });
+      child.stdout?.removeAllListeners('data');
+      child.stdout?.resume();
+      resolve({ child, ready: found });
     });
     child.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
   });
+}
+
+/** The first JSON log line of `stdout` whose msg is `msg`, parsed. */
+export function logLine(stdout: string, msg: string): Record<string, unknown> | undefined {
+  const line = stdout.split('\n').find((l) => l.includes(`"msg":${JSON.stringify(msg)}`));
+  return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+}
+
+/**
+ * Starts `kube-identity apiserver --data-dir DIR --port 0 ...args` and resolves once it logged that
+ * it is ready, with a raw-request target for it (admin token and CA from the data directory).
+ */
+export async function startApiserverChild(dataDir: string, args: string[] = []): Promise<{ child: ChildProcess; target: RawTarget }> {
+  const { child, ready } = await startCliChild(['apiserver', '--data-dir', dataDir, '--port', '0', ...args], (out) => logLine(out, 'api server ready'));
+  const target = {
+    url: String(ready.url),
+    caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'),
+    adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim(),
+  };
+  return { child, target };
 }
 
 /** SIGKILLs a child and waits for it to be gone. */
