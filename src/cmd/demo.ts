@@ -1,130 +1,117 @@
 /**
- * `kube-identity demo`: plays a node joining a cluster, end to end. As the admin it creates a
- * bootstrap token; as that token it submits a kubelet client CSR; it waits until the controller
- * approves and issues it; then it calls the API over mTLS with the issued certificate and prints
- * who the server says it is. Works against `kube-identity up` and any cluster in a kubeconfig.
+ * `kube-identity demo`: plays a kubelet's life against `kube-identity up` or any cluster in a
+ * kubeconfig, one line per step: bootstrap token → kubelet client CSR, approved and issued → Node
+ * registered with its addresses → Lease heartbeats in kube-node-lease → serving CSR, approved by
+ * policy → an HTTPS listener on loopback serving with it, checked by a TLS client that trusts the
+ * cluster CA and the node's name → client certificate rotated (short expirationSeconds) and the API
+ * called with the new one. A failing step says which step and why, and the command exits 1.
+ * The serving step needs the serving approver (`up` runs it by default; elsewhere
+ * `kube-identity controller --approve-kubelet-serving`).
  */
-import { randomBytes } from 'node:crypto';
-import {
-  AuthenticationV1Api,
-  CertificatesV1Api,
-  CoreV1Api,
-  KubeConfig,
-  type V1CertificateSigningRequest,
-} from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET } from '../api/certificates.js';
-import { createCertificateRequestPem } from '../pki/csr.js';
-import { generateKeyPair } from '../pki/keys.js';
+import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../api/certificates.js';
+import {
+  approvalOf,
+  checkServing,
+  clusterCaPem,
+  createBootstrapToken,
+  heartbeat,
+  kubeConfigAs,
+  randomText,
+  registerNode,
+  requestCertificate,
+  secondsLeft,
+  whoAmI,
+  type Credential,
+} from './demo-kubelet.js';
 import { loadKubeConfig } from './controller.js';
-
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const randomText = (n: number): string => [...randomBytes(n)].map((b) => ALPHABET[b % ALPHABET.length]).join('');
 
 interface DemoFlags {
   kubeconfig?: string;
   node: string;
+  address: string;
   timeout: string;
 }
 
-/** A kubeconfig for the same cluster as `base`, authenticating as `user`. */
-function kubeConfigAs(base: KubeConfig, user: { token?: string; certData?: string; keyData?: string }): KubeConfig {
-  const cluster = base.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'demo', ...user }],
-    contexts: [{ name: 'demo', cluster: cluster.name, user: 'demo' }],
-    currentContext: 'demo',
-  });
-  return kc;
-}
+const CLIENT_USAGES = ['digital signature', 'client auth'];
+const SERVING_USAGES = ['digital signature', 'server auth'];
+/** The shortest lifetime a CSR may ask for (600 s): the rotated certificate is short-lived on purpose. */
+const ROTATED_SECONDS = 600;
 
-async function createBootstrapToken(admin: KubeConfig): Promise<string> {
-  const id = randomText(6);
-  const secret = randomText(16);
-  const expiration = new Date(Date.now() + 60 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  await admin.makeApiClient(CoreV1Api).createNamespacedSecret({
-    namespace: 'kube-system',
-    body: {
-      metadata: { name: `bootstrap-token-${id}` },
-      type: 'bootstrap.kubernetes.io/token',
-      stringData: {
-        'token-id': id,
-        'token-secret': secret,
-        expiration,
-        'usage-bootstrap-authentication': 'true',
-        'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token',
-      },
-    },
-  });
-  return `${id}.${secret}`;
-}
+let stepNo = 0;
 
-function describeState(csr: V1CertificateSigningRequest): string {
-  if (csr.status?.certificate) return 'issued';
-  const types = (csr.status?.conditions ?? []).map((c) => c.type);
-  return types.length > 0 ? types.join(',') : 'pending';
-}
-
-async function waitForCertificate(api: CertificatesV1Api, name: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    const csr = await api.readCertificateSigningRequest({ name });
-    const state = describeState(csr);
-    if (state !== last) process.stdout.write(`  certificatesigningrequest/${name}: ${state}\n`);
-    last = state;
-    if (csr.status?.certificate) return csr.status.certificate;
-    if (state.includes('Denied') || state.includes('Failed')) throw new Error(`CSR ${name} was not issued: ${state}`);
-    if (Date.now() > deadline) throw new Error(`CSR ${name} was not issued within ${timeoutMs / 1000}s (state: ${state})`);
-    await new Promise((r) => setTimeout(r, 250));
+/** Runs one step and prints its line; a failure names the step. */
+async function step<T>(name: string, run: () => Promise<T>, line: (v: T) => string): Promise<T> {
+  stepNo++;
+  let value: T;
+  try {
+    value = await run();
+  } catch (err) {
+    throw new Error(`step ${stepNo} (${name}) failed: ${messageOf(err)}`);
   }
+  process.stdout.write(`${String(stepNo).padStart(2)}. ${name}: ${line(value)}\n`);
+  return value;
+}
+
+/** client-node's ApiException carries the Status body; its message is what the server said. */
+function messageOf(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: string; code?: number };
+      if (status.message) return `${status.code ?? ''} ${status.message}`.trim();
+    } catch {
+      // not a Status: fall through
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
+  stepNo = 0;
+  const timeoutMs = Number(flags.timeout) * 1000;
+  const node = flags.node;
   const admin = loadKubeConfig(flags.kubeconfig ?? '');
-  process.stdout.write(`Joining node ${flags.node} to ${admin.getCurrentCluster()?.server ?? '?'}\n`);
-  const token = await createBootstrapToken(admin);
-  process.stdout.write(`  bootstrap token ${token.split('.')[0]}.**** created in kube-system\n`);
+  process.stdout.write(`A kubelet's life as node ${node} on ${admin.getCurrentCluster()?.server ?? '?'}\n`);
+  const token = await step('bootstrap token', () => createBootstrapToken(admin), (t) => `${t.split('.')[0] ?? ''}.**** created in kube-system`);
 
-  const key = generateKeyPair('ECDSA-P256');
-  const request = await createCertificateRequestPem({
-    privateKeyPem: key.privateKeyPem,
-    commonName: `system:node:${flags.node}`,
-    organizations: ['system:nodes'],
-  });
-  const asBootstrap = kubeConfigAs(admin, { token }).makeApiClient(CertificatesV1Api);
-  const created = await asBootstrap.createCertificateSigningRequest({
-    body: {
-      metadata: { generateName: 'node-csr-' },
-      spec: {
-        request: Buffer.from(request).toString('base64'),
-        signerName: SIGNER_KUBE_APISERVER_CLIENT_KUBELET,
-        usages: ['digital signature', 'client auth'],
-      },
-    },
-  });
-  const name = created.metadata?.name ?? '';
-  process.stdout.write(`  submitted kubelet client CSR ${name} as system:bootstrap:${token.split('.')[0]}\n`);
-  const certificate = await waitForCertificate(asBootstrap, name, Number(flags.timeout) * 1000);
+  const client = await step(
+    'client certificate',
+    () => requestCertificate(kubeConfigAs(admin, { token }), admin, { node, signerName: SIGNER_KUBE_APISERVER_CLIENT_KUBELET, usages: CLIENT_USAGES, generateName: 'node-csr-' }, timeoutMs),
+    (c) => `CSR ${c.csr.metadata?.name ?? ''} from ${c.csr.spec.username ?? ''}: ${approvalOf(c.csr)} Issued.`,
+  );
+  const asNode = kubeConfigAs(admin, client);
+  const addresses = [
+    { type: 'InternalIP', address: flags.address },
+    { type: 'Hostname', address: node },
+  ];
+  await step('node registered', () => registerNode(asNode, node, addresses), () => `Node ${node} created by itself, status.addresses ${addresses.map((a) => a.address).join(', ')}`);
+  await step('lease heartbeats', () => heartbeat(asNode, node, 3), (at) => `Lease kube-node-lease/${node} created and renewed 3 times (last ${at})`);
 
-  const asNode = kubeConfigAs(admin, { certData: certificate, keyData: Buffer.from(key.privateKeyPem).toString('base64') });
-  const review = await asNode.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  });
-  const user = review.status?.userInfo;
-  process.stdout.write(`The server says this node is: ${user?.username ?? '?'} (groups: ${(user?.groups ?? []).join(', ')})\n`);
+  const serving = await step(
+    'serving certificate',
+    () =>
+      requestCertificate(asNode, admin, { node, signerName: SIGNER_KUBELET_SERVING, usages: SERVING_USAGES, dnsNames: [node], ipAddresses: [flags.address], generateName: 'serving-csr-' }, timeoutMs),
+    (c) => `CSR ${c.csr.metadata?.name ?? ''} for DNS:${node}, IP:${flags.address}: ${approvalOf(c.csr)} Issued.`,
+  );
+  await step('https listener', () => checkServing(serving, clusterCaPem(admin), node), (v) => `127.0.0.1:${v.port} serves CN=${v.subject} (${v.san}), verified against the cluster CA as "${node}"`);
+
+  const rotated: Credential = await step(
+    'client certificate rotated',
+    () => requestCertificate(asNode, admin, { node, signerName: SIGNER_KUBE_APISERVER_CLIENT_KUBELET, usages: CLIENT_USAGES, expirationSeconds: ROTATED_SECONDS, generateName: 'node-csr-' }, timeoutMs),
+    (c) => `CSR ${c.csr.metadata?.name ?? ''} from ${c.csr.spec.username ?? ''} with the old certificate: ${approvalOf(c.csr)} Issued, expires in ${secondsLeft(c.certPem)}s.`,
+  );
+  await step('api called with the new certificate', () => whoAmI(kubeConfigAs(admin, rotated)), (u) => `the server says this node is ${u.username} (groups: ${u.groups.join(', ')})`);
 }
 
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description('play a node joining: bootstrap token, kubelet client CSR, auto-approval, issuance, mTLS call')
+    .description("play a kubelet's life: bootstrap token, client certificate, Node and Lease, serving certificate by policy, HTTPS with it, client certificate rotation")
     .option('--kubeconfig <file>', 'admin kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)')
-    .option('--node <name>', 'node name to join as', `demo-${randomText(5)}`)
-    .option('--timeout <seconds>', 'how long to wait for the certificate', '60')
+    .option('--node <name>', 'node name to play', `demo-${randomText(5)}`)
+    .option('--address <ip>', "the node's InternalIP (a private address: the serving policy refuses loopback)", '10.244.0.10')
+    .option('--timeout <seconds>', 'how long to wait for each certificate', '60')
     .action(async (flags: DemoFlags) => {
       await runDemo(flags);
     });

@@ -33,7 +33,7 @@ function banner(url: string, kubeconfig: string, metrics: string, logFile: strin
     'Try:',
     `  kubectl --kubeconfig ${kc} get csr`,
     `  kubectl --kubeconfig ${kc} api-resources`,
-    `  node dist/src/cmd/main.js demo --kubeconfig ${kc}    # a node joins: CSR approved, issued, used over mTLS`,
+    `  node dist/src/cmd/main.js demo --kubeconfig ${kc}    # a kubelet's life: client and serving certificates, Node, Lease, rotation`,
     '',
     'Press Ctrl-C to stop.',
     '',

@@ -54,22 +54,58 @@ it('prints the kubeconfig, the metrics URL and commands to try, once', () => {
   expect(banner).toContain(`kubectl --kubeconfig ${field('kubeconfig')} get csr`);
 });
 
-it('runs the demo: a node joins, its CSR is approved and issued, and it authenticates with the certificate', async () => {
+it("runs the demo as a separate process: a kubelet's whole life, one line per step", async () => {
   const kubeconfig = field('kubeconfig');
   const demo = await run(process.execPath, [...NODE_ARGS, 'demo', '--kubeconfig', kubeconfig, '--node', 'e2e-node'], { env, timeout: 60_000 });
-  expect(demo.stdout).toContain('issued');
-  expect(demo.stdout).toContain('The server says this node is: system:node:e2e-node (groups: system:nodes, system:authenticated)');
+  const lines = demo.stdout.trim().split('\n');
+  expect(lines.slice(1).map((l) => /^\s*(\d+)\. ([^:]+):/.exec(l)?.slice(1, 3))).toEqual([
+    ['1', 'bootstrap token'],
+    ['2', 'client certificate'],
+    ['3', 'node registered'],
+    ['4', 'lease heartbeats'],
+    ['5', 'serving certificate'],
+    ['6', 'https listener'],
+    ['7', 'client certificate rotated'],
+    ['8', 'api called with the new certificate'],
+  ]);
+  expect(lines[2]).toMatch(/from system:bootstrap:[a-z0-9]{6}: Auto approving kubelet client certificate after SubjectAccessReview\. Issued\.$/);
+  expect(lines[5]).toContain('Auto approving kubelet serving certificate after policy check. Issued.');
+  expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.0\.10\), verified against the cluster CA as "e2e-node"$/);
+  expect(lines[7]).toMatch(/from system:node:e2e-node with the old certificate: Auto approving self kubelet client certificate after SubjectAccessReview\. Issued, expires in (59\d|600)s\.$/);
+  expect(lines[8]).toContain('the server says this node is system:node:e2e-node (groups: system:nodes, system:authenticated)');
 
-  const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'csr', '-o', 'json'], { env });
-  const csrs = (JSON.parse(stdout) as { items: { spec: { username: string }; status: { conditions: { type: string; reason: string }[]; certificate?: string } }[] }).items;
-  expect(csrs).toHaveLength(1);
-  expect(csrs[0]?.spec.username).toMatch(/^system:bootstrap:[a-z0-9]{6}$/);
-  expect(csrs[0]?.status.conditions.map((c) => [c.type, c.reason])).toEqual([['Approved', 'AutoApproved']]);
-  expect(csrs[0]?.status.certificate).toBeTruthy();
+  const kubectl = async (...args: string[]): Promise<string> => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env })).stdout;
+  type Csr = { metadata: { name: string }; spec: { username: string; signerName: string; expirationSeconds?: number }; status: { conditions: { type: string; reason: string }[]; certificate?: string } };
+  const csrs = (JSON.parse(await kubectl('get', 'csr', '-o', 'json')) as { items: Csr[] }).items;
+  expect(csrs.map((c) => [c.spec.signerName, c.spec.username.replace(/^system:bootstrap:.*/, 'system:bootstrap:*'), c.spec.expirationSeconds ?? null]).sort()).toEqual([
+    ['kubernetes.io/kube-apiserver-client-kubelet', 'system:bootstrap:*', null],
+    ['kubernetes.io/kube-apiserver-client-kubelet', 'system:node:e2e-node', 600],
+    ['kubernetes.io/kubelet-serving', 'system:node:e2e-node', null],
+  ]);
+  for (const c of csrs) {
+    expect(c.status.conditions.map((x) => [x.type, x.reason])).toEqual([['Approved', 'AutoApproved']]);
+    expect(c.status.certificate).toBeTruthy();
+  }
+  const node = JSON.parse(await kubectl('get', 'node', 'e2e-node', '-o', 'json')) as { status: { addresses: { address: string }[] } };
+  expect(node.status.addresses.map((a) => a.address)).toEqual(['10.244.0.10', 'e2e-node']);
+  expect(await kubectl('get', 'lease', '-n', 'kube-node-lease', 'e2e-node', '-o', 'jsonpath={.spec.holderIdentity}')).toBe('e2e-node');
 
   const metrics = await fetch(field('metrics')).then((r) => r.text());
-  expect(metrics).toMatch(/kube_identity_csr_issuances_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet"\} 1/);
+  expect(metrics).toMatch(/kube_identity_csr_issuances_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet"\} 2/);
+  expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kubelet-serving",reason="kubelet-serving-policy"\} 1/);
+  expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet",reason="selfnodeclient"\} 1/);
 }, 90_000);
+
+it('a failing demo step says which step and why', async () => {
+  // A loopback address is refused by the serving policy: the serving CSR stays pending.
+  const demo = await runCli(['demo', '--kubeconfig', field('kubeconfig'), '--node', 'e2e-loop', '--address', '127.0.0.1', '--timeout', '3']);
+  expect(demo.code).toBe(1);
+  expect(demo.stdout).toContain(' 4. lease heartbeats:');
+  expect(demo.stdout).not.toContain(' 5. ');
+  expect(demo.stderr).toMatch(
+    /step 5 \(serving certificate\) failed: CSR serving-csr-\w+ was not issued within 3s \(state: Pending\); last event: PolicyViolation: Left pending: kubelet serving policy: ip-range: IP address "127\.0\.0\.1" is outside the allowed ranges/,
+  );
+}, 60_000);
 
 it('reuses the data directory and its CA on a second start', async () => {
   const caBefore = readFileSync(path.join(dataDir, 'ca.crt'), 'utf8');
