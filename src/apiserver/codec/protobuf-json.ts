@@ -4,6 +4,7 @@
  * fractional digits, int64 as number, maps as objects, unset and (non-pointer) zero fields omitted.
  */
 import protobuf from 'protobufjs';
+import { formatMicroTime, formatTime } from '../../lib/rfc3339.js';
 import { CORE_MESSAGES } from './protobuf-core.js';
 import { GROUP_MESSAGES } from './protobuf-groups.js';
 import { POD_MESSAGES } from './protobuf-pod.js';
@@ -50,17 +51,11 @@ function toNumber(v: unknown): number {
   return typeof v === 'number' ? v : Number(String(v));
 }
 
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
-}
-
 /** Go's RFC3339 (Time, second precision) or RFC3339Micro (MicroTime); seconds=0 means unset. */
 function timeString(m: Msg, micro: boolean): string | undefined {
-  const seconds = toNumber(m.seconds ?? 0);
-  const nanos = toNumber(m.nanos ?? 0);
-  if (seconds === 0 && nanos === 0) return undefined;
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
-  return micro ? `${base}.${pad(Math.floor(nanos / 1000), 6)}Z` : `${base}Z`;
+  const t = { seconds: toNumber(m.seconds ?? 0), nanos: toNumber(m.nanos ?? 0) };
+  if (t.seconds === 0 && t.nanos === 0) return undefined;
+  return micro ? formatMicroTime(t) : formatTime(t);
 }
 
 function base64(v: unknown): string {
