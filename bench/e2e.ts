@@ -6,7 +6,9 @@
  * (latency under load). Also API requests per CSR (controller's rest_client_requests_total plus the
  * clients' creates; `csr` leaves out the Event writes, which the broadcaster amortises over many CSRs,
  * `byMethod` shows that no read precedes a write), CPU ms per CSR of each process, and both
- * processes' peak RSS.
+ * processes' peak RSS. With `storage: 'etcd'` the bench starts a one-member etcd and `replicas`
+ * API servers on it (one data directory): clients spread their creates over the replicas, the
+ * controller talks to the first and the issuance watch to the last, so a CSR crosses replicas.
  * Run: `node dist/bench/e2e.js` after `npm run build`, or call runE2eBench().
  */
 import 'reflect-metadata';
@@ -18,6 +20,7 @@ import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
 import { HttpClient, type StreamHandle } from './lib/http-client.js';
 import { kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
+import { startEtcd } from './lib/etcd-cluster.js';
 import { closedLoop, openLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
 import { formatLatency } from './lib/stats.js';
@@ -38,8 +41,10 @@ export interface E2eParams {
   tokens: number;
   /** Distinct CSRs (keys) the clients cycle through. */
   distinctRequests: number;
-  /** The API server's store: SQLite (the product's default) or memory (to see what durability costs). */
-  storage: 'sqlite' | 'memory';
+  /** The API server's store: SQLite (the product's default), memory (to see what durability costs) or etcd. */
+  storage: 'sqlite' | 'memory' | 'etcd';
+  /** API server processes (more than one only on etcd). */
+  replicas: number;
 }
 
 export interface E2eMode {
@@ -64,12 +69,13 @@ export interface E2eBenchResult extends Machine {
   apiRequestsPerCsr: { total: number; csr: number; events: number; controller: number; byMethod: Record<string, number> };
   /** Rate-limited requeues (conflicts, errors) per CSR in the sustained run: each waits on the queue's backoff. */
   controllerRetriesPerCsr: number;
+  /** `apiserver` adds up the replicas (etcd's own memory and CPU are not counted). */
   peakRssMb: { apiserver: number; controller: number };
   /** CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process (the load generator). */
   cpuMsPerCsr: { apiserver: number; controller: number; clients: number };
 }
 
-export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite' };
+export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1 };
 
 const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const ISSUE_TIMEOUT_MS = 60_000;
@@ -134,9 +140,29 @@ class IssuanceTracker {
   }
 }
 
-function cpuNow(server: ApiServerProcess, ctl: ControllerProcess): E2eBenchResult['cpuMsPerCsr'] {
+function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess): E2eBenchResult['cpuMsPerCsr'] {
   const self = process.cpuUsage();
-  return { apiserver: server.proc.cpuMs(), controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000 };
+  const apiserver = servers.reduce((sum, s) => sum + s.proc.cpuMs(), 0);
+  return { apiserver, controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000 };
+}
+
+/** The API server process(es), and what stops them (and the bench's etcd). */
+async function startServers(p: E2eParams, execArgv: string[] | undefined): Promise<{ servers: ApiServerProcess[]; close: () => Promise<void> }> {
+  const servers: ApiServerProcess[] = [];
+  const etcd = p.storage === 'etcd' ? await startEtcd() : undefined;
+  const close = async (): Promise<void> => {
+    for (const s of servers.reverse()) await s.close();
+    await etcd?.stop();
+  };
+  try {
+    for (let i = 0; i < (etcd ? p.replicas : 1); i++) {
+      servers.push(await startApiServerProcess({ execArgv, storage: p.storage, etcdServers: etcd?.endpoints, dataDir: servers[0]?.dataDir }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { servers, close };
 }
 
 /**
@@ -179,17 +205,22 @@ function mode(r: LoadResult): E2eMode {
 
 export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<E2eBenchResult> {
   const p: E2eParams = { ...E2E_DEFAULTS, ...params };
-  let server: ApiServerProcess | undefined;
+  let stopServers: (() => Promise<void>) | undefined;
   let ctl: ControllerProcess | undefined;
   const tracker = new IssuanceTracker();
   const clients: HttpClient[] = [];
   try {
-    server = await startApiServerProcess({ execArgv: opts.execArgv, storage: p.storage });
+    const started = await startServers(p, opts.execArgv);
+    stopServers = started.close;
+    const servers = started.servers;
+    const server = servers[0] as ApiServerProcess;
     const admin = new HttpClient(server.admin, Infinity);
-    clients.push(admin);
+    const watcher = new HttpClient((servers.at(-1) as ApiServerProcess).admin, Infinity);
+    clients.push(admin, watcher);
     const tokens: string[] = [];
     for (let i = 0; i < p.tokens; i++) tokens.push(await createBootstrapToken(admin));
-    const bootstrap = tokens.map((t) => new HttpClient({ ...server!.admin, token: t }, p.concurrency));
+    // Each token's clients go to one replica (tokens outnumber replicas), so creates spread evenly.
+    const bootstrap = tokens.map((t, i) => new HttpClient({ ...(servers[i % servers.length] as ApiServerProcess).admin, token: t }, p.concurrency));
     clients.push(...bootstrap);
     ctl = await startControllerProcess({
       kubeconfig: server.kubeconfigPath,
@@ -198,7 +229,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       execArgv: opts.execArgv,
     });
     const pems = await kubeletCsrPems(p.distinctRequests);
-    await tracker.start(admin);
+    await tracker.start(watcher);
     const op = (prefix: string) => async (i: number): Promise<void> => {
       const name = `${prefix}-${i}`;
       const issued = tracker.wait(name);
@@ -213,9 +244,9 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
     if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
     const m0 = await settledAfterWarmup(ctl, warm.ok);
-    const cpu0 = cpuNow(server, ctl);
+    const cpu0 = cpuNow(servers, ctl);
     const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
-    const cpu1 = cpuNow(server, ctl);
+    const cpu1 = cpuNow(servers, ctl);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
     const perCsr = (x: number): number => round(x / Math.max(1, sustained.ok), 2);
@@ -226,7 +257,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
       controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
-      peakRssMb: { apiserver: mb(server.proc.memory().peakRss), controller: mb(ctl.proc.memory().peakRss) },
+      peakRssMb: { apiserver: mb(servers.reduce((sum, s) => sum + s.proc.memory().peakRss, 0)), controller: mb(ctl.proc.memory().peakRss) },
       cpuMsPerCsr: { apiserver: perCsr(cpu1.apiserver - cpu0.apiserver), controller: perCsr(cpu1.controller - cpu0.controller), clients: perCsr(cpu1.clients - cpu0.clients) },
       ...machine(),
     };
@@ -234,14 +265,14 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     tracker.stop();
     for (const c of clients) c.close();
     await ctl?.close();
-    await server?.close();
+    await stopServers?.();
   }
 }
 
 export function formatE2eTable(r: E2eBenchResult): string {
   const row = (label: string, m: E2eMode): string[] => [label, String(m.issued), String(m.errors), String(m.csrsPerSec), formatLatency(m.latencyMs)];
   return [
-    `e2e: apiserver (${r.params.storage}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
+    `e2e: apiserver (${r.params.storage}${r.params.replicas > 1 ? ` x${r.params.replicas}` : ''}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
       `API requests per CSR ${r.apiRequestsPerCsr.total} (without Events ${r.apiRequestsPerCsr.csr}, Events ${r.apiRequestsPerCsr.events}, controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ` +
       `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),

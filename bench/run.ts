@@ -4,18 +4,24 @@
  * the exit code is then 1. Sized to finish in under 5 minutes on a 2-core machine.
  * `--cpu-prof-dir=DIR` (node refuses --cpu-prof in NODE_OPTIONS) makes the API server and controller
  * children of `api` and `e2e` write CPU profiles there. `--storage=memory` runs `e2e` on the
- * memory store instead of SQLite, to show what durable storage costs.
+ * memory store instead of SQLite, to show what durable storage costs; `--storage=etcd` on an etcd
+ * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it.
  */
 import 'reflect-metadata';
 import { formatApiTable, runApiBench } from './api.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
-import { formatE2eTable, runE2eBench } from './e2e.js';
+import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
 import { printResult } from './lib/report.js';
 
 const profDir = process.argv.find((a) => a.startsWith('--cpu-prof-dir='));
 const childArgs = { execArgv: profDir ? ['--cpu-prof', profDir] : undefined };
-const storageArg = process.argv.find((a) => a.startsWith('--storage='))?.slice('--storage='.length);
+const flag = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const storageArg = flag('storage');
+const e2eParams: Partial<E2eParams> = {
+  ...(storageArg === 'memory' || storageArg === 'etcd' ? { storage: storageArg } : {}),
+  ...(flag('replicas') ? { replicas: Number(flag('replicas')) } : {}),
+};
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   pki: async () => {
@@ -31,7 +37,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     printResult(r, formatCacheTable(r));
   },
   e2e: async () => {
-    const r = await runE2eBench(storageArg === 'memory' ? { storage: 'memory' } : {}, childArgs);
+    const r = await runE2eBench(e2eParams, childArgs);
     printResult(r, formatE2eTable(r));
   },
 };

@@ -4,6 +4,7 @@
  * admin token (system:masters) from the same directory.
  */
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +24,11 @@ export interface ApiServerProcess {
 }
 
 export interface ApiServerProcessOptions {
-  storage?: 'sqlite' | 'memory';
+  storage?: 'sqlite' | 'memory' | 'etcd';
+  /** With storage etcd: the members' client URLs. */
+  etcdServers?: string[];
+  /** Run as another replica on this data directory (an etcd replica's): it is kept on close. */
+  dataDir?: string;
   execArgv?: string[];
   startTimeoutMs?: number;
 }
@@ -33,16 +38,19 @@ interface KubeconfigFile {
 }
 
 export async function startApiServerProcess(opts: ApiServerProcessOptions = {}): Promise<ApiServerProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-'));
-  const kubeconfigPath = path.join(dataDir, 'kubeconfig');
+  const shared = opts.dataDir !== undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-'));
+  // Replicas on one data directory each write their own kubeconfig (it names their URL).
+  const kubeconfigPath = path.join(dataDir, shared ? `kubeconfig-${randomBytes(4).toString('hex')}` : 'kubeconfig');
+  const etcd = opts.etcdServers ? ['--etcd-servers', opts.etcdServers.join(',')] : [];
   const proc = spawnNode(
     projectScript('src/cmd/main'),
-    ['apiserver', '--data-dir', dataDir, '--port', '0', '--storage', opts.storage ?? 'sqlite', '--log-level', 'warn'],
+    ['apiserver', '--data-dir', dataDir, '--kubeconfig-out', kubeconfigPath, '--port', '0', '--storage', opts.storage ?? 'sqlite', ...etcd, '--log-level', 'warn'],
     { execArgv: opts.execArgv },
   );
   const close = async (): Promise<void> => {
     await proc.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!shared) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     const file = await waitUntil('the API server kubeconfig', () => (existsSync(kubeconfigPath) ? readFileSync(kubeconfigPath, 'utf8') : undefined), opts.startTimeoutMs ?? 60_000, proc);

@@ -1,0 +1,144 @@
+/**
+ * A real etcd for tests and benchmarks: one member (or three, for fault tests) on free loopback
+ * ports, in a temporary directory that `stop()` removes. Members can be killed (-9) and started
+ * again on their data directory, and the leader found, to test failures. Needs `etcd` on PATH
+ * (Debian's etcd-server; tests use describeWithTools(['etcd'])).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface EtcdMember {
+  name: string;
+  clientUrl: string;
+  /** Whether the process is running. */
+  readonly running: boolean;
+  /** Starts the member (again) on its data directory and waits until it serves. */
+  start(): Promise<void>;
+  /** Kills the process (SIGKILL unless told) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface EtcdCluster {
+  /** Client URLs of every member, for --etcd-servers. */
+  endpoints: string[];
+  members: EtcdMember[];
+  /** The member that is leader now (waits for an election). */
+  leader(): Promise<EtcdMember>;
+  stop(): Promise<void>;
+}
+
+export interface EtcdOptions {
+  members?: number;
+  /** etcd's --experimental-watch-progress-notify-interval (default 10 m in etcd). */
+  progressNotifyInterval?: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Status {
+  header?: { member_id?: string };
+  leader?: string;
+}
+
+async function status(clientUrl: string): Promise<Status | undefined> {
+  try {
+    const res = await fetch(`${clientUrl}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) });
+    return res.ok ? ((await res.json()) as Status) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`etcd: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-test-'));
+  const count = opts.members ?? 1;
+  const ports = await Promise.all(Array.from({ length: count * 2 }, () => freePort()));
+  const specs = Array.from({ length: count }, (_, i) => ({
+    name: `m${i}`,
+    clientUrl: `http://127.0.0.1:${ports[2 * i]}`,
+    peerUrl: `http://127.0.0.1:${ports[2 * i + 1]}`,
+  }));
+  const initialCluster = specs.map((s) => `${s.name}=${s.peerUrl}`).join(',');
+
+  const members = specs.map((spec): EtcdMember & { proc?: ChildProcess } => {
+    const args = [
+      `--name=${spec.name}`,
+      `--data-dir=${path.join(dir, spec.name)}`,
+      `--listen-client-urls=${spec.clientUrl}`,
+      `--advertise-client-urls=${spec.clientUrl}`,
+      `--listen-peer-urls=${spec.peerUrl}`,
+      `--initial-advertise-peer-urls=${spec.peerUrl}`,
+      `--initial-cluster=${initialCluster}`,
+      '--initial-cluster-state=new',
+      '--initial-cluster-token=test',
+      '--logger=zap',
+      '--log-level=error',
+      ...(opts.progressNotifyInterval ? [`--experimental-watch-progress-notify-interval=${opts.progressNotifyInterval}`] : []),
+    ];
+    const member: EtcdMember & { proc?: ChildProcess } = {
+      ...spec,
+      get running() {
+        return member.proc !== undefined && member.proc.exitCode === null && member.proc.signalCode === null;
+      },
+      async start() {
+        const log = openSync(path.join(dir, `${spec.name}.log`), 'a');
+        member.proc = spawn('etcd', args, { stdio: ['ignore', log, log] });
+        closeSync(log);
+        await waitFor(`${spec.name} to serve`, async () => ((await status(spec.clientUrl)) ? true : undefined));
+      },
+      async kill(signal = 'SIGKILL') {
+        const proc = member.proc;
+        if (!proc || !member.running) return;
+        const exited = new Promise((resolve) => proc.once('exit', resolve));
+        proc.kill(signal);
+        await exited;
+      },
+    };
+    return member;
+  });
+
+  const leader = async (): Promise<EtcdMember> =>
+    waitFor('a leader', async () => {
+      for (const m of members.filter((x) => x.running)) {
+        const s = await status(m.clientUrl);
+        if (s?.leader && s.leader !== '0' && s.leader === s.header?.member_id) return m;
+      }
+      return undefined;
+    });
+
+  const stop = async (): Promise<void> => {
+    await Promise.all(members.map((m) => m.kill('SIGTERM')));
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    await Promise.all(members.map((m) => m.start()));
+    await leader();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { endpoints: specs.map((s) => s.clientUrl), members, leader, stop };
+}
