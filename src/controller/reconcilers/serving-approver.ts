@@ -8,7 +8,6 @@
  */
 import { CONDITION_APPROVED, CONDITION_DENIED, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
 import type { KObject } from '../../api/meta.js';
-import type { ParsedCsr } from '../../pki/csr.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import { wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
@@ -72,14 +71,8 @@ export class ServingApproverReconciler implements Reconciler {
     const flooded = `${csr.metadata?.uid ?? ''}\0max-pending`;
     // Once an extra of a flood, always one: it is never approved, even after the older ones are decided.
     if (this.reported.has(flooded)) return { decision: 'refuse', rule: 'max-pending', message: 'refused earlier as an extra of a flood of pending CSRs' };
-    let parsed: Readonly<ParsedCsr>;
-    try {
-      parsed = this.o.requests.parse(csr.spec.request);
-    } catch (err) {
-      return { decision: 'refuse', rule: 'request', message: `unable to parse csr: ${(err as Error).message}` };
-    }
     const nodes = this.o.nodes;
-    return evaluateServingCsr(csr, parsed, this.o.policy, {
+    return evaluateServingCsr(csr, () => this.o.requests.parse(csr.spec.request), this.o.policy, {
       node: (name) => nodes.get(name),
       nodes: () => nodes.list(),
       pendingRank: this.o.pending.rank(csr.spec.username ?? '', key),

@@ -78,7 +78,7 @@ function addressesOf(node: Readonly<KObject>): { dns: Set<string>; ips: Set<stri
 
 const refuse = (rule: ServingRule, message: string): ServingVerdict => ({ decision: 'refuse', rule, message });
 
-function checkSubject(parsed: ParsedCsr, nodeName: string): ServingVerdict | undefined {
+function checkSubject(parsed: Readonly<ParsedCsr>, nodeName: string): ServingVerdict | undefined {
   const s = parsed.subject;
   const extras = [s.organizationalUnits, s.countries, s.provinces, s.localities, s.streetAddresses, s.postalCodes].some((l) => l.length > 0) || !!s.serialNumber;
   const orgOk = s.organizations.length === 1 && s.organizations[0] === NODES_GROUP;
@@ -88,7 +88,7 @@ function checkSubject(parsed: ParsedCsr, nodeName: string): ServingVerdict | und
   return undefined;
 }
 
-function checkSans(parsed: ParsedCsr, nodeName: string, o: ServingPolicyOptions): ServingVerdict | undefined {
+function checkSans(parsed: Readonly<ParsedCsr>, nodeName: string, o: ServingPolicyOptions): ServingVerdict | undefined {
   if (parsed.dnsNames.length === 0 && parsed.ipAddresses.length === 0) return refuse('san-missing', 'DNS or IP subjectAltName is required');
   if (parsed.emailAddresses.length > 0) return refuse('san-type', 'Email subjectAltNames are not allowed');
   if (parsed.uris.length > 0) return refuse('san-type', 'URI subjectAltNames are not allowed');
@@ -101,7 +101,7 @@ function checkSans(parsed: ParsedCsr, nodeName: string, o: ServingPolicyOptions)
 }
 
 /** SANs that name another Node (by its addresses or its name): refused whether or not our own Node is required. */
-function checkOtherNodes(parsed: ParsedCsr, nodeName: string, facts: ServingFacts): ServingVerdict | undefined {
+function checkOtherNodes(parsed: Readonly<ParsedCsr>, nodeName: string, facts: ServingFacts): ServingVerdict | undefined {
   for (const other of facts.nodes()) {
     const otherName = other.metadata?.name ?? '';
     if (otherName === nodeName) continue;
@@ -114,7 +114,7 @@ function checkOtherNodes(parsed: ParsedCsr, nodeName: string, facts: ServingFact
   return undefined;
 }
 
-function checkOwnNode(parsed: ParsedCsr, nodeName: string, facts: ServingFacts): ServingVerdict | undefined {
+function checkOwnNode(parsed: Readonly<ParsedCsr>, nodeName: string, facts: ServingFacts): ServingVerdict | undefined {
   const node = facts.node(nodeName);
   if (!node) return { decision: 'wait', message: `Node "${nodeName}" is not registered yet; its status.addresses are needed` };
   const addr = addressesOf(node);
@@ -125,7 +125,7 @@ function checkOwnNode(parsed: ParsedCsr, nodeName: string, facts: ServingFacts):
 }
 
 /** The verdict for one serving CSR, rule by rule in the order the docs list them. */
-export function evaluateServingCsr(csr: CertificateSigningRequest, parsed: ParsedCsr, o: ServingPolicyOptions, facts: ServingFacts): ServingVerdict {
+export function evaluateServingCsr(csr: CertificateSigningRequest, parse: () => Readonly<ParsedCsr>, o: ServingPolicyOptions, facts: ServingFacts): ServingVerdict {
   const id = nodeIdentity({ username: csr.spec.username, groups: csr.spec.groups });
   if (!id.isNode || id.nodeName === '') {
     return refuse('requester', `requester "${csr.spec.username ?? ''}" is not a node (${NODE_USER_PREFIX}<name> in ${NODES_GROUP})`);
@@ -134,6 +134,12 @@ export function evaluateServingCsr(csr: CertificateSigningRequest, parsed: Parse
   // The flood guard first: extras from one node are never approved, whatever they ask for.
   if (facts.pendingRank >= o.maxPendingPerNode) {
     return refuse('max-pending', `node "${nodeName}" has more than ${o.maxPendingPerNode} pending serving CSRs; only the oldest ${o.maxPendingPerNode} are considered`);
+  }
+  let parsed: Readonly<ParsedCsr>;
+  try {
+    parsed = parse();
+  } catch (err) {
+    return refuse('request', `unable to parse csr: ${(err as Error).message}`);
   }
   const early = checkSubject(parsed, nodeName);
   if (early) return early;
