@@ -76,6 +76,11 @@ export const RESOURCES: readonly ResourceInfo[] = [
   }),
   resource('', 'v1', 'Secret', 'secrets'),
   resource('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] }),
+  resource('', 'v1', 'Service', 'services', {
+    shortNames: ['svc'],
+    categories: ['all'],
+    subresources: [sub('status', 'Service', '', 'v1', ['get', 'patch', 'update'])],
+  }),
   resource('', 'v1', 'Pod', 'pods', {
     shortNames: ['po'],
     categories: ['all'],

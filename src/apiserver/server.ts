@@ -18,6 +18,7 @@ import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-io.js';
 import { serveDiscovery } from './discovery/index.js';
 import { ClusterRoleAggregation } from './controllers/clusterrole-aggregation.js';
+import { KubernetesServiceController } from './controllers/kubernetes-service.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
@@ -250,6 +251,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const services = registries.find('', 'v1', 'services');
+  const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port });
+  await kubernetesService?.start();
   logger.info({ url }, 'api server listening');
   return {
     url,
@@ -259,6 +263,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         registries.close();
         pipeline.endWatches();
         aggregation?.stop();
+        kubernetesService?.stop();
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 1000).unref();

@@ -30,6 +30,7 @@ export async function samples(): Promise<Sample[]> {
     ['', 'serviceaccounts', 'sa1', { automountServiceAccountToken: false }],
     ['', 'secrets', 's1', { type: 'Opaque', stringData: { user: 'admin' } }],
     ['', 'configmaps', 'cm1', { data: { key: 'value' } }],
+    ['', 'services', 'svc1', { spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } }],
     ['', 'pods', 'p1', { spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }],
     ['', 'nodes', 'kt-node1', {}],
     [

@@ -6,6 +6,7 @@ import {
   CORE,
   int32,
   int64,
+  intOrString,
   kindAndList,
   kindSchema,
   keyedList,
@@ -79,6 +80,57 @@ export const CORE_SCHEMAS: Schemas = {
       v1('ConfigMap'),
       { binaryData: map(bytes()), data: map(str()), immutable: bool() },
       { description: 'ConfigMap holds configuration data for pods to consume.' },
+    ),
+  ),
+  ...kindAndList(
+    CORE,
+    v1('Service'),
+    kindSchema(
+      v1('Service'),
+      {
+        spec: obj({
+          allocateLoadBalancerNodePorts: bool(),
+          clusterIP: str('Allocated from the service range unless given; "None" for a headless service.'),
+          clusterIPs: arr(str()),
+          externalIPs: arr(str()),
+          externalName: str(),
+          externalTrafficPolicy: str(),
+          healthCheckNodePort: int32(),
+          internalTrafficPolicy: str(),
+          ipFamilies: arr(str()),
+          ipFamilyPolicy: str(),
+          loadBalancerClass: str(),
+          loadBalancerIP: str(),
+          loadBalancerSourceRanges: arr(str()),
+          ports: arr(
+            obj(
+              { appProtocol: str(), name: str(), nodePort: int32(), port: int32(), protocol: str('TCP, UDP or SCTP.'), targetPort: intOrString() },
+              { required: ['port'] },
+            ),
+            { listType: 'map', mapKeys: ['port', 'protocol'], patchStrategy: 'merge', patchMergeKey: 'port' },
+          ),
+          publishNotReadyAddresses: bool(),
+          selector: map(str()),
+          sessionAffinity: str('None or ClientIP.'),
+          sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int32() }) }),
+          trafficDistribution: str(),
+          type: str('ClusterIP, NodePort, LoadBalancer or ExternalName.'),
+        }),
+        status: obj({
+          conditions: keyedList(condition({ observedGeneration: int64() as ReturnType<typeof str> }), 'type'),
+          loadBalancer: obj({
+            ingress: arr(
+              obj({
+                hostname: str(),
+                ip: str(),
+                ipMode: str(),
+                ports: arr(obj({ error: str(), port: int32(), protocol: str() }, { required: ['port', 'protocol'] })),
+              }),
+            ),
+          }),
+        }),
+      },
+      { description: 'Service is a named abstraction of software service (for example, mysql) consisting of local port that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.' },
     ),
   ),
   ...kindAndList(

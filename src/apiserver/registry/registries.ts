@@ -17,6 +17,7 @@ import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminat
 import { NamespaceFinalizer } from './core/namespace-finalizer.js';
 import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
+import { serviceStrategy } from './core/service.js';
 import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
 import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
@@ -28,6 +29,7 @@ const BUILTIN_STRATEGIES: readonly Strategy[] = [
   serviceAccountStrategy,
   secretStrategy,
   configMapStrategy,
+  serviceStrategy,
   podStrategy,
   nodeStrategy,
   coreEventStrategy,

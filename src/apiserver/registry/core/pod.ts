@@ -15,7 +15,7 @@ if (!podInfo || !nodeInfo) throw new Error('pods or nodes missing from RESOURCES
 
 
 /** /status: only status changes; spec is kept. */
-const statusOnly: SubresourceStrategy = {
+export const statusOnly: SubresourceStrategy = {
   prepareForUpdate(obj, old) {
     obj.spec = old.spec;
   },

@@ -1,0 +1,230 @@
+/**
+ * core/v1 Services: stored, defaulted and validated as kube-apiserver does for what a user meets
+ * (type, ports, cluster IP from the service range, node ports), printed as `kubectl get svc`
+ * prints them. Nothing proxies them: there is no kube-proxy, and no Endpoints are kept.
+ */
+import { isIP } from 'node:net';
+import type { KObject } from '../../../api/meta.js';
+import { findResource } from '../../../api/resources.js';
+import { record, records, str, text } from '../../../lib/json.js';
+import { errors } from '../../errors.js';
+import { duplicate, type FieldError, forbidden, invalid, notSupported, required } from '../../field-errors.js';
+import { isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
+import type { RequestContext, Strategy } from '../generic/strategy.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
+import { statusOnly } from './pod.js';
+
+const found = findResource('', 'v1', 'services');
+if (!found) throw new Error('services missing from RESOURCES');
+const info = found;
+
+/** kubeadm's default --service-cluster-ip-range; its first address is the `kubernetes` Service's. */
+export const SERVICE_CIDR = '10.96.0.0/12';
+const RANGE_BASE = 0x0a600000;
+const RANGE_SIZE = 1 << 20;
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+/** kube-apiserver's default --service-node-port-range. */
+const NODE_PORTS = { min: 30000, max: 32767 };
+
+const TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+const AFFINITIES = ['ClientIP', 'None'];
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+
+const ipToInt = (ip: string): number => ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+const intToIp = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+const inRange = (ip: string): boolean => isIP(ip) === 4 && ipToInt(ip) > RANGE_BASE && ipToInt(ip) < RANGE_BASE + RANGE_SIZE - 1;
+
+/** SetDefaults_Service and the REST layer's defaults, before validation. */
+function setDefaults(obj: KObject): void {
+  const spec = record(obj.spec);
+  spec.type ??= 'ClusterIP';
+  spec.sessionAffinity ??= 'None';
+  spec.ports = records(spec.ports).map((p) => ({ ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port }));
+  if (spec.type !== 'ExternalName') {
+    spec.internalTrafficPolicy ??= 'Cluster';
+    if (spec.clusterIP !== 'None') {
+      spec.ipFamilies ??= ['IPv4'];
+      spec.ipFamilyPolicy ??= 'SingleStack';
+    }
+  }
+  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
+  if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
+  obj.spec = spec;
+}
+
+/** IANA_SVC_NAME: a named container port. */
+function isPortName(name: string): boolean {
+  return name.length <= 15 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) && /[a-z]/.test(name) && !name.includes('--');
+}
+
+function validatePorts(spec: Record<string, unknown>): FieldError[] {
+  const errs: FieldError[] = [];
+  const ports = records(spec.ports);
+  if (ports.length === 0 && spec.clusterIP !== 'None' && spec.type !== 'ExternalName') errs.push(required('spec.ports'));
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const at = `spec.ports[${i}]`;
+    const name = text(p.name);
+    if (ports.length > 1 && name === '') errs.push(required(`${at}.name`));
+    else if (name !== '') {
+      for (const msg of isDns1123Label(name)) errs.push(invalid(`${at}.name`, name, msg));
+      if (names.has(name)) errs.push(duplicate(`${at}.name`, name));
+      names.add(name);
+    }
+    if (!Number.isInteger(p.port) || (p.port as number) < 1 || (p.port as number) > 65535) errs.push(invalid(`${at}.port`, p.port, PORT_RANGE));
+    if (!PROTOCOLS.includes(text(p.protocol))) errs.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
+    const target = p.targetPort;
+    if (typeof target === 'number' ? !Number.isInteger(target) || target < 1 || target > 65535 : !isPortName(text(target))) {
+      errs.push(invalid(`${at}.targetPort`, target, typeof target === 'number' ? PORT_RANGE : 'must be a port number or an IANA_SVC_NAME'));
+    }
+    if (p.nodePort !== undefined && spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') {
+      errs.push(forbidden(`${at}.nodePort`, `may not be used when \`type\` is '${text(spec.type)}'`));
+    }
+  });
+  return errs;
+}
+
+function validate(obj: KObject): FieldError[] {
+  const spec = record(obj.spec);
+  const errs: FieldError[] = [];
+  if (!TYPES.includes(text(spec.type))) errs.push(notSupported('spec.type', spec.type, TYPES));
+  if (!AFFINITIES.includes(text(spec.sessionAffinity))) errs.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES));
+  const clusterIP = text(spec.clusterIP);
+  if (spec.type === 'ExternalName') {
+    if (!str(spec.externalName)) errs.push(required('spec.externalName'));
+    else for (const msg of isDns1123Subdomain(text(spec.externalName))) errs.push(invalid('spec.externalName', spec.externalName, msg));
+    if (clusterIP !== '') errs.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+  } else if (clusterIP !== '' && clusterIP !== 'None' && isIP(clusterIP) === 0) {
+    errs.push(invalid('spec.clusterIPs[0]', clusterIP, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+  }
+  return [...errs, ...validatePorts(spec)];
+}
+
+function allocationError(obj: KObject, detail: string): Error {
+  const ip = text(record(obj.spec).clusterIP);
+  return errors.invalid('Service', '', obj.metadata?.name ?? '', [invalid('spec.clusterIPs', [ip], detail)]);
+}
+
+/**
+ * The REST layer's allocation on create (after validation, as upstream's beginCreate): a free
+ * cluster IP from SERVICE_CIDR unless one was asked for (then it must be free and in range), and
+ * node ports from 30000-32767 for NodePort and LoadBalancer Services.
+ */
+async function allocate(obj: KObject, ctx: RequestContext): Promise<void> {
+  const spec = record(obj.spec);
+  const others = (await ctx.objects.list(info, undefined)).map((s) => record(s.spec));
+  if (spec.type !== 'ExternalName' && spec.clusterIP !== 'None') {
+    const used = new Set(others.map((s) => text(s.clusterIP)));
+    const asked = text(spec.clusterIP);
+    if (asked !== '' && !inRange(asked)) {
+      throw allocationError(obj, `failed to allocate IP ${asked}: the provided IP (${asked}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`);
+    }
+    if (asked !== '' && used.has(asked)) throw allocationError(obj, `failed to allocate IP ${asked}: provided IP is already allocated`);
+    let ip = asked;
+    while (ip === '' || used.has(ip)) ip = intToIp(RANGE_BASE + 2 + Math.floor(Math.random() * (RANGE_SIZE - 3)));
+    spec.clusterIP = ip;
+    spec.clusterIPs = [ip];
+  }
+  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
+    const taken = new Set(others.flatMap((s) => records(s.ports).map((p) => p.nodePort)));
+    spec.ports = records(spec.ports).map((p) => {
+      let port = p.nodePort;
+      while (port === undefined || taken.has(port)) port = NODE_PORTS.min + Math.floor(Math.random() * (NODE_PORTS.max - NODE_PORTS.min + 1));
+      taken.add(port);
+      return { ...p, nodePort: port };
+    });
+  }
+}
+
+function externalIP(spec: Record<string, unknown>, status: Record<string, unknown>): string {
+  const external = Array.isArray(spec.externalIPs) ? (spec.externalIPs as string[]) : [];
+  if (spec.type === 'ExternalName') return text(spec.externalName);
+  if (spec.type === 'LoadBalancer') {
+    const ingress = records(record(status.loadBalancer).ingress).map((i) => text(i.ip) || text(i.hostname));
+    const all = [...ingress, ...external];
+    return all.length > 0 ? all.join(',') : '<pending>';
+  }
+  return external.length > 0 ? external.join(',') : '<none>';
+}
+
+function serviceCells(obj: KObject, now: Date): unknown[] {
+  const spec = record(obj.spec);
+  const ports = records(spec.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${text(p.protocol)}`);
+  const selector = Object.entries(record(spec.selector))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .sort();
+  return [
+    obj.metadata?.name ?? '',
+    text(spec.type),
+    text(spec.clusterIP) || '<none>',
+    externalIP(spec, record(obj.status)),
+    ports.length > 0 ? ports.join(',') : '<none>',
+    ageCell(obj.metadata?.creationTimestamp, now),
+    selector.length > 0 ? selector.join(',') : '<none>',
+  ];
+}
+
+export const serviceStrategy: Strategy = {
+  info,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  prepareForCreate(obj) {
+    setDefaults(obj);
+    obj.status = { loadBalancer: {} };
+  },
+  validate,
+  subresources: { status: statusOnly },
+  async admit(obj, old, ctx) {
+    if (!old) await allocate(obj, ctx);
+  },
+  prepareForUpdate(obj, old) {
+    obj.status = old.status;
+    const spec = record(obj.spec);
+    const before = record(old.spec);
+    // As upstream's patchAllocatedValues: an update that leaves them out keeps what was allocated.
+    if (!str(spec.clusterIP) && str(before.clusterIP) && spec.type === before.type) {
+      spec.clusterIP = before.clusterIP;
+      spec.clusterIPs = before.clusterIPs;
+    }
+    obj.spec = spec;
+    setDefaults(obj);
+  },
+  validateUpdate(obj, old) {
+    const errs = validate(obj);
+    const ip = text(record(obj.spec).clusterIP);
+    const was = text(record(old.spec).clusterIP);
+    if (was !== '' && ip !== was) errs.push(invalid('spec.clusterIPs[0]', ip, 'may not change once set'));
+    return errs;
+  },
+  table: {
+    columns: [
+      NAME_COLUMN,
+      column('Type', 'string', 'type determines how the Service is exposed.'),
+      column('Cluster-IP', 'string', 'clusterIP is the IP address of the service, allocated from the service CIDR.'),
+      column('External-IP', 'string', 'externalIPs or the load balancer ingress points of the service.'),
+      column('Port(s)', 'string', 'The list of ports that are exposed by this service.'),
+      AGE_COLUMN,
+      column('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', 1),
+    ],
+    cells: serviceCells,
+  },
+};
+
+/**
+ * The `kubernetes` Service in `default`, as kube-apiserver keeps it: the first address of the
+ * service range, port 443 (https) to the API server's own port, labelled as upstream labels it.
+ */
+export function kubernetesService(apiserverPort: number): KObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: KUBERNETES_SERVICE_IP,
+      ports: [{ name: 'https', protocol: 'TCP', port: 443, targetPort: apiserverPort }],
+      sessionAffinity: 'None',
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Services as kubectl users meet them: `cluster-info` (it lists Services in kube-system and prints
+ * where the control plane runs), the `kubernetes` Service kube-apiserver keeps in `default`,
+ * `kubectl create service` of every type with cluster IPs and node ports allocated, the columns of
+ * `kubectl get svc -o wide`, and upstream's validation errors.
+ */
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
+
+let srv: TestServer;
+let kubectl: (...args: string[]) => Promise<KubectlResult>;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  kubectl = kubectlFor(srv);
+});
+afterAll(() => srv.close());
+
+const rows = (out: string): string[][] => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+
+it('cluster-info prints where the control plane runs', async () => {
+  const r = await kubectl('cluster-info');
+  expect([r.code, r.stderr]).toEqual([0, '']);
+  expect(r.stdout).toContain(`Kubernetes control plane is running at ${srv.url}`);
+});
+
+it('keeps the kubernetes Service in default, pointing at the API server port', async () => {
+  const r = await kubectl('get', 'service', 'kubernetes', '-n', 'default', '-o', 'json');
+  expect(r.code).toBe(0);
+  const svc = JSON.parse(r.stdout) as { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };
+  expect(svc.metadata.labels).toEqual({ component: 'apiserver', provider: 'kubernetes' });
+  expect(svc.spec).toMatchObject({
+    type: 'ClusterIP',
+    clusterIP: '10.96.0.1',
+    clusterIPs: ['10.96.0.1'],
+    sessionAffinity: 'None',
+    ports: [{ name: 'https', protocol: 'TCP', port: 443, targetPort: Number(new URL(srv.url).port) }],
+  });
+  const table = rows((await kubectl('get', 'svc', '-n', 'default')).stdout);
+  expect(table[0]).toEqual(['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE']);
+  expect(table[1]?.slice(0, 5)).toEqual(['kubernetes', 'ClusterIP', '10.96.0.1', '<none>', '443/TCP']);
+});
+
+it('creates Services of every type, allocating cluster IPs and node ports, and prints them as kubectl does', async () => {
+  for (const args of [
+    ['nodeport', 'web', '--tcp=80:8080'],
+    ['loadbalancer', 'lb', '--tcp=443:8443'],
+    ['clusterip', 'headless', '--clusterip=None'],
+    ['externalname', 'ext', '--external-name=example.com'],
+  ]) {
+    const r = await kubectl('create', 'service', ...args, '-n', 'default');
+    expect([r.code, r.stderr]).toEqual([0, '']);
+  }
+  const table = rows((await kubectl('get', 'svc', '-n', 'default', '-o', 'wide')).stdout);
+  expect(table[0]).toEqual(['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE', 'SELECTOR']);
+  const byName = new Map(table.slice(1).map((row) => [row[0], row]));
+  expect(byName.get('web')).toEqual(['web', 'NodePort', expect.stringMatching(/^10\.(9[6-9]|10\d|11[01])\.\d+\.\d+$/), '<none>', expect.stringMatching(/^80:3\d{4}\/TCP$/), expect.any(String), 'app=web']);
+  expect(byName.get('lb')?.slice(1, 5)).toEqual(['LoadBalancer', expect.any(String), '<pending>', expect.stringMatching(/^443:3\d{4}\/TCP$/)]);
+  expect(byName.get('headless')?.slice(1, 5)).toEqual(['ClusterIP', 'None', '<none>', '<none>']);
+  expect(byName.get('ext')?.slice(1, 5)).toEqual(['ExternalName', '<none>', 'example.com', '<none>']);
+
+  const web = JSON.parse((await kubectl('get', 'svc', 'web', '-n', 'default', '-o', 'json')).stdout) as { spec: Record<string, unknown> };
+  expect(web.spec).toMatchObject({ externalTrafficPolicy: 'Cluster', internalTrafficPolicy: 'Cluster', ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' });
+  // An update that leaves the cluster IP out keeps it; changing it is refused.
+  const ip = web.spec.clusterIP as string;
+  const relabel = await kubectl('label', 'svc', 'web', '-n', 'default', 'tier=front');
+  expect(relabel.code).toBe(0);
+  expect(JSON.parse((await kubectl('get', 'svc', 'web', '-n', 'default', '-o', 'json')).stdout)).toMatchObject({ spec: { clusterIP: ip } });
+  const moved = await kubectl('patch', 'svc', 'web', '-n', 'default', '-p', '{"spec":{"clusterIP":"10.96.0.9","clusterIPs":["10.96.0.9"]}}');
+  expect(moved.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.96.0.9": may not change once set');
+});
+
+it('refuses what kube-apiserver refuses, with its messages', async () => {
+  const taken = await kubectl('create', 'service', 'clusterip', 'db', '--tcp=5432', '--clusterip=10.96.0.1', '-n', 'default');
+  expect(taken.stderr).toContain(
+    'Service "db" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.1"}: failed to allocate IP 10.96.0.1: provided IP is already allocated',
+  );
+  const file = manifest(srv, 'bad-svc.yaml', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'bad', namespace: 'default' },
+    spec: { type: 'Fancy', ports: [{ port: 0, protocol: 'HTTP' }, { port: 80 }] },
+  });
+  const bad = await kubectl('create', '-f', file);
+  expect(bad.code).toBe(1);
+  for (const part of [
+    'spec.type: Unsupported value: "Fancy": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    'spec.ports[0].name: Required value',
+    'spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive',
+    'spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
+    'spec.ports[1].name: Required value',
+  ]) {
+    expect(bad.stderr).toContain(part);
+  }
+  expect((await kubectl('get', 'svc', 'bad', '-n', 'default')).code).toBe(1);
+});
