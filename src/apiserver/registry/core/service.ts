@@ -58,6 +58,20 @@ function isPortName(name: string): boolean {
   return name.length <= 15 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) && /[a-z]/.test(name) && !name.includes('--');
 }
 
+function validatePort(p: Record<string, unknown>, at: string, type: unknown): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Number.isInteger(p.port) || (p.port as number) < 1 || (p.port as number) > 65535) errs.push(invalid(`${at}.port`, p.port, PORT_RANGE));
+  if (!PROTOCOLS.includes(text(p.protocol))) errs.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
+  const target = p.targetPort;
+  if (typeof target === 'number' ? !Number.isInteger(target) || target < 1 || target > 65535 : !isPortName(text(target))) {
+    errs.push(invalid(`${at}.targetPort`, target, typeof target === 'number' ? PORT_RANGE : 'must be a port number or an IANA_SVC_NAME'));
+  }
+  if (p.nodePort !== undefined && type !== 'NodePort' && type !== 'LoadBalancer') {
+    errs.push(forbidden(`${at}.nodePort`, `may not be used when \`type\` is '${text(type)}'`));
+  }
+  return errs;
+}
+
 function validatePorts(spec: Record<string, unknown>): FieldError[] {
   const errs: FieldError[] = [];
   const ports = records(spec.ports);
@@ -72,15 +86,7 @@ function validatePorts(spec: Record<string, unknown>): FieldError[] {
       if (names.has(name)) errs.push(duplicate(`${at}.name`, name));
       names.add(name);
     }
-    if (!Number.isInteger(p.port) || (p.port as number) < 1 || (p.port as number) > 65535) errs.push(invalid(`${at}.port`, p.port, PORT_RANGE));
-    if (!PROTOCOLS.includes(text(p.protocol))) errs.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
-    const target = p.targetPort;
-    if (typeof target === 'number' ? !Number.isInteger(target) || target < 1 || target > 65535 : !isPortName(text(target))) {
-      errs.push(invalid(`${at}.targetPort`, target, typeof target === 'number' ? PORT_RANGE : 'must be a port number or an IANA_SVC_NAME'));
-    }
-    if (p.nodePort !== undefined && spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') {
-      errs.push(forbidden(`${at}.nodePort`, `may not be used when \`type\` is '${text(spec.type)}'`));
-    }
+    errs.push(...validatePort(p, at, spec.type));
   });
   return errs;
 }
