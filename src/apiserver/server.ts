@@ -127,7 +127,7 @@ class Pipeline {
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
-    const user = await this.opts.authenticator.authenticate({ headers: req.headers, clientCertificateChain: clientChain(req) });
+    const user = await this.opts.authenticator.authenticate({ headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) });
     if (!user) throw errors.unauthorized();
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
     if (!info.isResourceRequest) {

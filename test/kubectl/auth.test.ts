@@ -94,6 +94,9 @@ it('a SelfSubjectRulesReview without a namespace is a 400', async () => {
 it('impersonates groups with --as-group, and whoami reports the impersonated user', async () => {
   const r = await kubectl('auth', 'whoami', '--as', 'bob', '--as-group', 'system:masters', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
   expect(r.stdout).toBe('bob ["system:masters","system:authenticated"]');
+  // Each --as-group is its own Impersonate-Group header, and each its own group.
+  const two = await kubectl('auth', 'whoami', '--as', 'bob', '--as-group', 'system:masters', '--as-group', 'devs', '-o', 'jsonpath={.status.userInfo.groups}');
+  expect(two.stdout).toBe('["system:masters","devs","system:authenticated"]');
 });
 
 it("a kubeadm node-join bootstrap token may create and read CSRs but not delete them or read ServiceAccounts; other bootstrap tokens may not", async () => {
@@ -123,8 +126,8 @@ it("a kubeadm node-join bootstrap token may create and read CSRs but not delete 
     .makeApiClient(AuthorizationV1Api)
     .createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } } } });
   expect(canCreate.status?.allowed).toBe(true);
-  // One --as-group: Node joins repeated Impersonate-Group headers into one value.
-  const as = ['--as', 'system:bootstrap:abcdef', '--as-group', 'system:bootstrappers:kubeadm:default-node-token'];
+  // The groups a kubeadm join token authenticates with.
+  const as = ['--as', 'system:bootstrap:abcdef', '--as-group', 'system:bootstrappers', '--as-group', 'system:bootstrappers:kubeadm:default-node-token'];
   expect((await kubectl('auth', 'can-i', 'create', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
   expect((await kubectl('auth', 'can-i', 'get', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('yes');
   expect((await kubectl('auth', 'can-i', 'delete', 'certificatesigningrequests', ...as)).stdout.trim()).toBe('no');

@@ -28,7 +28,9 @@ interface Request {
   attrs: Omit<AuthorizationAttributes, 'user' | 'verb'>;
 }
 
-function values(headers: IncomingHttpHeaders, name: string): string[] {
+type Headers = NodeJS.Dict<string | string[]>;
+
+function values(headers: Headers, name: string): string[] {
   const v = headers[name];
   if (v === undefined) return [];
   return Array.isArray(v) ? v : [v];
@@ -60,7 +62,7 @@ function userRequest(username: string): Request {
   return { kind: 'User', name: username, attrs: { apiGroup: '', resource: 'users', name: username } };
 }
 
-function parseRequests(headers: IncomingHttpHeaders): Request[] {
+function parseRequests(headers: Headers): Request[] {
   const reqs: Request[] = [];
   const user = values(headers, USER)[0];
   if (user !== undefined) reqs.push(userRequest(user));
@@ -121,7 +123,7 @@ export function createImpersonatingAuthenticator(inner: Authenticator, authorize
   return {
     async authenticate(req) {
       const caller = await inner.authenticate(req);
-      const reqs = parseRequests(req.headers);
+      const reqs = parseRequests(req.headersDistinct ?? req.headers);
       stripHeaders(req.headers);
       if (!caller || reqs.length === 0) return caller;
       if (!reqs.some((r) => r.kind === 'User' || r.kind === 'ServiceAccount')) {

@@ -9,6 +9,11 @@ import type { ResourceInfo } from '../../api/resources.js';
 
 export interface AuthenticationRequest {
   headers: IncomingHttpHeaders;
+  /**
+   * Every value of each header (Node's `headersDistinct`): `headers` joins a repeated header into one
+   * string, which would turn two Impersonate-Group headers into one group named "a, b".
+   */
+  headersDistinct?: NodeJS.Dict<string[]>;
   /** DER certificates the TLS client presented, leaf first (empty when none). */
   clientCertificateChain: Uint8Array[];
 }
