@@ -1,0 +1,106 @@
+/**
+ * What the EtcdStore does beyond the Store contract: compaction as kube-apiserver's compactor (replicas
+ * take turns, old revisions then give 410 Expired through the API), and etcd's progress notifications
+ * reaching watchers and becoming bookmarks.
+ */
+import { Etcd3 } from 'etcd3';
+import type { KObject } from '../../src/api/meta.js';
+import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
+import { StoreError, type Store } from '../../src/apiserver/storage/store.js';
+import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { openWatch, raw } from '../helpers/http.js';
+import { startTestServer } from '../helpers/server.js';
+import { describeWithTools } from '../helpers/tools.js';
+
+const obj = (name: string): KObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+
+async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
+  let etcd: EtcdCluster;
+  const stores: Store[] = [];
+  const open = async (opts: Partial<Parameters<typeof EtcdStore.open>[0]> = {}): Promise<EtcdStore> => {
+    const store = await EtcdStore.open({ endpoints: etcd.endpoints, ...opts });
+    stores.push(store);
+    return store;
+  };
+
+  beforeAll(async () => {
+    etcd = await startEtcd({ progressNotifyInterval: '300ms' });
+  }, 30_000);
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+  afterAll(async () => {
+    await etcd?.stop();
+  });
+
+  it('compacts about once per interval however many replicas run, and old revisions then give Compacted', async () => {
+    const interval = 400;
+    const [a, b] = [await open({ prefix: '/compact', compactionIntervalMs: interval }), await open({ prefix: '/compact', compactionIntervalMs: interval })];
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) await a!.create(`/r/k${i}`, obj(`k${i}`));
+    const written = a!.currentRevision();
+    await until('a compaction past the writes', () => a!.compactedRevision() >= written && b!.compactedRevision() >= written);
+
+    const client = new Etcd3({ hosts: etcd.endpoints });
+    try {
+      const kv = (await client.kv.range({ key: Buffer.from('compact_rev_key') })).kvs[0];
+      const intervals = (Date.now() - started) / interval;
+      // Each replica's step is one version bump only when it won the turn.
+      expect(Number(kv?.version)).toBeLessThanOrEqual(Math.ceil(intervals) + 2);
+    } finally {
+      client.close();
+    }
+    const err = await b!.range({ prefix: '/r/', revision: written - 1 }).catch((e: unknown) => e);
+    expect([(err as StoreError).code, (err as StoreError).revision]).toEqual(['Compacted', b!.compactedRevision()]);
+  }, 30_000);
+
+  it('answers 410 Expired through the API for a watch from a compacted resourceVersion', async () => {
+    const store = await open({ prefix: '/expired' });
+    const server = await startTestServer({ store });
+    try {
+      const first = await raw(server, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'a' } } });
+      const old = first.json.metadata.resourceVersion as string;
+      await raw(server, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'b' } } });
+      await store.compact(store.currentRevision());
+      const watch = await openWatch(server, `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${old}`);
+      const [event] = await watch.waitFor(1);
+      expect([event.type, event.object.code, event.object.reason]).toEqual(['ERROR', 410, 'Expired']);
+      expect(event.object.message).toBe(`too old resource version: ${old} (${store.compactedRevision() - 1})`);
+      const list = await raw(server, 'GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${old}&resourceVersionMatch=Exact`);
+      expect([list.status, list.json.reason]).toEqual([410, 'Expired']);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('passes etcd progress notifications to watchers, and they move the bookmarks of API watches', async () => {
+    const store = await open({ prefix: '/progress' });
+    const progress: number[] = [];
+    const handle = store.watch('/registry/core/configmaps/', { fromRevision: store.currentRevision(), onEvent: () => undefined, onProgress: (r) => progress.push(r) });
+    const other = await store.create('/registry/core/secrets/ns/s', obj('s'));
+    await until('a progress notification past the other write', () => progress.some((r) => r >= other.revision));
+    handle.stop();
+
+    const server = await startTestServer({ store: await open({ prefix: '/progress' }), bookmarkIntervalMs: 200 });
+    try {
+      const list = await raw(server, 'GET', '/api/v1/namespaces/default/configmaps');
+      const watch = await openWatch(server, `/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=${list.json.metadata.resourceVersion}`);
+      const secret = await raw(server, 'POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 'unrelated' } } });
+      const rv = Number(secret.json.metadata.resourceVersion);
+      await until('a bookmark past the unrelated write', () =>
+        watch.events.some((e: { type: string; object: { metadata: { resourceVersion: string } } }) => e.type === 'BOOKMARK' && Number(e.object.metadata.resourceVersion) >= rv),
+      );
+      watch.close();
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
