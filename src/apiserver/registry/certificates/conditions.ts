@@ -10,6 +10,7 @@ import {
 } from '../../../api/certificates.js';
 import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../field-errors.js';
 import { text } from '../../../lib/json.js';
+import { timestampSeconds } from '../../../lib/rfc3339.js';
 
 type Conditions = CertificateSigningRequestCondition[];
 
@@ -94,16 +95,12 @@ function sameConditions(a: Conditions, b: Conditions): boolean {
   return JSON.stringify(a.map(normalizeCondition)) === JSON.stringify(b.map(normalizeCondition));
 }
 
-/** A metav1.Time as it serializes: RFC 3339 in UTC to the second; zero (absent) is undefined. */
-export function normalizeTime(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value === '' || value === ZERO_TIME) return undefined;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) return value;
-  return formatTime(new Date(ms));
-}
-
-export function formatTime(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+/**
+ * A condition time as stored: the decoder has already written it in metav1.Time's form; the zero
+ * time (or none) reads as absent.
+ */
+function normalizeTime(value: unknown): string | undefined {
+  return typeof value !== 'string' || value === '' || value === ZERO_TIME ? undefined : value;
 }
 
 /** A condition with Go's field order and omissions (reason and message are omitempty). */
@@ -130,7 +127,7 @@ export function readConditions(status: unknown): Conditions {
  * condition with the same type and status that has one, else now. Given timestamps are kept.
  */
 export function populateConditionTimestamps(next: Conditions, old: Conditions, now: Date): void {
-  const stamp = formatTime(now);
+  const stamp = timestampSeconds(now);
   for (const c of next) {
     if (!c.lastUpdateTime) c.lastUpdateTime = stamp;
     if (!c.lastTransitionTime) {

@@ -42,13 +42,14 @@ describe('approval subresource', () => {
     });
   });
 
-  it('keeps client timestamps (normalized) and reuses the old transition time for the same type and status', () => {
+  // The decoder writes times in metav1.Time's form before the strategy runs (test/apiserver/time-fields.test.ts).
+  it('keeps client timestamps and reuses the old transition time for the same type and status', () => {
     const old = stored({ conditions: [cond('Custom', { status: 'False', lastTransitionTime: '2020-01-01T00:00:00Z' })] });
     const next = clone(old);
     next.status = {
       conditions: [
         { type: 'Custom', status: 'False', lastUpdateTime: null, lastTransitionTime: null },
-        { type: 'Approved', status: 'True', lastUpdateTime: '2024-01-02T03:04:05.678+01:00' },
+        { type: 'Approved', status: 'True', lastUpdateTime: '2024-01-02T02:04:05Z' },
       ],
     };
     approval.prepareForUpdate(next, old, ctx());
