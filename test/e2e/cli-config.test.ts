@@ -32,3 +32,23 @@ it('apiserver: a bad environment value names the variable', async () => {
   expect(stderr).toContain('env KUBE_IDENTITY_STORAGE storage: must be one of sqlite, memory, etcd, got "mongo"');
   expect(stderr).toContain('env KUBE_IDENTITY_PORT port: must be at most 65535, got 70000');
 }, 180_000);
+
+it("up takes the controller's options and checks them with the controller's rules, before anything starts", async () => {
+  const dataDir = path.join(dir, 'up-controller');
+  const { code, stderr } = await runCli(
+    ['up', '--data-dir', dataDir, '--kubelet-serving-allowed-ip-ranges', '10.0.0.0/8,10.0.0.0/99', '--kubelet-serving-max-pending-per-node', '0', '--cleaner-interval', '0s'],
+    { env: { KUBE_IDENTITY_KUBELET_SERVING_DNS_REGEX: '^{node}(' } },
+  );
+  expect(code).toBe(2);
+  expect(stderr).toContain('flag --kubelet-serving-max-pending-per-node kubeletServingMaxPendingPerNode: must be at least 1, got 0');
+  expect(existsSync(dataDir)).toBe(false);
+  // The cross-field and value checks run in the controller's loader once up's own checks pass.
+  const second = await runCli(['up', '--data-dir', dataDir, '--kubelet-serving-allowed-ip-ranges', '10.0.0.0/8,10.0.0.0/99', '--cleaner-interval', '0s'], {
+    env: { KUBE_IDENTITY_KUBELET_SERVING_DNS_REGEX: '^{node}(' },
+  });
+  expect(second.code).toBe(2);
+  expect(second.stderr).toContain('cleanerInterval must be greater than 0');
+  expect(second.stderr).toContain('kubeletServingAllowedIpRanges: "10.0.0.0/99" is not a CIDR such as 10.0.0.0/8 or fd00::/8');
+  expect(second.stderr).toContain('kubeletServingDnsRegex: Invalid regular expression');
+  expect(existsSync(dataDir)).toBe(false);
+}, 180_000);
