@@ -53,10 +53,18 @@ export function registerControllerCommand(program: Command): void {
   const cmd = program.command('controller').description('run the CSR approver, signers, cleaner and revision controllers');
   addConfigOptions(cmd, CONTROLLER_CONFIG_SCHEMA).action(async (opts: Record<string, unknown>) => {
     const config = await loadOrExit(() => loadControllerConfig(configSources(opts, CONTROLLER_CONFIG_SCHEMA)));
+    let kubeConfig: KubeConfig;
+    try {
+      kubeConfig = loadKubeConfig(config.kubeconfig);
+    } catch (err) {
+      const which = config.kubeconfig || '$KUBECONFIG or ~/.kube/config';
+      process.stderr.write(`kube-identity: cannot read the kubeconfig (${which}): ${(err as Error).message.split('\n')[0] ?? ''}\n`);
+      process.exit(1);
+    }
     const logger = createLogger({ level: config.logLevel, name: 'kube-identity-controller' });
     const shutdown = shutdownOnSignals(process, () => process.exit(1));
     try {
-      await runControllerProcess(config, logger, shutdown.signal);
+      await runControllerProcess(config, logger, shutdown.signal, { kubeConfig });
     } catch (err) {
       logger.error({ err }, 'controller stopped');
       process.exit(1);

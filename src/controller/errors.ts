@@ -83,3 +83,12 @@ export function classifyError(err: unknown): ErrorClass {
 export const isNotFound = (err: unknown): boolean => httpStatusOf(err) === 404;
 export const isConflict = (err: unknown): boolean => httpStatusOf(err) === 409;
 export const isGone = (err: unknown): boolean => httpStatusOf(err) === 410;
+
+/** What the controller logs, as an error, when the API server answers 401 or 403 (it still retries). */
+export const REFUSED_MESSAGE = 'the API server refused these credentials: check --kubeconfig';
+
+/** 401 Unauthorized or 403 Forbidden: retrying will not help until someone fixes the credentials or RBAC. */
+export function isRefused(err: unknown): boolean {
+  const status = httpStatusOf(err);
+  return status === 401 || status === 403;
+}

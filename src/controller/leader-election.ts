@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
 import { leaderGauge } from '../metrics/leader.js';
 import type { KubeClient } from './client/kube-client.js';
-import { isConflict, isNotFound } from './errors.js';
+import { httpStatusOf, isConflict, isNotFound, isRefused, REFUSED_MESSAGE } from './errors.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -132,6 +132,7 @@ export class LeaderElector {
       return true;
     } catch (err) {
       if (isConflict(err)) this.logger.debug('lease changed meanwhile');
+      else if (isRefused(err)) this.logger.error({ err, status: httpStatusOf(err) }, REFUSED_MESSAGE);
       else this.logger.info({ err }, 'failed to acquire or renew lease');
       return false;
     }

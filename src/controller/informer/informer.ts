@@ -20,7 +20,7 @@ import { Backoff, sleep } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
-import { isGone } from '../errors.js';
+import { httpStatusOf, isGone, isRefused, REFUSED_MESSAGE } from '../errors.js';
 import { deepFreeze } from '../../lib/json.js';
 import { Cache, keyOf, type Indexers, type ReadonlyCache } from './cache.js';
 import type { ListWatch, WatchHandle } from './list-watch.js';
@@ -140,7 +140,8 @@ export class Informer<T extends KObject = KObject> {
           needList = false;
         } catch (err) {
           if (signal.aborted) break;
-          this.logger.info({ err }, 'list failed, retrying');
+          if (isRefused(err)) this.logger.error({ err, status: httpStatusOf(err) }, REFUSED_MESSAGE);
+          else this.logger.info({ err }, 'list failed, retrying');
           await sleep(this.opts.clock, this.backoff.next(), signal);
           continue;
         }
