@@ -40,6 +40,8 @@ export interface ApiServerOptions {
   extraStrategies?: Strategy[];
   /** Interval of watch BOOKMARK events (default 60 s). */
   bookmarkIntervalMs?: number;
+  /** Bytes of events a watcher may fall behind by before it is closed so its client resumes (default 1 MiB). */
+  watchBufferBytes?: number;
   /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
   unknownFields?: UnknownFieldsHook;
   /** Admission plugins across kinds (NodeRestriction), after each kind's own. */
@@ -170,6 +172,7 @@ class Pipeline {
       logger: this.opts.logger,
       unknownFields: this.opts.unknownFields,
       bookmarkIntervalMs: this.opts.bookmarkIntervalMs ?? 60_000,
+      watchBufferBytes: this.opts.watchBufferBytes,
       trackWatch: (stop) => {
         this.watches.add(stop);
         return () => this.watches.delete(stop);

@@ -29,6 +29,8 @@ export interface RequestScope {
   /** Registers a watch so a server shutdown can end it cleanly; returns the unregister function. */
   trackWatch(stop: () => void): () => void;
   bookmarkIntervalMs: number;
+  /** Bytes of events a watcher may fall behind by before it is closed (default 1 MiB). */
+  watchBufferBytes?: number;
 }
 
 export function isPretty(req: IncomingMessage, query: URLSearchParams): boolean {
