@@ -20,6 +20,14 @@ const as = (token: string) => (method: string, path: string, body?: unknown): Pr
 const nodeA = as('node-a-token');
 const admin = (method: string, path: string, body?: unknown): Promise<RawResponse> => raw(server, method, path, { body, contentType: patchType(method) });
 
+const TOKEN_PATH = '/api/v1/namespaces/default/serviceaccounts/default/token';
+const tokenRequest = (pod: string, uid: string): unknown => ({
+  apiVersion: 'authentication.k8s.io/v1',
+  kind: 'TokenRequest',
+  spec: { audiences: [], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid } },
+});
+const podUid = async (name: string): Promise<string> => String((await admin('GET', `/api/v1/namespaces/default/pods/${name}`)).json?.metadata?.uid);
+
 const nodeBody = (name: string, extra: Record<string, unknown> = {}): unknown => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, ...extra } });
 const lease = (name: string, namespace = 'kube-node-lease'): unknown => ({
   apiVersion: 'coordination.k8s.io/v1',
@@ -216,6 +224,32 @@ describe('Node authorizer, in order (each case may depend on the ones before)', 
       call: () => nodeA('DELETE', '/api/v1/namespaces/default/pods/pod-b'),
       status: 403,
       message: 'pods "pod-b" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself',
+    },
+    // Service-account tokens: only for the accounts of its pods, bound to one of its pods by uid.
+    { what: 'a token for its pod\'s account, bound to that pod', call: async () => nodeA('POST', TOKEN_PATH, tokenRequest('pod-a', await podUid('pod-a'))), status: 201 },
+    {
+      what: 'a token not bound to a pod',
+      call: () => nodeA('POST', TOKEN_PATH, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [] } }),
+      status: 403,
+      message: 'serviceaccounts "default" is forbidden: node requested token not bound to a pod',
+    },
+    {
+      what: 'a token bound to another node\'s pod',
+      call: async () => nodeA('POST', TOKEN_PATH, tokenRequest('pod-b', await podUid('pod-b'))),
+      status: 403,
+      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+    },
+    {
+      what: 'a token bound to a pod by a stale uid',
+      call: () => nodeA('POST', TOKEN_PATH, tokenRequest('pod-a', 'not-the-uid')),
+      status: 403,
+      message: 'serviceaccounts "default" is forbidden: the UID in the bound object reference (not-the-uid) does not match the UID in record. The object might have been deleted and then recreated',
+    },
+    {
+      what: 'a token for an account no pod of its uses',
+      call: async () => nodeA('POST', '/api/v1/namespaces/kube-system/serviceaccounts/default/token', tokenRequest('pod-a', await podUid('pod-a'))),
+      status: 403,
+      message: forbidden('serviceaccounts "default"', 'create', 'serviceaccounts/token', 'in the namespace "kube-system"', "no relationship found between node 'node-a' and this object"),
     },
     // CSRs, Events, reviews: the static node rules.
     { what: 'list CSRs', call: () => nodeA('GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests'), status: 200 },

@@ -2,7 +2,8 @@
  * NodeRestriction admission (plugin/pkg/admission/noderestriction upstream), for the kinds this
  * server serves: a kubelet may write only its own Node (never its taints, ownerReferences or
  * labels outside the kubelet's set — CVE-2025-5187 came from ownerReferences), only its own Lease
- * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself.
+ * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself, and
+ * service-account tokens only bound (by uid) to a pod that runs on it.
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
  */
@@ -16,8 +17,10 @@ import { podReferences } from '../auth/node-graph.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../registry/generic/admission.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');
-if (!nodesInfo) throw new Error('nodes missing from RESOURCES');
+const podsInfo = findResource('', 'v1', 'pods');
+if (!nodesInfo || !podsInfo) throw new Error('nodes or pods missing from RESOURCES');
 const NODES: ResourceInfo = nodesInfo;
+const PODS: ResourceInfo = podsInfo;
 
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 const NODE_RESTRICTION_LABEL_NS = 'node-restriction.kubernetes.io';
@@ -149,6 +152,20 @@ async function admitPod(nodeName: string, a: AdmissionAttributes, r: Refusal): P
   r.forbid(`unexpected operation "${a.operation}", node "${nodeName}" can only create and delete mirror pods`);
 }
 
+/** A node's TokenRequest must be bound to a pod that runs on it, by uid (it cannot outlive the pod). */
+async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+  if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
+  const ref = record(record(a.object.spec).boundObjectRef);
+  if (text(ref.apiVersion) !== 'v1' || text(ref.kind) !== 'Pod' || text(ref.name) === '') r.forbid('node requested token not bound to a pod');
+  if (text(ref.uid) === '') r.forbid('node requested token with a pod binding without a uid');
+  const pod = await a.ctx.objects.get(PODS, a.namespace, text(ref.name));
+  if (!pod) throw errors.notFound({ group: '', resource: 'pods', name: text(ref.name) });
+  if (text(ref.uid) !== pod.metadata?.uid) {
+    r.forbid(`the UID in the bound object reference (${text(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+  }
+  if (text(record(pod.spec).nodeName) !== nodeName) r.forbid('node requested token bound to a pod scheduled on a different node');
+}
+
 export function nodeRestriction(): AdmissionPlugin {
   return {
     async admit(a) {
@@ -160,6 +177,7 @@ export function nodeRestriction(): AdmissionPlugin {
       if (gr === 'nodes.') admitNode(id.nodeName, a, r);
       else if (gr === 'leases.coordination.k8s.io') admitLease(id.nodeName, a, r);
       else if (gr === 'pods.') await admitPod(id.nodeName, a, r);
+      else if (gr === 'serviceaccounts.') await admitTokenRequest(id.nodeName, a, r);
     },
   };
 }

@@ -43,6 +43,7 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
     const target: { namespace?: string; name?: string } = {};
     if (scope.info.namespace !== undefined) target.namespace = scope.info.namespace;
     if (scope.info.name !== undefined) target.name = scope.info.name;
+    if (scope.info.subresource) await scope.registry.admitVirtualCreate(target.namespace, target.name ?? '', scope.info.subresource, body, scope.ctx);
     respondObject(scope, 201, await virtual.create(body, scope.ctx, target));
     return;
   }

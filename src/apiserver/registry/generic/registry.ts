@@ -69,6 +69,16 @@ export class GenericRegistry {
     return storageKey(this.info.group, this.info.plural, this.info.namespaced ? namespace : undefined);
   }
 
+  /**
+   * The cross-kind admission plugins for a create this registry does not store itself (a virtual
+   * subresource such as serviceaccounts/token): they see the request body as the object.
+   */
+  async admitVirtualCreate(namespace: string | undefined, name: string, subresource: string, object: KObject, ctx: RequestContext): Promise<void> {
+    for (const plugin of this.env.admission ?? []) {
+      await plugin.admit({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
+    }
+  }
+
   async get(namespace: string | undefined, name: string): Promise<KObject> {
     const found = await this.store.get(this.key(namespace, name));
     if (!found) throw errors.notFound(this.target(name));
