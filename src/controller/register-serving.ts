@@ -1,0 +1,48 @@
+/** Registration of the kubelet serving approver (register.ts calls it when the option is on). */
+import type { CertificateSigningRequest } from '../api/certificates.js';
+import type { KObject } from '../api/meta.js';
+import { NODE_USER_PREFIX } from '../api/nodes.js';
+import { parseIpRanges } from '../config/kubelet-serving.js';
+import { keyOf } from './informer/cache.js';
+import type { CsrControllerContext } from './register.js';
+import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './reconcilers/serving-approver.js';
+import { PendingServing, servingSkips } from './reconcilers/serving-pending.js';
+
+/**
+ * The serving approver, with a Node informer (only when enabled: the RBAC to list and watch nodes
+ * is needed then). CSR events keep the per-node pending index current; a Node event re-queues that
+ * node's pending serving CSRs (a CSR waiting for its Node, or whose addresses just changed).
+ */
+export function addServingApprover(ctx: CsrControllerContext): void {
+  const { config } = ctx;
+  const nodeInformer = ctx.mgr.informer<KObject>({ name: 'nodes', resource: { group: '', version: 'v1', plural: 'nodes' } });
+  const pending = new PendingServing();
+  const csrKeys = (obj: Readonly<KObject>): string[] => {
+    const csr = obj as CertificateSigningRequest;
+    if (csr.spec?.signerName === undefined) return [];
+    pending.observe(keyOf(obj), csr);
+    return servingSkips(csr) ? [] : [keyOf(obj)];
+  };
+  ctx.mgr.addController({
+    name: SERVING_APPROVER_NAME,
+    workers: config.approverWorkers,
+    rateLimiter: ctx.rateLimiter,
+    reconciler: new ServingApproverReconciler({
+      ...ctx.deps(SERVING_APPROVER_NAME),
+      nodes: nodeInformer.store,
+      pending,
+      policy: {
+        dnsRegex: config.kubeletServingDnsRegex,
+        ipRanges: parseIpRanges(config.kubeletServingAllowedIpRanges),
+        requireNodeAddresses: config.kubeletServingRequireNodeAddresses,
+        maxPendingPerNode: config.kubeletServingMaxPendingPerNode,
+      },
+      dryRun: config.kubeletServingDryRun,
+      deny: config.kubeletServingDeny,
+    }),
+    watches: [
+      { informer: ctx.csrWatch, keys: csrKeys },
+      { informer: nodeInformer, keys: (node) => pending.keysOf(`${NODE_USER_PREFIX}${node.metadata?.name ?? ''}`) },
+    ],
+  });
+}
