@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { ApiError } from '../../src/apiserver/errors.js';
 import { decodeProtobufObject, messageFor } from '../../src/apiserver/codec/protobuf.js';
 import { CORE_MESSAGES } from '../../src/apiserver/codec/protobuf-core.js';
@@ -7,8 +5,8 @@ import { GROUP_MESSAGES } from '../../src/apiserver/codec/protobuf-groups.js';
 import { POD_MESSAGES } from '../../src/apiserver/codec/protobuf-pod.js';
 import { META_MESSAGES, WRAPPERS, type MessageDesc } from '../../src/apiserver/codec/protobuf-schema.js';
 import { RESOURCES } from '../../src/api/resources.js';
+import { describeWithFixtures, fixtureFiles, readFixture, readFixtureJson } from '../helpers/fixtures.js';
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures/k8s-api-testdata');
 const TABLES: Record<string, MessageDesc> = { ...META_MESSAGES, ...CORE_MESSAGES, ...POD_MESSAGES, ...GROUP_MESSAGES };
 
 function gvkOf(file: string): { group: string; version: string; kind: string } {
@@ -35,20 +33,17 @@ function project(type: string, json: unknown): unknown {
   return out;
 }
 
-const pbFiles = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.pb'));
+const pbFiles = fixtureFiles('.pb');
 
-describe('protobuf decoding of the golden fixtures', () => {
+describeWithFixtures('protobuf decoding of the golden fixtures', () => {
   it('finds a fixture for every protobuf kind we serve', () => {
     expect(pbFiles.length).toBeGreaterThanOrEqual(20);
   });
 
   it.each(pbFiles)('%s decodes to its JSON twin', (file) => {
     const gvk = gvkOf(file);
-    const decoded = decodeProtobufObject(fs.readFileSync(path.join(FIXTURES, file)), gvk);
-    const json = JSON.parse(fs.readFileSync(path.join(FIXTURES, file.replace(/\.pb$/, '.json')), 'utf8')) as Record<
-      string,
-      unknown
-    >;
+    const decoded = decodeProtobufObject(readFixture(file), gvk);
+    const json = readFixtureJson(file.replace(/\.pb$/, '.json'));
     if (gvk.kind === 'Pod') {
       const { apiVersion, kind, ...rest } = json;
       expect(decoded).toEqual({ apiVersion, kind, ...(project('Pod', rest) as object) });
@@ -58,17 +53,20 @@ describe('protobuf decoding of the golden fixtures', () => {
       expect(decoded).toEqual(json);
     }
   });
-
-  it('has a decoder for every kind in RESOURCES and every subresource kind', () => {
-    const missing = RESOURCES.flatMap((r) => [r, ...(r.subresources ?? [])])
-      .filter((r) => !messageFor(r))
-      .map((r) => `${r.group}/${r.version}/${r.kind}`);
-    expect(missing).toEqual([]);
-  });
 });
 
-describe('protobuf decoding of what kubectl sends', () => {
-  const sa = fs.readFileSync(path.join(FIXTURES, 'core.v1.ServiceAccount.pb'));
+it('has a protobuf decoder for every kind in RESOURCES and every subresource kind', () => {
+  const missing = RESOURCES.flatMap((r) => [r, ...(r.subresources ?? [])])
+    .filter((r) => !messageFor(r))
+    .map((r) => `${r.group}/${r.version}/${r.kind}`);
+  expect(missing).toEqual([]);
+});
+
+describeWithFixtures('protobuf decoding of what kubectl sends', () => {
+  let sa: Buffer;
+  beforeAll(() => {
+    sa = readFixture('core.v1.ServiceAccount.pb');
+  });
   const expected = { group: '', version: 'v1', kind: 'ServiceAccount' };
 
   function failure(body: Buffer, gvk = expected): ApiError {

@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { describeWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject } from '../../api/meta.js';
 import { ApiError } from '../errors.js';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './index.js';
 
-const sa = (): KObject =>
-  JSON.parse(readFileSync(path.resolve(process.cwd(), '../shared/fixtures/k8s-api-testdata/core.v1.ServiceAccount.json'), 'utf8')) as KObject;
+const sa = (): KObject => readFixtureJson<KObject>('core.v1.ServiceAccount.json');
 const KIND = { group: '', version: 'v1', kind: 'ServiceAccount' };
 const GENERIC_422 = 'the server rejected our request due to an error in our request';
 
@@ -19,7 +17,7 @@ function patchError(type: string, body: string, original: KObject = sa()): ApiEr
   throw new Error('patch applied');
 }
 
-describe('JSON patch', () => {
+describeWithFixtures('JSON patch', () => {
   it('applies RFC 6902 operations to a copy', () => {
     const original = Object.freeze(sa());
     const ops = [
@@ -99,7 +97,7 @@ describe('JSON patch', () => {
   });
 });
 
-describe('merge patch', () => {
+describeWithFixtures('merge patch', () => {
   it('merges objects, deletes nulls and replaces lists', () => {
     const out = applyPatch(MERGE_PATCH, sa(), '{"metadata":{"labels":{"labelsKey":null,"a":"b"}},"secrets":[{"name":"x"}],"newField":{"k":null,"j":1}}', KIND);
     expect(out.metadata?.labels).toEqual({ a: 'b' });
@@ -119,7 +117,7 @@ describe('merge patch', () => {
   });
 });
 
-describe('strategic merge patch decoding and dispatch', () => {
+describeWithFixtures('strategic merge patch decoding and dispatch', () => {
   it.each<[string, string]>([
     ['{"a":', 'unexpected end of JSON input'],
     ['[]', 'json: cannot unmarshal array into Go value of type map[string]interface {}'],

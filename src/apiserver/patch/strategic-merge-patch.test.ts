@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { describeWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject } from '../../api/meta.js';
 import { ApiError } from '../errors.js';
 import { applyPatch, STRATEGIC_MERGE_PATCH } from './index.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 
-const fixture = (name: string): KObject =>
-  JSON.parse(readFileSync(path.resolve(process.cwd(), '../shared/fixtures/k8s-api-testdata', name), 'utf8')) as KObject;
+const fixture = (name: string): KObject => readFixtureJson<KObject>(name);
 
 const CORE = { group: '', version: 'v1' };
 const smp = (obj: KObject, patch: unknown, kind: string, group = ''): KObject =>
@@ -23,7 +21,7 @@ function smpError(obj: KObject, patch: unknown, kind = 'Pod'): ApiError {
   throw new Error('patch applied');
 }
 
-describe('strategic merge patch on upstream fixtures', () => {
+describeWithFixtures('strategic merge patch on upstream fixtures', () => {
   it('merges ServiceAccount secrets by name and never touches the original', () => {
     const sa = Object.freeze(fixture('core.v1.ServiceAccount.json'));
     const out = smp(sa, { secrets: [{ name: 'nameValue', namespace: 'other' }, { name: 'new' }] }, 'ServiceAccount');

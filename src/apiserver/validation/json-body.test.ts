@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { itWithFixtures, readFixtureText } from '../../../test/helpers/fixtures.js';
 import { ApiError } from '../errors.js';
 import { duplicateFieldMessage, goJsonSyntaxError, parseJsonStrict } from './json-body.js';
 import { MAX_NESTING_DEPTH } from './depth.js';
@@ -15,9 +14,9 @@ function parseError(text: string, kind?: string): ApiError {
 }
 
 describe('parseJsonStrict', () => {
-  it('parses the upstream fixtures with no duplicates', () => {
+  itWithFixtures('parses the upstream fixtures with no duplicates', () => {
     for (const f of ['core.v1.Pod.json', 'certificates.k8s.io.v1.CertificateSigningRequest.json']) {
-      const text = readFileSync(path.resolve(process.cwd(), '../shared/fixtures/k8s-api-testdata', f), 'utf8');
+      const text = readFixtureText(f);
       const r = parseJsonStrict(text);
       expect(r.value).toEqual(JSON.parse(text));
       expect(r.duplicateFields).toEqual([]);

@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { itWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject, ObjectMeta } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import { fieldErrorString } from '../field-errors.js';
 import { validateLabelName, validatePathSegmentName, validateSubdomainName } from './names.js';
 import { validateFieldManager, validateObjectMeta, validateObjectMetaUpdate } from './object-meta.js';
 
-const fixture = (name: string): KObject =>
-  JSON.parse(readFileSync(path.resolve(process.cwd(), '../shared/fixtures/k8s-api-testdata', name), 'utf8')) as KObject;
+const fixture = (name: string): KObject => readFixtureJson<KObject>(name);
 
 const texts = (meta: ObjectMeta, namespaced = true, nameValidator = validateSubdomainName): string[] =>
   validateObjectMeta(meta, { namespaced, nameValidator }).map(fieldErrorString);
@@ -60,7 +58,7 @@ describe('validateObjectMeta', () => {
     ]);
   });
 
-  it('validates the managedFields of the upstream fixture', () => {
+  itWithFixtures('validates the managedFields of the upstream fixture', () => {
     const meta = fixture('core.v1.ServiceAccount.json').metadata as ObjectMeta;
     const errs = texts({ ...meta, name: 'sa', namespace: 'ns', generateName: 'sa-' });
     expect(errs).toEqual([
