@@ -291,3 +291,11 @@ describe('Node authorizer, in order (each case may depend on the ones before)', 
     else expect({ status: res.status, message: res.json?.message as unknown }).toEqual({ status: c.status, message: c.message.replace(/: $/, '') });
   });
 });
+
+it('publishes the node rules as the unbound system:node ClusterRole, as upstream does', async () => {
+  const role = await admin('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:node');
+  expect(role.json.rules).toContainEqual({ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] });
+  const binding = await admin('GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:node');
+  expect(binding.status).toBe(200);
+  expect(binding.json.subjects).toBeUndefined();
+});

@@ -5,6 +5,7 @@
  * they are offered separately for installations that want kubeadm's behaviour.
  */
 import type { KObject } from '../../api/meta.js';
+import { NODE_RULES } from './node-authorizer.js';
 import type { PolicyRule } from './rbac-authorizer.js';
 
 const RBAC_V1 = 'rbac.authorization.k8s.io/v1';
@@ -36,6 +37,13 @@ function binding(name: string, role: string, subjects: SubjectSpec[], bootstrapp
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
     subjects: subjects.map((s) => (s.kind === 'ServiceAccount' ? s : { apiGroup: 'rbac.authorization.k8s.io', ...s })),
   };
+}
+
+/** A default binding upstream keeps without subjects (system:node since the Node authorizer). */
+function unboundBinding(name: string): KObject {
+  const b = binding(name, name, []);
+  delete b.subjects;
+  return b;
 }
 
 const group = (name: string): SubjectSpec => ({ kind: 'Group', name });
@@ -124,6 +132,8 @@ function clusterRoles(): KObject[] {
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     ]),
     clusterRole('system:service-account-issuer-discovery', [{ nonResourceURLs: OIDC, verbs: ['get'] }]),
+    // The Node authorizer's static rules, as upstream publishes them (bound to nobody since 1.8).
+    clusterRole('system:node', NODE_RULES.map(({ verbs, apiGroups, resources }) => ({ verbs, apiGroups, resources }))),
     clusterRole('system:node-bootstrapper', [
       { apiGroups: [CERTS], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
     ]),
@@ -170,6 +180,7 @@ function clusterRoleBindings(): KObject[] {
     binding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', [
       group('system:serviceaccounts'),
     ]),
+    unboundBinding('system:node'),
     binding('system:controller:certificate-controller', 'system:controller:certificate-controller', [
       { kind: 'ServiceAccount', name: 'certificate-controller', namespace: 'kube-system' },
     ]),
