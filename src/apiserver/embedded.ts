@@ -5,6 +5,8 @@
  * OpenAPI-based field validation, and an admin kubeconfig.
  */
 import path from 'node:path';
+import { Registry } from 'prom-client';
+import { registerProcessMetrics } from '../metrics/registry.js';
 import { nodeRestriction } from './admission/node-restriction.js';
 import { createIdentity } from './identity.js';
 import { kubeadmAutoApproveBindings } from './auth/bootstrap-policy.js';
@@ -49,6 +51,8 @@ export interface EmbeddedServerOptions {
    * nodes renew their own; on by default, as on a kubeadm cluster.
    */
   kubeadmAutoApprove?: boolean;
+  /** Where the server's metrics (served at /metrics) go; by default a registry of its own with process metrics. */
+  metricsRegistry?: Registry;
 }
 
 export interface EmbeddedServer {
@@ -108,6 +112,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     authorizer: id.authorizer,
     extraStrategies: id.strategies,
     admission: [nodeRestriction()],
+    metricsRegistry: opts.metricsRegistry ?? defaultMetricsRegistry(),
     bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: id.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
@@ -141,4 +146,10 @@ async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<
     ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? eventTtlSeconds : undefined),
     logger: opts.logger.child({ component: 'etcd' }),
   });
+}
+
+function defaultMetricsRegistry(): Registry {
+  const registry = new Registry();
+  registerProcessMetrics(registry);
+  return registry;
 }

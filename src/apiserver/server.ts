@@ -9,11 +9,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Registry } from 'prom-client';
 import type { KObject, UserInfo } from '../api/meta.js';
 import type { Logger } from '../log/logger.js';
 import type { Authenticator } from './auth/types.js';
 import { ApiError, errors, toApiError } from './errors.js';
 import { health, isHealthPath } from './health.js';
+import { ApiServerMetrics, type RequestTracker } from './metrics.js';
 import type { RequestScope, UnknownFieldsHook } from './handlers/scope.js';
 import { writeBody, writeError } from './http-io.js';
 import { serveDiscovery } from './discovery/index.js';
@@ -50,6 +52,8 @@ export interface ApiServerOptions {
   bootstrapObjects?: KObject[];
   /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
   staticRoutes?: StaticRoute[];
+  /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
+  metricsRegistry?: Registry;
 }
 
 export interface StaticRoute {
@@ -115,24 +119,29 @@ class Pipeline {
   constructor(
     private readonly opts: ApiServerOptions,
     private readonly registries: Registries,
+    private readonly metrics: ApiServerMetrics | undefined,
   ) {}
 
   endWatches(): void {
     for (const stop of [...this.watches]) stop();
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
+    tracker?.setInfo(info);
     if (isHealthPath(info.path)) {
       const { status, body } = await health(info.path, this.opts.store);
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
-    const user = await this.opts.authenticator.authenticate({ headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) });
-    if (!user) throw errors.unauthorized();
+    const user = await this.authenticate(req);
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
     if (!info.isResourceRequest) {
+      if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
+        writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
+        return;
+      }
       const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
       if (route && (req.method === 'GET' || req.method === 'HEAD')) {
         for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
@@ -175,10 +184,26 @@ class Pipeline {
       watchBufferBytes: this.opts.watchBufferBytes,
       trackWatch: (stop) => {
         this.watches.add(stop);
-        return () => this.watches.delete(stop);
+        const ended = this.metrics?.watchStarted(entry.info);
+        return (slow) => {
+          if (this.watches.delete(stop)) ended?.(slow);
+        };
       },
     };
     await routeResource(scope);
+  }
+
+  private async authenticate(req: IncomingMessage): Promise<UserInfo> {
+    let user: UserInfo | undefined;
+    try {
+      user = await this.opts.authenticator.authenticate({ headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) });
+    } catch (err) {
+      this.metrics?.authenticated(undefined, true);
+      throw err;
+    }
+    this.metrics?.authenticated(user?.username, false);
+    if (!user) throw errors.unauthorized();
+    return user;
   }
 
   private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined): Promise<void> {
@@ -195,6 +220,7 @@ class Pipeline {
         }
       : { user, verb: info.verb, path: info.path };
     const decision = await this.opts.authorizer.authorize(attrs);
+    this.metrics?.authorized(decision.allowed);
     if (decision.allowed) return;
     if (!info.isResourceRequest) throw errors.forbiddenPath(user.username, info.verb, info.path);
     throw errors.forbidden(
@@ -213,7 +239,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
   const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });
   await aggregation?.start();
-  const pipeline = new Pipeline(opts, registries);
+  const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
+  const pipeline = new Pipeline(opts, registries, metrics);
   const server: Server = createServer(
     {
       cert: opts.tls.certPem,
@@ -230,7 +257,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       maxHeaderSize: MAX_HEADER_BYTES,
     },
     (req, res) => {
-      pipeline.handle(req, res).catch((err: unknown) => {
+      pipeline.handle(req, res, metrics?.startRequest(req, res)).catch((err: unknown) => {
         const apiErr = toApiError(err);
         if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
         if (apiErr.code === 413) res.setHeader('Connection', 'close');

@@ -26,8 +26,11 @@ export interface RequestScope {
   ctx: RequestContext;
   logger: Logger;
   unknownFields?: UnknownFieldsHook;
-  /** Registers a watch so a server shutdown can end it cleanly; returns the unregister function. */
-  trackWatch(stop: () => void): () => void;
+  /**
+   * Registers a watch so a server shutdown can end it cleanly; returns the unregister function,
+   * told whether the watch was closed for falling behind.
+   */
+  trackWatch(stop: () => void): (slow: boolean) => void;
   bookmarkIntervalMs: number;
   /** Bytes of events a watcher may fall behind by before it is closed (default 1 MiB). */
   watchBufferBytes?: number;

@@ -49,13 +49,13 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     let handle: WatchHandle | undefined;
     let ended = false;
     const timers: { bookmark?: NodeJS.Timeout; timeout?: NodeJS.Timeout } = {};
-    const end = (): void => {
+    const end = (slow = false): void => {
       if (ended) return;
       ended = true;
       handle?.stop();
       clearTimeout(timers.bookmark);
       clearTimeout(timers.timeout);
-      untrack();
+      untrack(slow);
       stream.end();
       resolve();
     };
@@ -63,10 +63,10 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       kind: registry.info.kind,
       apiVersion: apiVersionOf(registry.info),
       bufferBytes: scope.watchBufferBytes,
-      onOverflow: end,
+      onOverflow: () => end(true),
     });
     stream.start();
-    const untrack = scope.trackWatch(end);
+    const untrack = scope.trackWatch(() => end());
     const fail = (err: StoreError): void => {
       const oldest = err.revision ?? registry.store.compactedRevision();
       const status =
@@ -76,7 +76,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       stream.send('ERROR', status);
       end();
     };
-    scope.res.on('close', end);
+    scope.res.on('close', () => end());
     scope.req.on('close', () => {
       if (!scope.res.writableEnded) end();
     });
@@ -109,6 +109,6 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       timers.bookmark = setTimeout(tick, scope.bookmarkIntervalMs);
     }
     const timeoutS = opts.timeoutSeconds || DEFAULT_MIN_TIMEOUT_S * (1 + Math.random());
-    timers.timeout = setTimeout(end, timeoutS * 1000);
+    timers.timeout = setTimeout(() => end(), timeoutS * 1000);
   });
 }

@@ -41,6 +41,8 @@ const BUILTIN_STRATEGIES: readonly Strategy[] = [
 
 export interface Registries {
   find(group: string, version: string, plural: string): GenericRegistry | undefined;
+  /** The kinds kept in the store (not the computed ones: reviews, token requests). */
+  storedResources(): ResourceInfo[];
   readonly reader: ObjectReader;
   /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
   bootstrap(objects: readonly KObject[]): Promise<void>;
@@ -142,6 +144,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
 
   return {
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
+    storedResources: () => [...strategies.values()].filter((s) => !s.virtual).map((s) => s.info),
     reader,
     close: () => finalizer.stop(),
     systemContext: () => systemContext(reader),

@@ -17,6 +17,7 @@
  * The file is opened with an exclusive lock: a second process (or store) on the same file fails
  * at open. Several API server replicas need a shared backend (etcd) instead.
  */
+import { stat } from 'node:fs/promises';
 import type { KObject } from '../../api/meta.js';
 import type { StoreEvent, StoredObject } from './store.js';
 import { parseFrozen } from './frozen.js';
@@ -42,6 +43,7 @@ export class SqliteStore extends IndexedStore {
     private readonly writer: SqliteWriter,
     file: LoadedFile,
     private readonly historyLimit: number,
+    private readonly path: string,
   ) {
     super(historyLimit);
     this.fileCompacted = this.load(file);
@@ -52,7 +54,7 @@ export class SqliteStore extends IndexedStore {
     const historyLimit = options.historyLimit ?? DEFAULT_HISTORY_LIMIT;
     const { writer, file } = await SqliteWriter.start({ path, historyLimit, busyTimeoutMs: options.busyTimeoutMs ?? 2000, quotaBytes: options.quotaBytes });
     try {
-      return new SqliteStore(writer, file, historyLimit);
+      return new SqliteStore(writer, file, historyLimit, path);
     } catch (err) {
       await writer.close();
       throw err;
@@ -69,6 +71,12 @@ export class SqliteStore extends IndexedStore {
     const rows = writes.map(({ event, json }) => ({ revision: event.revision, key: event.key, type: event.type, value: json }));
     await this.writer.commit(rows, last.event.revision, compactTo);
     if (compactTo !== undefined) this.fileCompacted = compactTo;
+  }
+
+  /** The file and its write-ahead log, as they take space on disk. */
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
+    const size = async (file: string): Promise<number> => (await stat(file).catch(() => undefined))?.size ?? 0;
+    return { endpoint: this.path, bytes: (await size(this.path)) + (await size(`${this.path}-wal`)) };
   }
 
   protected override release(): Promise<void> {
