@@ -75,12 +75,12 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const logFile = path.resolve(flags.logFile || path.join(flags.dataDir, 'kube-identity.log'));
   mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
-  const server = await startEmbeddedServer({ ...options, logger: logger.child({ component: 'apiserver' }) }).catch((err: unknown) => {
+  const server = await startEmbeddedServer({ ...options, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
     throw explainStartError(err, '--port');
   });
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   try {
-    await runControllerProcess(config, logger.child({ component: 'controller' }), shutdown.signal, {
+    await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
       kubeConfig: loadKubeConfig(server.kubeconfigPath),
       onListening: (metricsUrl) => process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile)),
     });

@@ -4,6 +4,7 @@
  * and runs until `signal` aborts. Resolves after a clean shutdown; rejects when leadership is lost or
  * the probe address cannot be bound (the caller exits non-zero).
  */
+import { leaderGauge } from '../metrics/leader.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/schema.js';
@@ -52,6 +53,9 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
         }
       : undefined,
   });
+  // Without leader election this process alone runs the controllers: it reports itself as the
+  // leader, so the gauge reads the same under `up` as in an elected Deployment.
+  if (!config.leaderElect) leaderGauge(deps.registry).set({ name: config.leaderElectionId }, 1);
   await deps.register?.(mgr, client, config);
   const server = await startProbeServer({
     registry: deps.registry,

@@ -43,7 +43,7 @@ describe('a run whose fixtures folder is missing', () => {
     const lines = out.split('\n').filter((l) => l.includes('SKIPPED'));
     expect(lines).toEqual([
       expect.stringContaining(
-        `SKIPPED 1 test(s) here: the upstream fixtures were not found at ${path.join(missing, 'k8s-api-testdata')} (set KUBE_IDENTITY_FIXTURES to the folder holding k8s-api-testdata)`,
+        `SKIPPED 1 test(s) in src/apiserver/validation/object-meta.test.ts: the upstream fixtures were not found at ${path.join(missing, 'k8s-api-testdata')} (set KUBE_IDENTITY_FIXTURES to the folder holding k8s-api-testdata)`,
       ),
     ]);
     expect(out).toMatch(/Tests:\s+1 skipped, \d+ passed/);

@@ -135,6 +135,19 @@ it('keeps the data directory private: directory 0700, every file 0600, certifica
   expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, paths: [dataDir, path.join(dataDir, 'kube-identity.log')] });
 });
 
+it('logs each field once per line, and reports the controller as leader on /metrics', async () => {
+  const lines = readFileSync(path.join(dataDir, 'kube-identity.log'), 'utf8').split('\n').filter((l) => l !== '');
+  expect(lines.length).toBeGreaterThan(5);
+  for (const line of lines) {
+    const keys = [...line.matchAll(/[{,]"([^"]+)":/g)].map((m) => m[1]);
+    const twice = keys.filter((k, i) => keys.indexOf(k) !== i);
+    // JSON.parse would keep the last of two equal keys silently: count them in the text.
+    expect([line, twice.filter((k) => k === 'component' || k === 'logger' || k === 'name')]).toEqual([line, []]);
+  }
+  const metrics = await fetch(field('metrics')).then((r) => r.text());
+  expect(metrics).toMatch(/^leader_election_master_status\{name="kube-identity-controller"\} 1$/m);
+});
+
 it('says what is in the way of a second up and which flag to pass', async () => {
   const other = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up2-'));
   try {

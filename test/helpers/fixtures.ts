@@ -30,8 +30,8 @@ export const readFixtureJson = <T = Record<string, unknown>>(name: string): T =>
 /** Fixture file names ending in `suffix` ([] when the folder is missing: their tests are skipped). */
 export const fixtureFiles = (suffix: string): string[] => (present ? fs.readdirSync(API_TESTDATA).filter((f) => f.endsWith(suffix)) : []);
 
-export function missingFixturesLine(dir: string, skipped: number): string {
-  return `SKIPPED ${skipped} test(s) here: the upstream fixtures were not found at ${dir} (set KUBE_IDENTITY_FIXTURES to the folder holding k8s-api-testdata)`;
+export function missingFixturesLine(dir: string, skipped: number, file: string): string {
+  return `SKIPPED ${skipped} test(s) in ${file}: the upstream fixtures were not found at ${dir} (set KUBE_IDENTITY_FIXTURES to the folder holding k8s-api-testdata)`;
 }
 
 let skipped = 0;
@@ -39,7 +39,12 @@ let skipped = 0;
 function noteSkipped(count: number): void {
   if (process.env.CI) throw new Error(`upstream fixtures not found at ${API_TESTDATA}: CI must run every suite (set KUBE_IDENTITY_FIXTURES)`);
   // Collection is synchronous: the line is printed once, after the whole file has been collected.
-  if (skipped === 0) queueMicrotask(() => console.warn(missingFixturesLine(API_TESTDATA, skipped)));
+  // Straight to stderr: jest drops the console output of a file whose tests were all skipped.
+  if (skipped === 0)
+    queueMicrotask(() => {
+      const file = path.relative(REPO_ROOT, expect.getState().testPath ?? '');
+      process.stderr.write(`${missingFixturesLine(API_TESTDATA, skipped, file)}\n`);
+    });
   skipped += count;
 }
 

@@ -1,5 +1,6 @@
 import { RESOURCES } from '../../src/api/resources.js';
 import { serveDiscovery } from '../../src/apiserver/discovery/index.js';
+import { buildVersion } from '../../src/lib/version.js';
 
 const KUBECTL_ACCEPT =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
@@ -157,6 +158,7 @@ describe('legacy discovery', () => {
 
 describe('/version', () => {
   it('reports Kubernetes 1.32', () => {
-    expect(get('/version').json).toMatchObject({ major: '1', minor: '32', gitVersion: 'v1.32.0', platform: 'linux/amd64' });
+    const { version } = buildVersion();
+    expect(get('/version').json).toMatchObject({ major: '1', minor: '32', gitVersion: `v1.32.0+kube-identity.${version}`, platform: 'linux/amd64' });
   });
 });

@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import { RESOURCES } from '../../src/api/resources.js';
 import { serveDiscovery } from '../../src/apiserver/discovery/index.js';
+import { VERSION_INFO } from '../../src/apiserver/discovery/version.js';
 import { schemaFor, unknownFields } from '../../src/apiserver/openapi/index.js';
 
 interface Doc {
@@ -84,7 +85,7 @@ describe('OpenAPI v3', () => {
     }
     expect(fields[1]).toBe('2.0');
     const info = protobuf.Reader.create(fields[2] as Uint8Array);
-    expect([info.uint32(), info.string(), info.uint32(), info.string()]).toEqual([0x0a, 'Kubernetes', 0x12, 'v1.32.0']);
+    expect([info.uint32(), info.string(), info.uint32(), info.string()]).toEqual([0x0a, 'Kubernetes', 0x12, VERSION_INFO.gitVersion]);
     expect(serveDiscovery({ path: '/openapi/v3/apis/example.com/v1', accept: 'application/json' })?.status).toBe(404);
   });
 });

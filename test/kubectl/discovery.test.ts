@@ -27,6 +27,13 @@ describe('kubectl 1.32 against the embedded API server: discovery and OpenAPI', 
     expect(stdout).toMatch(/^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
   });
 
+  it('version reports Kubernetes 1.32 with our version as build metadata, without a skew warning', async () => {
+    const { stdout, stderr } = await kubectl('version', '-o', 'json');
+    expect(stderr).toBe('');
+    const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
+    expect(JSON.parse(stdout)).toMatchObject({ serverVersion: { major: '1', minor: '32', gitVersion: `v1.32.0+kube-identity.${pkg.version}` } });
+  });
+
   it('explain csr.spec', async () => {
     const { stdout, stderr } = await kubectl('explain', 'csr.spec');
     expect(stderr).toBe('');

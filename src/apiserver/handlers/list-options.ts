@@ -47,7 +47,8 @@ function watchErrors(opts: ListOptions): FieldError[] {
   return errs;
 }
 
-export function parseListOptions(q: URLSearchParams, watch: boolean): ListOptions {
+/** The list options as the query gives them, before any check. */
+function readListOptions(q: URLSearchParams): ListOptions {
   const opts: ListOptions = {
     labelSelector: q.get('labelSelector') ?? '',
     fieldSelector: q.get('fieldSelector') ?? '',
@@ -61,7 +62,11 @@ export function parseListOptions(q: URLSearchParams, watch: boolean): ListOption
   if (sendInitialEvents !== undefined) opts.sendInitialEvents = sendInitialEvents;
   const timeout = queryInt64(q, 'timeoutSeconds');
   if (timeout !== undefined) opts.timeoutSeconds = timeout;
+  return opts;
+}
 
+export function parseListOptions(q: URLSearchParams, watch: boolean): ListOptions {
+  const opts = readListOptions(q);
   const errs = watch ? watchErrors(opts) : listErrors(opts);
   if (errs.length > 0) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
   if (opts.continue !== '' && opts.resourceVersion !== '' && opts.resourceVersion !== '0') {

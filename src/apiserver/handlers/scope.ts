@@ -58,7 +58,7 @@ export function respondObject(scope: RequestScope, status: number, obj: KObject,
   const out = outputOf(scope, allowTable);
   if (out.kind === 'table') {
     const include = parseIncludeObject(scope.query);
-    send(scope, status, tableOf(scope.strategy, [obj], {}, include, out.metaVersion, scope.ctx.now, true), out);
+    send(scope, status, tableOf(scope.strategy, [obj], {}, { include, metaVersion: out.metaVersion, now: scope.ctx.now, withColumns: true }), out);
   } else if (out.kind === 'partial') send(scope, status, partialObject(obj, out.metaVersion), out);
   else send(scope, status, obj, out);
 }
@@ -67,7 +67,7 @@ export function respondList(scope: RequestScope, list: KList): void {
   const out = outputOf(scope, true);
   if (out.kind === 'table') {
     const include = parseIncludeObject(scope.query);
-    send(scope, 200, tableOf(scope.strategy, list.items, list.metadata, include, out.metaVersion, scope.ctx.now, true), out);
+    send(scope, 200, tableOf(scope.strategy, list.items, list.metadata, { include, metaVersion: out.metaVersion, now: scope.ctx.now, withColumns: true }), out);
   } else if (out.kind === 'partial') {
     send(
       scope,

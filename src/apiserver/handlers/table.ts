@@ -20,15 +20,21 @@ export function partialObject(obj: KObject, metaVersion: string): KObject {
   return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: obj.metadata ?? {} };
 }
 
-/** A Table of `objects`; `withColumns` false gives `columnDefinitions: null` (later watch events). */
+/** How a Table is rendered: what rows carry, the meta.k8s.io version, the time ages count from. */
+export interface TableOptions {
+  include: IncludeObject;
+  metaVersion: string;
+  now: Date;
+  /** false gives `columnDefinitions: null` (watch events after the first). */
+  withColumns: boolean;
+}
+
+/** A Table of `objects`. */
 export function tableOf(
   strategy: Strategy,
   objects: readonly KObject[],
   listMeta: ListMeta,
-  include: IncludeObject,
-  metaVersion: string,
-  now: Date,
-  withColumns: boolean,
+  { include, metaVersion, now, withColumns }: TableOptions,
 ): Record<string, unknown> {
   const conv = strategy.table ?? DEFAULT_TABLE;
   return {

@@ -25,7 +25,12 @@ function encoder(scope: RequestScope): (obj: KObject) => object {
   let firstTable = true;
   return (obj) => {
     if (out.kind === 'table') {
-      const t = tableOf(scope.strategy, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, include, out.metaVersion, new Date(), firstTable);
+      const t = tableOf(
+        scope.strategy,
+        [obj],
+        { resourceVersion: obj.metadata?.resourceVersion ?? '' },
+        { include, metaVersion: out.metaVersion, now: new Date(), withColumns: firstTable },
+      );
       firstTable = false;
       return t;
     }
