@@ -274,11 +274,14 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
     expect(checksum(docsOf({ releaseName: 'ids', values: { logLevel: 'debug' } }))).not.toBe(checksum(a));
   });
 
-  it('pins the image by digest when one is given, otherwise by tag or appVersion', () => {
+  it('defaults to the image make image builds, pins it by digest, tag or appVersion, and requires one', () => {
     const image = (values: Obj) => controllerContainer(findDoc(docsOf({ values }), 'Deployment')).image;
-    expect(image({})).toBe('ghcr.io/kube-identity/kube-identity:0.1.0');
-    expect(image({ image: { tag: 'dev' } })).toBe('ghcr.io/kube-identity/kube-identity:dev');
+    expect(image({})).toBe('kube-identity:dev');
+    expect(image({ image: { repository: 'registry.example.com/kube-identity', tag: '' } })).toBe('registry.example.com/kube-identity:0.1.0');
     const digest = `sha256:${'a'.repeat(64)}`;
-    expect(image({ image: { digest } })).toBe(`ghcr.io/kube-identity/kube-identity@${digest}`);
+    expect(image({ image: { repository: 'registry.example.com/kube-identity', digest } })).toBe(`registry.example.com/kube-identity@${digest}`);
+    expect(() => render({ values: { image: { repository: '' } } })).toThrow(
+      /image.repository is required: no kube-identity image is published. Build one with `make image` \(kube-identity:dev\), then `kind load docker-image kube-identity:dev` for kind, or push it to your registry/,
+    );
   });
 });

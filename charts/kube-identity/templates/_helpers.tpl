@@ -54,10 +54,11 @@ app.kubernetes.io/part-of: kube-identity
 {{- end }}
 
 {{- define "kube-identity.image" -}}
+{{- $repository := required "image.repository is required: no kube-identity image is published. Build one with `make image` (kube-identity:dev), then `kind load docker-image kube-identity:dev` for kind, or push it to your registry and set image.repository and image.tag" .Values.image.repository -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 {{- end }}
 
