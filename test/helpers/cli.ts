@@ -30,27 +30,27 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
  * Starts `kube-identity ...args` and resolves once `ready` finds what it waits for in the child's stdout
  * so far (a log line, a banner); rejects if the child exits first or takes more than 60 s.
  */
-export function startCliChild<T>(args: string[], ready: (stdout: string) => T | undefined): Promise<{ child: ChildProcess; ready: T }> {
+export function startCliChild<T>(args: string[], ready: (stdout: string) => T | undefined): Promise<{ child: ChildProcess; ready: T; output(): string }> {
   const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: CLI_ENV });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
     // Loading the TypeScript sources takes a while on a busy machine.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`child did not start: ${out} ${err}`));
+      reject(new Error(`${args[0]} did not start: ${out} ${err}`));
     }, 60_000);
-    child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
+    const check = (): void => {
       const found = ready(out);
       if (found === undefined) return;
       clearTimeout(timer);
-      child.stdout?.removeAllListeners('data');
-      child.stdout?.resume();
-      resolve({ child, ready: found });
-    });
-    child.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
+      child.stdout?.off('data', check);
+      resolve({ child, ready: found, output: () => out });
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
   });
 }
 
@@ -92,27 +92,14 @@ export interface UpChild {
 }
 
 /** Starts `kube-identity up ...args` and resolves once it printed its banner. */
-export function startUpChild(args: string[]): Promise<UpChild> {
-  const child = spawn(process.execPath, [...CLI, 'up', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: CLI_ENV });
-  let out = '';
-  let err = '';
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+export async function startUpChild(args: string[]): Promise<UpChild> {
+  const { child, output } = await startCliChild(['up', ...args], (out) => (out.includes('Press Ctrl-C to stop.') ? true : undefined));
   const field = (name: string): string => {
-    const line = out.split('\n').find((l) => l.trim().startsWith(name));
-    if (!line) throw new Error(`banner has no ${name}: ${out}`);
+    const line = output()
+      .split('\n')
+      .find((l) => l.trim().startsWith(name));
+    if (!line) throw new Error(`banner has no ${name}: ${output()}`);
     return line.trim().slice(name.length).trim();
   };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`up did not start: ${out} ${err}`));
-    }, 60_000);
-    child.stdout?.on('data', () => {
-      if (!out.includes('Press Ctrl-C to stop.')) return;
-      clearTimeout(timer);
-      resolve({ child, output: () => out, field });
-    });
-    child.once('exit', (code) => reject(new Error(`up exited ${code}: ${err}`)));
-  });
+  return { child, output, field };
 }

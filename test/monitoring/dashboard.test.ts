@@ -2,7 +2,8 @@
  * The Grafana dashboard (charts/kube-identity/dashboards/kube-identity.json) against a real Prometheus
  * scraping real controllers: `kube-identity up` (API server + controller) and a second controller with
  * leader election, as the chart's Deployment runs it. After the demo (a node joins), a client CSR the
- * signer refuses and one left for a human to approve, every panel's PromQL is evaluated through
+ * signer refuses, one left for a human to approve and a serving CSR the serving approver's policy
+ * refuses, every panel's PromQL is evaluated through
  * Prometheus' HTTP API and must return series: a renamed metric or a broken query fails here.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
-import { CLI_ENV, logLine, runCli, startCliChild } from '../helpers/cli.js';
+import { CLI_ENV, logLine, runCli, startCliChild, startUpChild } from '../helpers/cli.js';
 import { startPrometheus, type Prometheus } from '../helpers/prometheus.js';
 import { describeWithTools } from '../helpers/tools.js';
 
@@ -45,11 +46,11 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
 
   const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env: CLI_ENV });
 
-  async function createCsr(name: string, usages: string[]): Promise<void> {
+  async function createCsr(name: string, signerName: string, usages: string[], subject: { commonName: string; organizations?: string[] }): Promise<void> {
     const { privateKeyPem } = generateKeyPair('ECDSA-P256');
-    const request = Buffer.from(await createCertificateRequestPem({ privateKeyPem, commonName: name })).toString('base64');
+    const request = Buffer.from(await createCertificateRequestPem({ privateKeyPem, ...subject })).toString('base64');
     const file = path.join(dataDir, `${name}.json`);
-    const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request, signerName: 'kubernetes.io/kube-apiserver-client', usages } };
+    const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request, signerName, usages } };
     writeFileSync(file, JSON.stringify(csr));
     await kubectl('create', '-f', file);
   }
@@ -66,20 +67,17 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-dashboard-'));
-    const up = await startCliChild(['up', '--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0', '--storage', 'memory'], (out) =>
-      out.includes('Press Ctrl-C to stop.') ? out : undefined,
-    );
+    const up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0', '--storage', 'memory']);
     children.push(up.child);
-    const field = (name: string) => up.ready.split('\n').find((l) => l.trim().startsWith(name))?.trim().slice(name.length).trim() ?? '';
-    kubeconfig = field('kubeconfig');
-    kubeconfig = path.isAbsolute(kubeconfig) ? kubeconfig : path.resolve(kubeconfig);
-    metricsUrls.push(field('metrics'));
+    kubeconfig = path.resolve(up.field('kubeconfig'));
+    metricsUrls.push(up.field('metrics'));
     const controller = await startCliChild(
       [
         'controller',
         `--kubeconfig=${kubeconfig}`,
         '--leader-elect=true',
         '--leader-election-namespace=default',
+        '--approve-kubelet-serving=true',
         '--metrics-bind-address=127.0.0.1:0',
         `--cluster-signing-cert-file=${path.join(dataDir, 'ca.crt')}`,
         `--cluster-signing-key-file=${path.join(dataDir, 'ca.key')}`,
@@ -90,17 +88,23 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
     metricsUrls.push(`${String(controller.ready.url)}/metrics`);
     prom = await startPrometheus(JOB, metricsUrls.map((u) => new URL(u).host));
 
-    // A node joins; a client CSR asks for server auth (the signer marks it Failed once approved); another waits for a human.
+    // A node joins; a client CSR asks for server auth (the signer marks it Failed once approved); another
+    // waits for a human; the admin, who is no node, asks for a kubelet serving certificate (the serving
+    // approver's `requester` rule leaves it pending).
     const demo = runCli(['demo', '--kubeconfig', kubeconfig, '--node', 'dashboard-node'], { timeoutMs: 60_000 });
-    await createCsr('asks-for-server-auth', ['digital signature', 'server auth']);
+    const client = 'kubernetes.io/kube-apiserver-client';
+    await createCsr('asks-for-server-auth', client, ['digital signature', 'server auth'], { commonName: 'alice' });
     await kubectl('certificate', 'approve', 'asks-for-server-auth');
-    await createCsr('waits-for-a-human', ['digital signature', 'client auth']);
+    await createCsr('waits-for-a-human', client, ['digital signature', 'client auth'], { commonName: 'bob' });
+    const node = { commonName: 'system:node:dashboard-node', organizations: ['system:nodes'] };
+    await createCsr('serving-not-from-a-node', 'kubernetes.io/kubelet-serving', ['digital signature', 'server auth'], node);
     const result = await demo;
     if (result.code !== 0) throw new Error(`demo failed: ${result.stdout} ${result.stderr}`);
     await waitForSeries([
       'kube_identity_csr_issuances_total',
       'kube_identity_csr_failures_total',
       'kube_identity_csr_oldest_pending_age_seconds',
+      'kube_identity_csr_policy_violations_total',
       'leader_election_master_status == 1',
     ]);
     // A few more scrapes, so that every rate window holds two samples of each series.
@@ -149,7 +153,8 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
     expect(new Set(decisions.map((s) => `${s.metric.decision} ${s.metric.signer}`))).toEqual(
       new Set(['approved kubernetes.io/kube-apiserver-client-kubelet', 'issued kubernetes.io/kube-apiserver-client-kubelet', 'failed kubernetes.io/kube-apiserver-client']),
     );
-    expect((await query('Oldest pending CSR')).map((s) => s.metric.signer)).toEqual(['kubernetes.io/kube-apiserver-client']);
+    expect((await query('Oldest pending CSR')).map((s) => s.metric.signer).sort()).toEqual(['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kubelet-serving']);
+    expect((await query('Policy violations by rule')).map((s) => `${s.metric.signer} ${s.metric.rule}`)).toEqual(['kubernetes.io/kubelet-serving requester']);
     expect((await query('Leader')).some((s) => s.value[1] === '1')).toBe(true);
     const expiresIn = (await query('Signer CA expires in')).map((s) => Number(s.value[1]));
     expect(expiresIn.length).toBeGreaterThan(0);
