@@ -88,7 +88,7 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
     metricsUrls.push(`${String(controller.ready.url)}/metrics`);
     prom = await startPrometheus(JOB, metricsUrls.map((u) => new URL(u).host));
 
-    // A node joins; a client CSR asks for server auth (the signer marks it Failed once approved); another
+    // A node joins (client and serving certificates); a client CSR asks for server auth (the signer marks it Failed once approved); another
     // waits for a human; the admin, who is no node, asks for a kubelet serving certificate (the serving
     // approver's `requester` rule leaves it pending).
     const demo = runCli(['demo', '--kubeconfig', kubeconfig, '--node', 'dashboard-node'], { timeoutMs: 60_000 });
@@ -151,7 +151,13 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
     const query = (title: string) => prom!.query(substitute(targets.find((t) => t.panel === title)?.expr ?? 'missing'));
     const decisions = await query('CSR decisions by signer');
     expect(new Set(decisions.map((s) => `${s.metric.decision} ${s.metric.signer}`))).toEqual(
-      new Set(['approved kubernetes.io/kube-apiserver-client-kubelet', 'issued kubernetes.io/kube-apiserver-client-kubelet', 'failed kubernetes.io/kube-apiserver-client']),
+      new Set([
+        'approved kubernetes.io/kube-apiserver-client-kubelet',
+        'issued kubernetes.io/kube-apiserver-client-kubelet',
+        'approved kubernetes.io/kubelet-serving',
+        'issued kubernetes.io/kubelet-serving',
+        'failed kubernetes.io/kube-apiserver-client',
+      ]),
     );
     expect((await query('Oldest pending CSR')).map((s) => s.metric.signer).sort()).toEqual(['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kubelet-serving']);
     expect((await query('Policy violations by rule')).map((s) => `${s.metric.signer} ${s.metric.rule}`)).toEqual(['kubernetes.io/kubelet-serving requester']);
