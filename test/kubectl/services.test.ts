@@ -94,3 +94,15 @@ it('refuses what kube-apiserver refuses, with its messages', async () => {
   }
   expect((await kubectl('get', 'svc', 'bad', '-n', 'default')).code).toBe(1);
 });
+
+it('puts the kubernetes Service back after it is deleted, as kube-apiserver does', async () => {
+  expect((await kubectl('delete', 'service', 'kubernetes', '-n', 'default')).code).toBe(0);
+  // The server re-checks it every 10 s.
+  const deadline = Date.now() + 25_000;
+  let back: KubectlResult;
+  do {
+    await new Promise((r) => setTimeout(r, 500));
+    back = await kubectl('get', 'service', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].targetPort}');
+  } while (back.code !== 0 && Date.now() < deadline);
+  expect(back.stdout).toBe(`10.96.0.1 ${new URL(srv.url).port}`);
+}, 40_000);
