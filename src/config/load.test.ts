@@ -100,6 +100,14 @@ describe('loadApiserverConfig and loadUpConfig', () => {
     expect((bad as ConfigError).problems).toEqual(['etcdServers: each must be http(s)://HOST:PORT, got "127.0.0.1:2379"']);
   });
 
+  it('says a token file cannot be read along with the other problems', async () => {
+    const err = await loadUpConfig({ flags: { tokenAuthFile: '/no/such/tokens.csv', port: '-1' } }).catch((e: unknown) => e);
+    expect((err as ConfigError).problems).toEqual([
+      'flag --port port: must be at least 0, got -1',
+      "tokenAuthFile: cannot read /no/such/tokens.csv: ENOENT: no such file or directory, access '/no/such/tokens.csv'",
+    ]);
+  });
+
   it('refuses ports outside 0-65535 and unknown file keys', async () => {
     const file = await yamlFile('prot: 1\n');
     const err = await loadApiserverConfig({ file, flags: { port: '70000' } }).catch((e: unknown) => e);

@@ -2,6 +2,7 @@
  * Builds the controller configuration with the precedence flag > environment > YAML file > default,
  * and reports every problem at once (ConfigError.problems) instead of stopping at the first.
  */
+import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
@@ -200,13 +201,28 @@ export function loadControllerConfig(sources: ConfigSources = {}): Promise<Contr
   return loadConfig(CONTROLLER_CONFIG_SCHEMA, sources, crossCheck);
 }
 
+/** The token file is read at start: say now, with the other problems, when it cannot be. */
+function checkTokenFile(c: Record<string, unknown>, problems: string[]): void {
+  const file = c.tokenAuthFile;
+  if (typeof file !== 'string' || file === '') return;
+  try {
+    accessSync(file, constants.R_OK);
+  } catch (err) {
+    problems.push(`tokenAuthFile: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
 export function loadApiserverConfig(sources: ConfigSources = {}): Promise<ApiserverConfig> {
-  return loadConfig(APISERVER_CONFIG_SCHEMA, sources, checkEtcdOptions);
+  return loadConfig(APISERVER_CONFIG_SCHEMA, sources, (c, problems) => {
+    checkEtcdOptions(c, problems);
+    checkTokenFile(c, problems);
+  });
 }
 
 export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
   return loadConfig(UP_CONFIG_SCHEMA, sources, (c, problems) => {
     checkBindAddress(c, problems);
     checkEtcdOptions(c, problems);
+    checkTokenFile(c, problems);
   });
 }
