@@ -9,8 +9,6 @@ import type { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { loadControllerConfig } from '../config/load.js';
 import { CONTROLLER_CONFIG_SCHEMA, type ControllerConfig } from '../config/schema.js';
-import { registerControllers } from '../controller/register.js';
-import { runController } from '../controller/run-controller.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { buildVersion } from '../lib/version.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -38,6 +36,11 @@ export async function runControllerProcess(
   logger.info({ version: version.version, commit: version.commit, nodeVersion: version.nodeVersion }, 'starting kube-identity controller');
   const registry = new Registry();
   registerBuildInfo(registry, version);
+  // Loaded only once the configuration is good: a bad flag is reported without loading the controllers.
+  const [{ runController }, { registerControllers }] = await Promise.all([
+    import('../controller/run-controller.js'),
+    import('../controller/register.js'),
+  ]);
   await runController(config, {
     onListening: onListening && ((server) => onListening(server.url)),
     logger,

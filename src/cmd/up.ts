@@ -9,7 +9,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { IDENTITY_FILES } from '../apiserver/bootstrap.js';
-import { startEmbeddedServer } from '../apiserver/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
@@ -75,6 +74,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const logFile = path.resolve(flags.logFile || path.join(flags.dataDir, 'kube-identity.log'));
   mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
+  // Loaded only once the configuration is good: a bad flag is reported without loading the server.
+  const { startEmbeddedServer } = await import('../apiserver/embedded.js');
   const server = await startEmbeddedServer({ ...options, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
     throw explainStartError(err, '--port');
   });
