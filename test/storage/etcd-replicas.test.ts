@@ -4,7 +4,7 @@
  * (RBAC bindings, bootstrap-token Secrets, ServiceAccounts behind tokens) is the store's, not a
  * replica's memory. Objects sit in etcd where kube-apiserver puts them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -31,30 +31,34 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
   let b: TestServer;
   let client: Etcd3;
 
-  const replica = async (): Promise<TestServer> =>
-    startTestServer({
+  const started: TestServer[] = [];
+  const replica = async (): Promise<TestServer> => {
+    const server = await startTestServer({
       dataDir,
       store: await EtcdStore.open({ endpoints: etcd.endpoints, ttlSeconds: (key) => (key.includes('/events/') ? 600 : undefined) }),
       tokenFile: 'alice-token,alice,alice-uid,\n',
     });
+    started.push(server);
+    return server;
+  };
 
   beforeAll(async () => {
     etcd = await startEtcd();
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'replicas-'));
-    a = await replica();
-    b = await replica();
+    // Started together on an empty directory: they must still end up with one CA.
+    [a, b] = await Promise.all([replica(), replica()]);
     client = new Etcd3({ hosts: etcd.endpoints });
   }, 30_000);
   afterAll(async () => {
     client?.close();
-    await a?.close();
-    await b?.close();
+    for (const server of started) await server.close();
     await etcd?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('share the CA and keys of the data directory, and both are ready', async () => {
     expect(a.caPem).toBe(b.caPem);
+    expect(readFileSync(path.join(dataDir, 'ca.crt'), 'utf8')).toBe(a.caPem);
     expect(a.adminToken).toBe(b.adminToken);
     for (const s of [a, b]) {
       const ready = await raw(s, 'GET', '/readyz', { anonymous: true });

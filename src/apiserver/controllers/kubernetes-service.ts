@@ -4,6 +4,7 @@
  * deletes or changes it, checked at start and every 10 s (the server's port may differ per start).
  */
 import type { Logger } from '../../log/logger.js';
+import { ApiError } from '../errors.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { record } from '../../lib/json.js';
 import { kubernetesService } from '../registry/core/service.js';
@@ -27,7 +28,12 @@ export class KubernetesServiceController {
 
   /** Makes the Service right once, then keeps it so. */
   async start(): Promise<void> {
-    await this.reconcile();
+    // API server replicas starting together on one store may all find it missing: the create that
+    // lost the race (409 on the name, or 422 on its cluster IP) finds it there on the second look.
+    await this.reconcile().catch((err: unknown) => {
+      if (err instanceof ApiError && (err.code === 409 || err.code === 422)) return this.reconcile();
+      throw err;
+    });
     this.timer = setInterval(() => {
       this.reconcile().catch((err: unknown) => this.opts.logger.warn({ err }, 'cannot reconcile the kubernetes Service'));
     }, INTERVAL_MS);
