@@ -4,9 +4,13 @@
  * x509 authentication trusts exactly what the signers issue), a service-account signing key, an
  * admin bearer token, and a kubeconfig for kubectl and client-node. Later starts reuse them; a
  * piece that is missing is made again from the CA.
+ *
+ * API server replicas on etcd may share one directory and start at the same moment: whoever finds a
+ * piece missing makes it holding DIR/.identity.lock, and writes each file whole (rename), so they all
+ * end up with one CA and one set of keys.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../pki/ca.js';
@@ -68,14 +72,47 @@ async function leaf(
   return { certPem, keyPem: key.privateKeyPem };
 }
 
+const LOCK_FILE = '.identity.lock';
+/** A lock older than this was left by a process that died while creating the files. */
+const STALE_LOCK_MS = 30_000;
+
+/** Runs `create` holding DIR/.identity.lock (taken over when stale). */
+async function withIdentityLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
+  const lock = path.join(dir, LOCK_FILE);
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+    if (since !== undefined && Date.now() - since > STALE_LOCK_MS) rmSync(lock, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  try {
+    return await create();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
 /** Loads the identity in `dir`, creating whatever is missing (everything on first use). */
 export async function ensureIdentity(dir: string, extraNames: string[] = []): Promise<ServerIdentity> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const complete = (Object.values(IDENTITY_FILES) as string[]).every((f) => existsSync(path.join(dir, f)));
+  return complete ? loadIdentity(dir, extraNames) : withIdentityLock(dir, () => loadIdentity(dir, extraNames));
+}
+
+async function loadIdentity(dir: string, extraNames: string[]): Promise<ServerIdentity> {
   const file = (f: Field): string => path.join(dir, IDENTITY_FILES[f]);
   const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
   const write = (f: Field, text: string): string => {
     const secret = f !== 'caPem' && f !== 'servingCertPem' && f !== 'adminCertPem';
-    writeFileSync(file(f), text, { mode: secret ? 0o600 : 0o644 });
+    // Whole or not at all: another replica may read the directory meanwhile.
+    const tmp = `${file(f)}.${process.pid}.tmp`;
+    writeFileSync(tmp, text, { mode: secret ? 0o600 : 0o644 });
+    renameSync(tmp, file(f));
     return text;
   };
 

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { ensureIdentity } from '../../src/apiserver/bootstrap.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw } from '../helpers/http.js';
@@ -163,4 +164,23 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect(Number(ttl.grantedTTL)).toBeLessThanOrEqual(660);
     expect((await client.kv.range({ key: Buffer.from('/registry/configmaps/default/layout') })).kvs[0]?.lease).toBe('0');
   });
+});
+
+it('gives replicas that set up an empty data directory at the same moment one CA and one set of keys', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'identity-race-'));
+  try {
+    const ids = await Promise.all([ensureIdentity(dir), ensureIdentity(dir), ensureIdentity(dir)]);
+    const onDisk = await ensureIdentity(dir);
+    for (const id of ids) {
+      expect([id.caPem, id.caKeyPem, id.serviceAccountKeyPem, id.adminToken, id.servingCertPem]).toEqual([
+        onDisk.caPem,
+        onDisk.caKeyPem,
+        onDisk.serviceAccountKeyPem,
+        onDisk.adminToken,
+        onDisk.servingCertPem,
+      ]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
