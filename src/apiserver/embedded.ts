@@ -19,6 +19,7 @@ import { EtcdStore, type EtcdStoreOptions } from './storage/etcd.js';
 import { MemoryStore } from './storage/memory.js';
 import { SqliteStore } from './storage/sqlite.js';
 import { storageKey, type Store } from './storage/store.js';
+import { RbacIndex } from './auth/rbac-index.js';
 import type { Logger } from '../log/logger.js';
 
 function openSqlite(file: string): Promise<SqliteStore> {
@@ -95,8 +96,10 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const wildcard = host === '0.0.0.0' || host === '::';
   const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
   const store = opts.store ?? (await openStore(opts, dataDir));
+  const rbacIndex = new RbacIndex(store);
   const id = await createIdentity({
     objects: objectReader(store),
+    rbacIndex,
     clientCaPem: identity.caPem,
     tokenFile: adminTokenFile(identity) + (opts.tokenFile ?? ''),
     serviceAccountKey: identity.serviceAccountKeyPem,
@@ -130,6 +133,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     store,
     async close() {
       await server.close();
+      rbacIndex.stop();
       await store.close();
     },
   };

@@ -18,6 +18,7 @@ import { createImpersonatingAuthenticator } from './auth/impersonation.js';
 import { oidcRoutes, type OidcRoute } from './auth/oidc.js';
 import { createNodeAuthorizer } from './auth/node-authorizer.js';
 import { createRbacAuthorizer } from './auth/rbac-authorizer.js';
+import type { RbacIndex } from './auth/rbac-index.js';
 import { createRequestAuthenticator } from './auth/request-authenticator.js';
 import { loadSigningKey, loadVerificationKey, type SigningKey } from './auth/sa-keys.js';
 import { createServiceAccountTokenAuthenticator } from './auth/sa-verify.js';
@@ -29,6 +30,8 @@ import { createX509Authenticator } from './auth/x509.js';
 
 export interface IdentityOptions {
   objects: ObjectReader;
+  /** RBAC decisions from memory (the caller owns it and stops it); without it they read `objects`. */
+  rbacIndex?: RbacIndex;
   /** CA bundle for client certificates; omit to disable x509 authentication. */
   clientCaPem?: string;
   /** Contents of a --token-auth-file (CSV). */
@@ -87,7 +90,7 @@ export async function createIdentity(o: IdentityOptions): Promise<Identity> {
   const tokens = createTokenChain(tokenAuthenticators, apiAudiences);
 
   // kube-apiserver's `--authorization-mode=Node,RBAC`.
-  const authorizer = unionAuthorizer([createNodeAuthorizer({ objects: o.objects }), createRbacAuthorizer({ objects: o.objects })]);
+  const authorizer = unionAuthorizer([createNodeAuthorizer({ objects: o.objects }), createRbacAuthorizer({ objects: o.objects, index: o.rbacIndex })]);
   const x509 = o.clientCaPem ? createX509Authenticator({ clientCaPem: o.clientCaPem, now }) : undefined;
   const authenticator = createImpersonatingAuthenticator(
     createRequestAuthenticator({ x509, tokens, anonymous: o.anonymous }),

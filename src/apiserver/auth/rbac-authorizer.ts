@@ -1,17 +1,20 @@
 /**
- * The RBAC authorizer (rbac.authorization.k8s.io/v1 semantics, apiserver.md §7.3), reading
- * bindings and roles through the ObjectReader on every decision: always current, and with the
- * handful of bindings this server holds, cheap. ClusterRoleBindings are visited first, then
- * RoleBindings of the request's namespace, and the first matching rule decides, with upstream's
- * reason text. `system:masters` bypasses RBAC as kube-apiserver's privileged-group authorizer does.
+ * The RBAC authorizer (rbac.authorization.k8s.io/v1 semantics, apiserver.md §7.3). Decisions come
+ * from the RbacIndex (rbac-index.ts) when it is given and synced, and otherwise from the
+ * ObjectReader (bindings listed and roles read per decision). ClusterRoleBindings are visited
+ * first, then RoleBindings of the request's namespace, and the first matching rule decides, with
+ * upstream's reason text. `system:masters` bypasses RBAC as kube-apiserver's privileged-group
+ * authorizer does.
  */
 import type { KObject, UserInfo } from '../../api/meta.js';
 import { errors } from '../errors.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from './authorizer.js';
 import type { ObjectReader } from './types.js';
+import type { ResourceInfo } from '../../api/resources.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from './resource-infos.js';
 import { record, str, strings } from '../../lib/json.js';
 import { serviceAccountUsername } from './sa-token.js';
+import type { RbacIndex } from './rbac-index.js';
 
 export const MASTERS_GROUP = 'system:masters';
 
@@ -102,24 +105,43 @@ function describeSubject(s: Subject, bindingNs: string): string {
 
 export interface RbacAuthorizerOptions {
   objects: ObjectReader;
+  /** Answers decisions from memory once synced; without it every decision reads the store. */
+  index?: RbacIndex;
+}
+
+type RoleRef = { info: ResourceInfo; namespace: string | undefined; name: string };
+
+/** The role a binding's roleRef names, or why it cannot name one (an unknown kind, a Role outside a namespace). */
+function roleOfRef(ref: Record<string, unknown>, namespace: string): RoleRef | { error: string } {
+  const kind = str(ref.kind);
+  const name = str(ref.name) ?? '';
+  const info = kind === 'ClusterRole' ? CLUSTER_ROLES : kind === 'Role' ? ROLES : undefined;
+  if (!info) return { error: `unsupported role reference kind: ${JSON.stringify(kind ?? '')}` };
+  if (info.namespaced && !namespace) return { error: missingRole({ info, namespace, name }) };
+  return { info, namespace: info.namespaced ? namespace : undefined, name };
+}
+
+function missingRole({ info, name }: RoleRef): string {
+  return errors.notFound({ group: info.group, resource: info.plural, name }).message;
 }
 
 /**
  * The rules a binding's roleRef points at (GetRoleReferenceRules upstream), or an error text when
  * the role does not exist or the kind is unknown.
  */
-export async function roleRefRules(
-  objects: ObjectReader,
-  ref: Record<string, unknown>,
-  namespace: string,
-): Promise<{ rules: PolicyRule[] } | { error: string }> {
-  const kind = str(ref.kind);
-  const name = str(ref.name) ?? '';
-  const info = kind === 'ClusterRole' ? CLUSTER_ROLES : kind === 'Role' ? ROLES : undefined;
-  if (!info) return { error: `unsupported role reference kind: ${JSON.stringify(kind ?? '')}` };
-  const role = info.namespaced && !namespace ? undefined : await objects.get(info, info.namespaced ? namespace : undefined, name);
-  if (!role) return { error: errors.notFound({ group: info.group, resource: info.plural, name }).message };
-  return { rules: rulesOf(role) };
+export async function roleRefRules(objects: ObjectReader, ref: Record<string, unknown>, namespace: string): Promise<RoleRules> {
+  const r = roleOfRef(ref, namespace);
+  if ('error' in r) return r;
+  const role = await objects.get(r.info, r.namespace, r.name);
+  return role ? { rules: rulesOf(role) } : { error: missingRole(r) };
+}
+
+/** roleRefRules on the index's parsed rules. */
+function indexedRoleRules(index: RbacIndex, ref: Record<string, unknown>, namespace: string): RoleRules {
+  const r = roleOfRef(ref, namespace);
+  if ('error' in r) return r;
+  const rules = index.roleRules(r.info, r.namespace, r.name);
+  return rules ? { rules } : { error: missingRole(r) };
 }
 
 /** A binding that names `user`, with the rules of the role it grants (or why they cannot be read). */
@@ -131,13 +153,36 @@ interface Grant {
   role: { rules: PolicyRule[] } | { error: string };
 }
 
+/** Where grants are read from: the store through an ObjectReader, or the RbacIndex. */
+interface GrantSource {
+  /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order; a superset of those naming `user` is fine. */
+  bindings(user: UserInfo, bindingNs: string): Promise<KObject[]> | KObject[];
+  role(ref: Record<string, unknown>, namespace: string): Promise<RoleRules> | RoleRules;
+}
+
+type RoleRules = { rules: PolicyRule[] } | { error: string };
+
+function storeSource(objects: ObjectReader): GrantSource {
+  return {
+    bindings: (_user, bindingNs) => (bindingNs ? objects.list(ROLE_BINDINGS, bindingNs) : objects.list(CLUSTER_ROLE_BINDINGS, undefined)),
+    role: (ref, namespace) => roleRefRules(objects, ref, namespace),
+  };
+}
+
+function indexSource(index: RbacIndex): GrantSource {
+  return {
+    bindings: (user, bindingNs) => index.bindingsFor(user, bindingNs),
+    role: (ref, namespace) => indexedRoleRules(index, ref, namespace),
+  };
+}
+
 /**
  * Walks the bindings that name `user` — ClusterRoleBindings, then the RoleBindings of `namespace`
  * when given — resolving each one's role, until `visit` returns something (VisitRulesFor upstream).
  * The authorizer and the escalation checks share it, so both see exactly the same grants.
  */
 async function visitGrants<T>(
-  objects: ObjectReader,
+  source: GrantSource,
   user: UserInfo,
   namespace: string,
   visit: (g: Grant) => T | undefined,
@@ -145,11 +190,10 @@ async function visitGrants<T>(
   const scopes = namespace ? ['', namespace] : [''];
   for (const bindingNs of scopes) {
     // RoleBindings are only read when no ClusterRoleBinding settled the question.
-    const bindings = bindingNs ? await objects.list(ROLE_BINDINGS, bindingNs) : await objects.list(CLUSTER_ROLE_BINDINGS, undefined);
-    for (const binding of bindings) {
+    for (const binding of await source.bindings(user, bindingNs)) {
       const subject = matchingSubject(user, binding, bindingNs);
       if (!subject) continue;
-      const role = await roleRefRules(objects, record(binding.roleRef), bindingNs);
+      const role = await source.role(record(binding.roleRef), bindingNs);
       const out = visit({ binding, namespace: bindingNs, subject, role });
       if (out !== undefined) return out;
     }
@@ -167,7 +211,7 @@ export async function rulesFor(
   namespace: string,
 ): Promise<{ rules: PolicyRule[]; errors: string[] }> {
   const out = { rules: [] as PolicyRule[], errors: [] as string[] };
-  await visitGrants(objects, user, namespace, ({ role }) => {
+  await visitGrants(storeSource(objects), user, namespace, ({ role }) => {
     if ('rules' in role) out.rules.push(...role.rules);
     else out.errors.push(role.error);
     return undefined;
@@ -184,15 +228,24 @@ function allowReason({ binding, namespace, subject }: Grant): string {
 }
 
 export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
+  const fromStore = storeSource(o.objects);
+  const fromIndex = o.index && indexSource(o.index);
+  const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<Decision> => {
+    // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
+    const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
+    const reason = await visitGrants(source, a.user, namespace, (g) =>
+      'rules' in g.role && g.role.rules.some((r) => ruleAllows(a, r)) ? allowReason(g) : undefined,
+    );
+    return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
+  };
   return {
     async authorize(a): Promise<Decision> {
       if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
-      // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
-      const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
-      const reason = await visitGrants(o.objects, a.user, namespace, (g) =>
-        'rules' in g.role && g.role.rules.some((r) => ruleAllows(a, r)) ? allowReason(g) : undefined,
-      );
-      return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
+      if (!fromIndex || !o.index?.ready()) return decide(fromStore, a);
+      const d = await decide(fromIndex, a);
+      // A grant written through another replica may not have reached this one's watch yet: a
+      // deny is confirmed against the store, so a new grant is never refused.
+      return d.allowed ? d : decide(fromStore, a);
     },
     // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
     rulesFor: async (user, namespace) => ({ ...(await rulesFor(o.objects, user, namespace)), incomplete: false }),
