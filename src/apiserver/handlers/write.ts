@@ -127,7 +127,8 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
     name,
     scope.ctx,
     writeOptions(scope, params, apply),
-    { tryUpdate: patched, createIfMissing },
+    // applyPatch works on a copy of the current object and parses the patch anew each time.
+    { tryUpdate: patched, returnsFresh: true, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
 }

@@ -94,7 +94,7 @@ export class GenericRegistry {
 
   /**
    * Read-modify-write with compare-and-swap, retried when another writer got in between.
-   * `change.tryUpdate` gets a mutable copy of the current object and returns the desired one; a
+   * `change.tryUpdate` gets the current object (read-only) and returns the desired one; a
    * resourceVersion it carries is a precondition (409 on mismatch). Subresource writes never
    * create, even when `change.createIfMissing` is given.
    */
@@ -117,7 +117,10 @@ export class GenericRegistry {
         }
         throw errors.notFound(this.target(name));
       }
-      const next = cloneObject(await change.tryUpdate(cloneObject(cur.object)));
+      // The attempt changes `next` in place (server metadata, managedFields): a result that is not
+      // fresh is copied, so a retry starts again from what the caller asked for.
+      const desired = await change.tryUpdate(cur.object);
+      const next = change.returnsFresh ? desired : cloneObject(desired);
       const outcome = await writeUpdate(this.scope, { key, cur, next, namespace, ctx, opts });
       if (outcome !== 'retry') return { object: outcome, created: false };
       // The winner may still be committing (reads see committed state): give it the event loop.

@@ -66,12 +66,17 @@ export interface DeleteParams {
 }
 
 /**
- * What an update changes. `tryUpdate` gets a mutable copy of the current object and returns the
- * desired one; `createIfMissing` supplies the object to create when there is none (PUT with
- * allowCreateOnUpdate, server-side apply).
+ * What an update changes. `tryUpdate` gets the stored object, which it must not change (stored
+ * objects are shared with readers and watchers), and returns the desired one; `createIfMissing`
+ * supplies the object to create when there is none (PUT with allowCreateOnUpdate, server-side apply).
  */
 export interface UpdateChange {
   tryUpdate(current: KObject): KObject | Promise<KObject>;
+  /**
+   * `tryUpdate` returns a new object on every call, sharing nothing with its argument or earlier
+   * results (a patch applied to a copy), so the update may change it in place instead of copying it.
+   */
+  returnsFresh?: boolean;
   createIfMissing?: () => KObject | Promise<KObject>;
 }
 
