@@ -56,14 +56,21 @@ describeWithTools(['etcd'])('up --storage etcd', () => {
     }
   });
 
-  it('lets the controller approve and issue a joining node CSR', async () => {
+  it("lets the controller approve and issue a joining node's CSRs", async () => {
     const demo = await run(process.execPath, [...CLI, 'demo', '--kubeconfig', kubeconfig, '--node', 'etcd-node'], { env: CLI_ENV, timeout: 90_000 });
-    expect(demo.stdout).toContain('The server says this node is: system:node:etcd-node (groups: system:nodes, system:authenticated)');
+    expect(demo.stdout).toContain('the server says this node is system:node:etcd-node (groups: system:nodes, system:authenticated)');
     const csrs = JSON.parse(await kubectl('get', 'csr', '-o', 'json')) as {
-      items: { status: { conditions: { type: string; reason: string }[]; certificate?: string } }[];
+      items: { spec: { signerName: string }; status: { conditions: { type: string; reason: string }[]; certificate?: string } }[];
     };
-    expect(csrs.items).toHaveLength(1);
-    expect(csrs.items[0]?.status.conditions.map((c) => [c.type, c.reason])).toEqual([['Approved', 'AutoApproved']]);
-    expect(csrs.items[0]?.status.certificate).toBeTruthy();
+    // The bootstrap client certificate, the serving certificate and the rotated client certificate.
+    expect(csrs.items.map((c) => c.spec.signerName).sort()).toEqual([
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      'kubernetes.io/kubelet-serving',
+    ]);
+    for (const csr of csrs.items) {
+      expect(csr.status.conditions.map((c) => [c.type, c.reason])).toEqual([['Approved', 'AutoApproved']]);
+      expect(csr.status.certificate).toBeTruthy();
+    }
   }, 120_000);
 });
