@@ -1,5 +1,6 @@
 /**
- * API server benchmark: create, get, list (pages over N objects) and watch fan-out against
+ * API server benchmark: create, get, list (pages over N objects), watch fan-out and TokenReview of a
+ * bound ServiceAccount token against
  * `kube-identity apiserver` (SQLite, its own process), each next to the same operation on a bare
  * node:https server (bench/lib/bare-server.ts) measured in the same run with the same client, and
  * reported as a ratio to that ceiling.
@@ -27,6 +28,9 @@ export interface ApiBenchParams {
   watchers: number;
   /** Objects created while the watchers listen; each must reach every watcher. */
   watchEvents: number;
+  /** Concurrent clients posting TokenReviews, and for how long. */
+  reviewConcurrency: number;
+  reviewMs: number;
 }
 
 export interface SideFigures {
@@ -46,12 +50,15 @@ export interface ApiBenchResult extends Machine {
   name: 'api';
   params: ApiBenchParams;
   storage: 'sqlite';
-  /** create and get: requests/s; list: objects/s; watch: events delivered/s over all watchers. */
-  results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures };
+  /**
+   * create and get: requests/s; list: objects/s; watch: events delivered/s over all watchers;
+   * tokenreview: TokenReviews/s of a Secret-bound token, beside bare creates of the same body.
+   */
+  results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures; tokenreview: OpFigures };
   apiserverPeakRssMb: number;
 }
 
-export const API_DEFAULTS: ApiBenchParams = { objects: 10_000, concurrency: 16, getMs: 5000, pageSize: 500, listRounds: 3, watchers: 100, watchEvents: 200 };
+export const API_DEFAULTS: ApiBenchParams = { objects: 10_000, concurrency: 16, getMs: 5000, pageSize: 500, listRounds: 3, watchers: 100, watchEvents: 200, reviewConcurrency: 32, reviewMs: 5000 };
 
 /** One server under test: how its collection, items and watches are addressed. */
 interface Side {
@@ -59,6 +66,8 @@ interface Side {
   watchClient: HttpClient;
   collection: string;
   watchPath(): Promise<string>;
+  /** One TokenReview (the bare side: a create of the same body). */
+  review(i: number): Promise<void>;
 }
 
 const NAMESPACE = 'bench';
@@ -136,14 +145,49 @@ async function watch(side: Side, p: ApiBenchParams): Promise<SideFigures> {
   }
 }
 
-async function startBare(dataDir: string, caPem: string): Promise<{ side: Side; proc: NodeProcess }> {
+/** TokenReviews/s, each checked to authenticate (a refused review counts as an error). */
+async function tokenReview(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+  return figures(await closedLoop({ concurrency: p.reviewConcurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.reviewMs, op: (i) => side.review(i) }));
+}
+
+const reviewBody = (token: string, name?: string): object => ({
+  apiVersion: 'authentication.k8s.io/v1',
+  kind: 'TokenReview',
+  ...(name ? { metadata: { name } } : {}),
+  spec: { token },
+});
+
+/**
+ * A token bound to a Secret of a ServiceAccount made for the bench, as kubelet's projected tokens
+ * are bound to their Pod: each review checks the signature and that the account and Secret live.
+ */
+async function boundToken(client: HttpClient): Promise<string> {
+  const ns = `/api/v1/namespaces/${NAMESPACE}`;
+  await client.json('POST', `${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench-reviewer' } });
+  const secret = await client.json<{ metadata: { uid: string } }>('POST', `${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bench-bound' } });
+  const tr = await client.json<{ status: { token: string } }>('POST', `${ns}/serviceaccounts/bench-reviewer/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: 'bench-bound', uid: secret.metadata.uid } },
+  });
+  return tr.status.token;
+}
+
+async function startBare(dataDir: string, caPem: string, token: string): Promise<{ side: Side; proc: NodeProcess }> {
   let port = 0;
   const proc = spawnNode(projectScript('bench/lib/bare-server'), [path.join(dataDir, 'apiserver.crt'), path.join(dataDir, 'apiserver.key')], {
     onStdout: (line) => (port = (JSON.parse(line) as { port: number }).port),
   });
   await waitUntil('the bare server', () => (port ? port : undefined), 30_000, proc);
   const target = { url: `https://127.0.0.1:${port}`, caPem };
-  const side: Side = { client: new HttpClient(target), watchClient: new HttpClient(target, Infinity), collection: '/objects', watchPath: async () => '/objects?watch=1' };
+  const client = new HttpClient(target);
+  const side: Side = {
+    client,
+    watchClient: new HttpClient(target, Infinity),
+    collection: '/objects',
+    watchPath: async () => '/objects?watch=1',
+    review: (i) => client.json('POST', '/objects', reviewBody(token, `tr-${pad(i)}`)).then(() => undefined),
+  };
   return { side, proc };
 }
 
@@ -153,22 +197,29 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
   let bare: { side: Side; proc: NodeProcess } | undefined;
   const clients: HttpClient[] = [];
   try {
-    bare = await startBare(server.dataDir, server.admin.caPem);
     const collection = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
+    const adminClient = new HttpClient(server.admin);
+    clients.push(adminClient);
+    await adminClient.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    const token = await boundToken(adminClient);
+    bare = await startBare(server.dataDir, server.admin.caPem, token);
     const api: Side = {
-      client: new HttpClient(server.admin),
+      client: adminClient,
       watchClient: new HttpClient(server.admin, Infinity),
       collection,
       watchPath: async () => {
         const rv = (await api.client.json<{ metadata: { resourceVersion: string } }>('GET', `${collection}?limit=1`)).metadata.resourceVersion;
         return `${collection}?watch=1&resourceVersion=${rv}`;
       },
+      review: async () => {
+        const r = await adminClient.json<{ status?: { authenticated?: boolean; error?: string } }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', reviewBody(token));
+        if (r.status?.authenticated !== true) throw new Error(`TokenReview refused the bound token: ${r.status?.error ?? ''}`);
+      },
     };
-    clients.push(api.client, api.watchClient, bare.side.client, bare.side.watchClient);
-    await api.client.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    clients.push(api.watchClient, bare.side.client, bare.side.watchClient);
 
     const results = {} as ApiBenchResult['results'];
-    const phases = { create, get, list, watch } as const;
+    const phases = { create, get, list, watch, tokenreview: tokenReview } as const;
     for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<SideFigures>][]) {
       const b = await run(bare.side, p);
       const a = await run(api, p);
@@ -187,7 +238,8 @@ export function formatApiTable(r: ApiBenchResult): string {
   const rows = Object.entries(r.results).map(([op, f]) => [op, String(f.bare.perSec), String(f.api.perSec), f.ratio.toFixed(3), formatLatency(f.bare.latencyMs), formatLatency(f.api.latencyMs), String(f.api.errors)]);
   return [
     `api: ${p.objects} ConfigMaps, ${p.concurrency} clients, list pages of ${p.pageSize} x${p.listRounds}, ${p.watchers} watchers x ${p.watchEvents} events; storage ${r.storage}; API server peak RSS ${r.apiserverPeakRssMb} MB; ${r.cores} cores; node ${r.node}`,
-    '(create/get: requests/s; list: objects/s, latency per page; watch: events/s delivered over all watchers, latency create-sent -> received)',
+    '(create/get: requests/s; list: objects/s, latency per page; watch: events/s delivered over all watchers, latency create-sent -> received;' +
+      ` tokenreview: reviews/s of a Secret-bound ServiceAccount token at ${p.reviewConcurrency} clients, beside bare creates of the same body)`,
     formatTable(['op', 'bare/s', 'api/s', 'x bare', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
   ].join('\n');
 }

@@ -5,7 +5,9 @@
  * `--cpu-prof-dir=DIR` (node refuses --cpu-prof in NODE_OPTIONS) makes the API server and controller
  * children of `api` and `e2e` write CPU profiles there. `--storage=memory` runs `e2e` on the
  * memory store instead of SQLite, to show what durable storage costs; `--storage=etcd` on an etcd
- * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it.
+ * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it. `--runs=N` runs each
+ * benchmark N times and prints one JSON object with every run and the median and range of each
+ * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
  */
 import 'reflect-metadata';
 import { formatApiTable, runApiBench } from './api.js';
@@ -13,6 +15,7 @@ import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
 import { printResult } from './lib/report.js';
+import { formatRunsTable, summarizeRuns } from './lib/runs.js';
 
 const profDir = process.argv.find((a) => a.startsWith('--cpu-prof-dir='));
 const childArgs = { execArgv: profDir ? ['--cpu-prof', profDir] : undefined };
@@ -21,26 +24,52 @@ const storageArg = flag('storage');
 const e2eParams: Partial<E2eParams> = {
   ...(storageArg === 'memory' || storageArg === 'etcd' ? { storage: storageArg } : {}),
   ...(flag('replicas') ? { replicas: Number(flag('replicas')) } : {}),
+  ...(flag('rate') ? { fixedRate: Number(flag('rate')) } : {}),
 };
+const runs = Number(flag('runs') ?? 1);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`--runs must be a positive integer, got ${flag('runs')}`);
+  process.exit(2);
+}
 
-const BENCHMARKS: Record<string, () => Promise<void>> = {
+/** One run: its result and the table for people. */
+type Run = () => Promise<{ result: object; table: string }>;
+
+const BENCHMARKS: Record<string, Run> = {
   pki: async () => {
     const r = await runPkiBench();
-    printResult(r, formatPkiTable(r));
+    return { result: r, table: formatPkiTable(r) };
   },
   api: async () => {
     const r = await runApiBench({}, childArgs);
-    printResult(r, formatApiTable(r));
+    return { result: r, table: formatApiTable(r) };
   },
   cache: async () => {
     const r = await runCacheBench();
-    printResult(r, formatCacheTable(r));
+    return { result: r, table: formatCacheTable(r) };
   },
   e2e: async () => {
     const r = await runE2eBench(e2eParams, childArgs);
-    printResult(r, formatE2eTable(r));
+    return { result: r, table: formatE2eTable(r) };
   },
 };
+
+/** One benchmark, or with --runs N, N of them (each table as it comes, then one JSON with them all). */
+async function runBenchmark(name: string, run: Run): Promise<void> {
+  if (runs === 1) {
+    const { result, table } = await run();
+    printResult(result, table);
+    return;
+  }
+  const results: object[] = [];
+  for (let i = 1; i <= runs; i++) {
+    const { result, table } = await run();
+    console.log(`-- run ${i} of ${runs}\n${table}`);
+    results.push(result);
+  }
+  const summary = summarizeRuns(name, results);
+  printResult(summary, formatRunsTable(summary));
+}
 
 const only = process.argv.slice(2).find((a) => !a.startsWith('--'));
 if (only !== undefined && !(only in BENCHMARKS)) {
@@ -54,7 +83,7 @@ for (const [name, run] of Object.entries(BENCHMARKS)) {
   const t0 = performance.now();
   console.log(`\n== ${name}`);
   try {
-    await run();
+    await runBenchmark(name, run);
   } catch (err) {
     failed = true;
     console.error(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

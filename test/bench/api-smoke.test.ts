@@ -2,9 +2,9 @@ import { formatApiTable, runApiBench } from '../../bench/api.js';
 
 describe('bench/api', () => {
   it('measures every operation on both servers with tiny sizes', async () => {
-    const r = await runApiBench({ objects: 30, concurrency: 4, getMs: 200, pageSize: 7, listRounds: 1, watchers: 3, watchEvents: 5 });
+    const r = await runApiBench({ objects: 30, concurrency: 4, getMs: 200, pageSize: 7, listRounds: 1, watchers: 3, watchEvents: 5, reviewConcurrency: 4, reviewMs: 200 });
     expect(r).toMatchObject({ name: 'api', storage: 'sqlite', params: { objects: 30, watchers: 3 } });
-    expect(Object.keys(r.results)).toEqual(['create', 'get', 'list', 'watch']);
+    expect(Object.keys(r.results)).toEqual(['create', 'get', 'list', 'watch', 'tokenreview']);
     for (const f of Object.values(r.results)) {
       for (const side of [f.bare, f.api]) {
         expect(side.errors).toBe(0);
@@ -19,6 +19,6 @@ describe('bench/api', () => {
     expect(r.apiserverPeakRssMb).toBeGreaterThan(0);
     expect(r.cores).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatApiTable(r).split('\n')).toHaveLength(3 + 4);
+    expect(formatApiTable(r).split('\n')).toHaveLength(3 + 5);
   }, 120_000);
 });

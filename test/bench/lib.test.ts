@@ -1,6 +1,7 @@
 import { closedLoop, openLoop } from '../../bench/lib/load.js';
 import { formatTable } from '../../bench/lib/report.js';
 import { summarize } from '../../bench/lib/stats.js';
+import { formatRunsTable, summarizeRuns } from '../../bench/lib/runs.js';
 
 describe('bench/lib', () => {
   it('formats a table with aligned columns', () => {
@@ -39,5 +40,16 @@ describe('bench/lib', () => {
     } });
     expect(started).toBe(10);
     expect(r).toMatchObject({ ok: 9, errors: 1 });
+  });
+
+  it('keeps every run and gives the median and range of each figure, parameters left out', () => {
+    const run = (perSec: number, p99: number): object => ({ name: 'x', params: { n: 5 }, cores: 2, results: { create: { perSec, latencyMs: { p99 } } } });
+    const r = summarizeRuns('x', [run(100, 9), run(300, 5), run(200, 7), run(150, 30)]);
+    expect(r.results).toHaveLength(4);
+    expect(r.summary).toEqual({
+      'results.create.perSec': { median: 175, min: 100, max: 300 },
+      'results.create.latencyMs.p99': { median: 8, min: 5, max: 30 },
+    });
+    expect(formatRunsTable(r).split('\n')).toHaveLength(4);
   });
 });
