@@ -11,6 +11,7 @@ import { decodeProtobufObject } from './codec/protobuf.js';
 import { normalizeTimeFields } from './codec/time-fields.js';
 import { parseJsonStrict } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
+import { dropNullFields } from './validation/nulls.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -99,6 +100,7 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
     throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
   }
   const object = value as KObject;
+  dropNullFields(object);
   checkTypeMeta(object, gvk);
   try {
     normalizeTimeFields(object, gvk);

@@ -12,6 +12,7 @@ import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { isRecord } from '../../lib/json.js';
+import { dropNullFields } from '../validation/nulls.js';
 
 export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
@@ -94,5 +95,6 @@ function patchedObject(result: unknown, original: KObject, kind: PatchKind): KOb
       invalid('patch', JSON.stringify(result), `json: cannot unmarshal ${goJsonKind(result)} into Go value of type ${kind.kind}`),
     ]);
   }
+  dropNullFields(result);
   return result as KObject;
 }
