@@ -132,6 +132,27 @@ describe('TokenRequest, TokenReview and bearer tokens', () => {
     });
   });
 
+  it('refuses a token it verified before as soon as its account or bound Secret is gone or replaced, or it expired', async () => {
+    objects.put(SECRETS, { metadata: { name: 'bound', namespace: 'default', uid: 'secret-1' } });
+    const token = tokenOf(await mint({ spec: { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'bound', uid: 'secret-1' } } }));
+    const refused = async (): Promise<unknown> => (await reviewToken(token)).error;
+    for (let i = 0; i < 2; i++) expect((await reviewToken(token)).authenticated).toBe(true);
+    objects.remove(SECRETS, 'default', 'bound');
+    expect(await refused()).toBe('[invalid bearer token, service account token has been invalidated]');
+    objects.put(SECRETS, { metadata: { name: 'bound', namespace: 'default', uid: 'secret-2' } });
+    expect(await refused()).toBe('[invalid bearer token, secret UID (secret-2) does not match service account secret ref claim (secret-1)]');
+    objects.put(SECRETS, { metadata: { name: 'bound', namespace: 'default', uid: 'secret-1' } });
+    expect((await reviewToken(token)).authenticated).toBe(true);
+    objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-9' } });
+    expect(await refused()).toBe('[invalid bearer token, service account UID (sa-9) does not match claim (sa-1)]');
+    objects.remove(SERVICE_ACCOUNTS, 'default', 'builder');
+    expect(await refused()).toBe('[invalid bearer token, serviceaccounts "builder" not found]');
+    objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-1' } });
+    expect((await reviewToken(token)).authenticated).toBe(true);
+    now = new Date(now.getTime() + 3600_000 + 61_000);
+    expect(await refused()).toBe('[invalid bearer token, service account token has expired]');
+  });
+
   it('extends pod-bound 3607 s tokens to a year with warnafter', async () => {
     const tr = await mint({ spec: { expirationSeconds: 3607, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web' } } });
     const claims = JSON.parse(Buffer.from(tokenOf(tr).split('.')[1] ?? '', 'base64url').toString()) as { exp: number; iat: number; 'kubernetes.io': { warnafter: number } };

@@ -23,6 +23,29 @@ export interface VerifyOptions {
   /** Target audiences; the token must share at least one. */
   audiences: readonly string[];
   now: Date;
+  /** Claims of tokens whose signature already verified against `keys`, by token text. */
+  verified?: Map<string, ServiceAccountClaims>;
+}
+
+/**
+ * How many verified tokens an authenticator remembers. Checking the signature was most of a
+ * TokenReview's CPU, and its verdict depends only on the token's bytes and the keys (fixed for the
+ * process); the issuer, audience, time and liveness checks still run on every review, so a revoked
+ * or expired token is refused at once.
+ */
+const VERIFIED_MEMO_SIZE = 4096;
+
+/** The token's claims once its signature verified, remembered in `o.verified`; undefined: not ours. */
+async function signedClaims(token: string, o: VerifyOptions): Promise<ServiceAccountClaims | undefined> {
+  const known = o.verified?.get(token);
+  if (known) return known;
+  if (ownIssuer(token, o.issuers) === undefined) return undefined;
+  const claims = parseClaims(await verifySignature(token, o.keys));
+  if (o.verified) {
+    if (o.verified.size >= VERIFIED_MEMO_SIZE) o.verified.delete(o.verified.keys().next().value as string);
+    o.verified.set(token, claims);
+  }
+  return claims;
 }
 
 const INVALID = 'token could not be validated.';
@@ -98,8 +121,8 @@ export async function verifyServiceAccountToken(
   token: string,
   o: VerifyOptions,
 ): Promise<{ claims: ServiceAccountClaims; audiences: string[] } | undefined> {
-  if (ownIssuer(token, o.issuers) === undefined) return undefined;
-  const claims = parseClaims(await verifySignature(token, o.keys));
+  const claims = await signedClaims(token, o);
+  if (!claims) return undefined;
   if (!o.issuers.includes(claims.iss)) throw new Error(`token issuer "${claims.iss}" is invalid`);
   const audiences = intersect(claims.aud, o.audiences);
   if (audiences.length === 0) {
@@ -186,10 +209,11 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
 }
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
+  const signed = new Map<string, ServiceAccountClaims>();
   return {
     async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
       const now = o.now();
-      const verified = await verifyServiceAccountToken(token, { keys: o.keys, issuers: o.issuers, audiences, now });
+      const verified = await verifyServiceAccountToken(token, { keys: o.keys, issuers: o.issuers, audiences, now, verified: signed });
       if (!verified) return undefined;
       return { user: await liveUser(o.objects, verified.claims, now), audiences: verified.audiences };
     },
