@@ -164,7 +164,7 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     await member.start();
     await until('etcd back', async () => (await raw(server, 'GET', '/readyz', { anonymous: true })).status === 200);
     await until('writes back', async () => (await raw(server, 'POST', CM, { body: { metadata: { name: 'after' } } })).status === 201);
-    const events = await watch.waitFor(1);
+    const events = await watch.waitFor(1, 15_000);
     expect(events.map((e: { type: string; object: { metadata: { name: string } } }) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'after']]);
     watch.close();
   }, 60_000);

@@ -9,7 +9,7 @@
  * retried once on another member (`retryRead`). Each member keeps the client's circuit breaker, so
  * calls skip a member that keeps failing and try it again a few seconds later.
  */
-import { isBrokenCircuitError, noop } from 'cockatiel';
+import { ExponentialBackoff, isBrokenCircuitError, noop } from 'cockatiel';
 import { Etcd3, GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError, type IOptions } from 'etcd3';
 import { StoreError } from './store.js';
 
@@ -27,7 +27,8 @@ export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
   const options: IOptions = {
     hosts: opts.endpoints,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-    faultHandling: { global: noop },
+    // Watch streams are re-opened within 2 s of etcd coming back (the client's default waits up to 30 s).
+    faultHandling: { global: noop, watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 }).next() },
     // Keepalive pings notice a dead member on an idle watch stream (etcd's Go client does the same).
     grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 },
   };
