@@ -1,0 +1,389 @@
+"""The official Kubernetes Python client (22.6) against a kube-identity API server, used as a user would.
+
+Usage: python3 python_client_checks.py KUBECONFIG
+Each check prints `ok NAME` or `FAIL NAME: why`; the exit code is the number of failed checks (0: all passed).
+"""
+import base64
+import datetime
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from kubernetes import client, config, dynamic, watch
+from kubernetes.client.rest import ApiException
+
+FAILED = []
+
+
+def check(fn):
+    """Runs one check now; a failure is recorded and printed, and the next check still runs."""
+    try:
+        fn()
+        print(f"ok   {fn.__name__}", flush=True)
+    except Exception as e:  # noqa: BLE001 - every failure is reported, whatever it is
+        FAILED.append(fn.__name__)
+        print(f"FAIL {fn.__name__}: {type(e).__name__}: {e}", flush=True)
+        traceback.print_exc(file=sys.stdout)
+    return fn
+
+
+def expect(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def api_error(call, code, reason):
+    """`call` must raise ApiException with HTTP `code` and a Status body carrying `reason`; returns the Status."""
+    try:
+        call()
+    except ApiException as e:
+        expect(e.status == code, f"expected HTTP {code}, got {e.status}: {e.body}")
+        status = json.loads(e.body)
+        expect(status.get("kind") == "Status" and status.get("apiVersion") == "v1", f"body is not a v1 Status: {e.body}")
+        expect(status.get("code") == code, f"Status.code {status.get('code')} != {code}")
+        expect(status.get("reason") == reason, f"Status.reason {status.get('reason')!r} != {reason!r}")
+        return status
+    raise AssertionError(f"expected ApiException {code} {reason}, the call succeeded")
+
+
+config.load_kube_config(config_file=sys.argv[1])
+core = client.CoreV1Api()
+rbac = client.RbacAuthorizationV1Api()
+certs = client.CertificatesV1Api()
+authn = client.AuthenticationV1Api()
+authz = client.AuthorizationV1Api()
+apps = client.AppsV1Api()
+coord = client.CoordinationV1Api()
+NS = "py-" + uuid.uuid4().hex[:8]
+
+
+def cm(name, labels=None, data=None):
+    return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name, labels=labels), data=data)
+
+
+@check
+def version_and_discovery():
+    info = client.VersionApi().get_code()
+    expect(info.major == "1" and info.git_version.startswith("v1.32"), f"version {info}")
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    for api_version, kind in [("v1", "ConfigMap"), ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+                              ("certificates.k8s.io/v1", "CertificateSigningRequest"),
+                              ("coordination.k8s.io/v1", "Lease"), ("apps/v1", "ControllerRevision")]:
+        dyn.resources.get(api_version=api_version, kind=kind)
+
+
+@check
+def namespace_and_default_service_account():
+    created = core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NS)))
+    expect(created.status.phase == "Active", f"phase {created.status.phase}")
+    expect("kubernetes" in (created.spec.finalizers or []), f"finalizers {created.spec.finalizers}")
+    sa = core.read_namespaced_service_account("default", NS)
+    expect(sa.metadata.name == "default", "no default ServiceAccount")
+
+
+@check
+def create_list_paginate_and_select():
+    for i in range(5):
+        core.create_namespaced_config_map(NS, cm(f"cm-{i}", {"app": "py", "tier": "a" if i % 2 else "b"}, {"i": str(i)}))
+    names, token, pages = [], None, 0
+    while True:
+        page = core.list_namespaced_config_map(NS, label_selector="app=py", limit=2, _continue=token)
+        expect(len(page.items) <= 2, f"page of {len(page.items)} with limit=2")
+        names += [c.metadata.name for c in page.items]
+        pages += 1
+        token = page.metadata._continue
+        if not token:
+            break
+    expect(names == [f"cm-{i}" for i in range(5)] and pages == 3, f"paginated {names} in {pages} pages")
+    tier_a = core.list_namespaced_config_map(NS, label_selector="app=py,tier in (a)")
+    expect(sorted(c.metadata.name for c in tier_a.items) == ["cm-1", "cm-3"], "label selector tier in (a)")
+    one = core.list_namespaced_config_map(NS, field_selector="metadata.name=cm-2")
+    expect([c.metadata.name for c in one.items] == ["cm-2"], "field selector metadata.name=cm-2")
+    not_b = core.list_namespaced_config_map(NS, label_selector="tier!=b,app")
+    expect(len(not_b.items) == 2, f"tier!=b,app gave {len(not_b.items)}")
+    everywhere = core.list_config_map_for_all_namespaces(field_selector=f"metadata.namespace={NS}")
+    expect(len(everywhere.items) == 5, f"all-namespaces list with field selector gave {len(everywhere.items)}")
+
+
+@check
+def read_replace_and_conflict():
+    got = core.read_namespaced_config_map("cm-0", NS)
+    got.data["extra"] = "yes"
+    replaced = core.replace_namespaced_config_map("cm-0", NS, got)
+    expect(replaced.data == {"i": "0", "extra": "yes"}, f"replaced data {replaced.data}")
+    expect(replaced.metadata.resource_version != got.metadata.resource_version, "resourceVersion did not move")
+    got.data["stale"] = "yes"  # still carries the old resourceVersion
+    status = api_error(lambda: core.replace_namespaced_config_map("cm-0", NS, got), 409, "Conflict")
+    expect(status["details"]["name"] == "cm-0", f"Status details {status.get('details')}")
+
+
+@check
+def patches_as_the_client_sends_them():
+    # A dict body: the client sends application/strategic-merge-patch+json.
+    smp = core.patch_namespaced_config_map("cm-1", NS, {"metadata": {"labels": {"patched": "smp"}}})
+    expect(smp.metadata.labels.get("patched") == "smp", "strategic merge patch")
+    # A list body: application/json-patch+json.
+    jp = core.patch_namespaced_config_map("cm-1", NS, [{"op": "add", "path": "/data/jp", "value": "1"},
+                                                       {"op": "test", "path": "/data/i", "value": "1"}])
+    expect(jp.data.get("jp") == "1", "json patch")
+    api_error(lambda: core.patch_namespaced_config_map("cm-1", NS, [{"op": "test", "path": "/data/i", "value": "9"}]),
+              422, "Invalid")
+    # Merge patch through the dynamic client, which takes the content type from its caller.
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    res = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    mp = dyn.patch(res, name="cm-1", namespace=NS, body={"data": {"jp": None, "mp": "2"}},
+                   content_type="application/merge-patch+json")
+    expect(mp.data.mp == "2" and "jp" not in dict(mp.data), f"merge patch gave {mp.data}")
+    stale = {"metadata": {"resourceVersion": "1"}, "data": {"x": "y"}}
+    api_error(lambda: core.patch_namespaced_config_map("cm-1", NS, stale), 409, "Conflict")
+
+
+def apply_yaml(dyn, name, yaml_text, **params):
+    """Server-side apply as 22.x users do it: its server_side_apply() sends a dict, which the client's REST layer
+    refuses for application/apply-patch+yaml, so the YAML goes through the dynamic client's request()."""
+    res = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    return dyn.request("patch", res.path(name=name, namespace=NS), body=yaml_text,
+                       content_type="application/apply-patch+yaml", **params)
+
+
+@check
+def server_side_apply():
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    manifest = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: {NS}\ndata:\n  owner: py\n"
+    out = apply_yaml(dyn, "applied", manifest, field_manager="py-apply")
+    expect(out.data.owner == "py", "apply created")
+    managers = [(m.manager, m.operation) for m in out.metadata.managedFields]
+    expect(("py-apply", "Apply") in managers, f"managedFields {managers}")
+    core.patch_namespaced_config_map("applied", NS, {"data": {"owner": "someone"}}, field_manager="other")
+    try:
+        apply_yaml(dyn, "applied", manifest, field_manager="py-apply")
+        raise AssertionError("apply over another manager's field did not conflict")
+    except dynamic.exceptions.ConflictError as e:
+        expect(json.loads(e.body)["reason"] == "Conflict", f"conflict body {e.body}")
+    forced = apply_yaml(dyn, "applied", manifest, field_manager="py-apply", force_conflicts=True)
+    expect(forced.data.owner == "py", "forced apply")
+
+
+@check
+def delete_with_options():
+    core.delete_namespaced_config_map("cm-4", NS, body=client.V1DeleteOptions(propagation_policy="Foreground"))
+    core.delete_namespaced_config_map("cm-3", NS, propagation_policy="Background", grace_period_seconds=0)
+    status = api_error(lambda: core.read_namespaced_config_map("cm-3", NS), 404, "NotFound")
+    expect(status["details"] == {"name": "cm-3", "kind": "configmaps"}, f"Status details {status.get('details')}")
+    got = core.read_namespaced_config_map("cm-2", NS)
+    wrong_uid = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=str(uuid.uuid4())))
+    api_error(lambda: core.delete_namespaced_config_map("cm-2", NS, body=wrong_uid), 409, "Conflict")
+    core.delete_namespaced_config_map("cm-2", NS, body=client.V1DeleteOptions(
+        preconditions=client.V1Preconditions(uid=got.metadata.uid, resource_version=got.metadata.resource_version)))
+    core.delete_collection_namespaced_config_map(NS, label_selector="app=py")
+    left = core.list_namespaced_config_map(NS, label_selector="app=py")
+    expect(left.items == [], f"delete collection left {[c.metadata.name for c in left.items]}")
+
+
+@check
+def watch_stream_sees_every_change():
+    rv = core.list_namespaced_config_map(NS).metadata.resource_version
+    seen, w = [], watch.Watch()
+
+    def writer():
+        time.sleep(0.3)
+        core.create_namespaced_config_map(NS, cm("watched", data={"v": "1"}))
+        core.patch_namespaced_config_map("watched", NS, {"data": {"v": "2"}})
+        core.delete_namespaced_config_map("watched", NS)
+
+    threading.Thread(target=writer, daemon=True).start()
+    for event in w.stream(core.list_namespaced_config_map, NS, resource_version=rv, timeout_seconds=10,
+                          allow_watch_bookmarks=True):
+        if event["type"] == "BOOKMARK":
+            seen.append(("BOOKMARK", event["raw_object"]["metadata"]["resourceVersion"]))
+        else:
+            seen.append((event["type"], event["object"].metadata.name))
+        if event["type"] == "DELETED":
+            w.stop()
+    changes = [s for s in seen if s[0] != "BOOKMARK"]
+    expect(changes == [("ADDED", "watched"), ("MODIFIED", "watched"), ("DELETED", "watched")], f"events {seen}")
+
+
+@check
+def watch_bookmarks_when_asked():
+    rv = core.list_namespaced_config_map(NS).metadata.resource_version
+    w, kinds = watch.Watch(), []
+    for event in w.stream(core.list_namespaced_config_map, NS, resource_version=rv, timeout_seconds=5,
+                          allow_watch_bookmarks=True):
+        kinds.append(event["type"])
+        if event["type"] == "BOOKMARK":
+            expect(event["raw_object"]["kind"] == "ConfigMap", f"bookmark object {event['raw_object']}")
+            w.stop()
+    expect("BOOKMARK" in kinds, f"no bookmark in 5 s: {kinds}")
+
+
+@check
+def system_names_are_percent_encoded():
+    role = rbac.read_cluster_role("system:node-bootstrapper")
+    expect(role.metadata.name == "system:node-bootstrapper", "read system:node-bootstrapper")
+    name = "system:py:reader"
+    rbac.create_cluster_role(client.V1ClusterRole(
+        metadata=client.V1ObjectMeta(name=name),
+        rules=[client.V1PolicyRule(api_groups=[""], resources=["configmaps"], verbs=["get"])]))
+    got = rbac.read_cluster_role(name)
+    got.rules[0].verbs = ["get", "list"]
+    expect(rbac.replace_cluster_role(name, got).rules[0].verbs == ["get", "list"], "replace system:py:reader")
+    patched = rbac.patch_cluster_role(name, {"metadata": {"labels": {"p": "y"}}})
+    expect(patched.metadata.labels == {"p": "y"}, "patch system:py:reader")
+    rbac.delete_cluster_role(name)
+    api_error(lambda: rbac.read_cluster_role(name), 404, "NotFound")
+
+
+@check
+def cluster_role_binding_subjects_default_api_group():
+    binding = client.V1ClusterRoleBinding(
+        metadata=client.V1ObjectMeta(name="py-binding"),
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="view"),
+        subjects=[client.V1Subject(kind="User", name="py-alice"), client.V1Subject(kind="Group", name="py-team"),
+                  client.V1Subject(kind="ServiceAccount", name="default", namespace=NS)])
+    created = rbac.create_cluster_role_binding(binding)
+    groups = [s.api_group for s in created.subjects]
+    expect(groups == ["rbac.authorization.k8s.io", "rbac.authorization.k8s.io", ""] or
+           groups == ["rbac.authorization.k8s.io", "rbac.authorization.k8s.io", None], f"subject apiGroups {groups}")
+    review = authz.create_subject_access_review(client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
+        user="py-alice", resource_attributes=client.V1ResourceAttributes(verb="list", resource="configmaps",
+                                                                         namespace=NS))))
+    expect(review.status.allowed, f"py-alice may not list configmaps through view: {review.status}")
+    rbac.delete_cluster_role_binding("py-binding")
+
+
+def pkcs10(common_name, organization):
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization)])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
+    return base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+@check
+def csr_created_approved_and_read_back():
+    name = "py-csr-" + uuid.uuid4().hex[:6]
+    certs.create_certificate_signing_request(client.V1CertificateSigningRequest(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1CertificateSigningRequestSpec(request=pkcs10("py-user", "py-group"),
+                                                    signer_name="kubernetes.io/kube-apiserver-client",
+                                                    usages=["client auth"], expiration_seconds=3600)))
+    csr = certs.read_certificate_signing_request(name)
+    expect(csr.spec.username and csr.spec.groups, f"requester not recorded: {csr.spec.username} {csr.spec.groups}")
+    csr.status.conditions = [client.V1CertificateSigningRequestCondition(
+        type="Approved", status="True", reason="PyApprove", message="approved by the Python client")]
+    certs.replace_certificate_signing_request_approval(name, csr)
+    back = certs.read_certificate_signing_request_status(name)
+    approved = [c for c in back.status.conditions if c.type == "Approved"]
+    expect(len(approved) == 1 and approved[0].reason == "PyApprove", f"conditions {back.status.conditions}")
+    expect(isinstance(approved[0].last_update_time, datetime.datetime), "lastUpdateTime is not a time")
+    bad = client.V1CertificateSigningRequest(metadata=client.V1ObjectMeta(name=name + "-bad"),
+                                             spec=client.V1CertificateSigningRequestSpec(
+                                                 request=base64.b64encode(b"not a CSR").decode(),
+                                                 signer_name="kubernetes.io/kube-apiserver-client"))
+    api_error(lambda: certs.create_certificate_signing_request(bad), 422, "Invalid")
+    certs.delete_certificate_signing_request(name)
+
+
+@check
+def token_request_and_review():
+    before = datetime.datetime.now(datetime.timezone.utc)
+    tr = core.create_namespaced_service_account_token("default", NS, client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=[])))
+    expect(tr.spec.expiration_seconds == 3600, f"expirationSeconds {tr.spec.expiration_seconds}")
+    lifetime = (tr.status.expiration_timestamp - before).total_seconds()
+    expect(3590 <= lifetime <= 3610, f"token lives {lifetime} s")
+    review = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token=tr.status.token)))
+    expect(review.status.authenticated, f"token not authenticated: {review.status}")
+    expect(review.status.user.username == f"system:serviceaccount:{NS}:default", f"user {review.status.user}")
+    garbage = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token="nope")))
+    expect(not garbage.status.authenticated, "a garbage token authenticated")
+
+
+@check
+def lease_micro_time():
+    offset = datetime.timezone(datetime.timedelta(hours=2))
+    acquire = datetime.datetime(2026, 11, 24, 6, 30, 0, 123456, tzinfo=offset)
+    lease = client.V1Lease(metadata=client.V1ObjectMeta(name="py-lease"), spec=client.V1LeaseSpec(
+        holder_identity="py", lease_duration_seconds=40, acquire_time=acquire, renew_time=acquire))
+    created = coord.create_namespaced_lease(NS, lease)
+    expect(created.spec.acquire_time == acquire, f"acquireTime {created.spec.acquire_time} != {acquire}")
+    raw = json.loads(coord.read_namespaced_lease("py-lease", NS, _preload_content=False).data)
+    expect(raw["spec"]["acquireTime"] == "2026-11-24T04:30:00.123456Z", f"stored as {raw['spec']['acquireTime']}")
+    expect(raw["metadata"]["creationTimestamp"].endswith("Z") and "." not in raw["metadata"]["creationTimestamp"],
+           f"creationTimestamp {raw['metadata']['creationTimestamp']}")
+    renewed = coord.patch_namespaced_lease("py-lease", NS, {"spec": {"renewTime": "2026-11-24T06:31:00.500000+02:00"}})
+    expect(renewed.spec.renew_time.microsecond == 500000, f"renewTime {renewed.spec.renew_time}")
+    raw = json.loads(coord.read_namespaced_lease("py-lease", NS, _preload_content=False).data)
+    expect(raw["spec"]["renewTime"] == "2026-11-24T04:31:00.500000Z", f"renewTime stored as {raw['spec']['renewTime']}")
+    # MicroTime is parsed with Go's layout ".000000": a patch leaving a shorter fraction, or no time at all, is
+    # refused as kube-apiserver refuses it (422 on the patched object).
+    for bad in ["2026-11-24T04:31:00.5+00:00", "yesterday"]:
+        api_error(lambda: coord.patch_namespaced_lease("py-lease", NS, {"spec": {"renewTime": bad}}), 422, "Invalid")
+    # A datetime without microseconds: Python's isoformat() drops the fraction, which MicroTime's layout needs,
+    # so kube-apiserver answers 400 to the create; so must we.
+    whole = acquire.replace(microsecond=0)
+    no_fraction = client.V1Lease(metadata=client.V1ObjectMeta(name="py-lease-2"),
+                                 spec=client.V1LeaseSpec(holder_identity="py", renew_time=whole))
+    api_error(lambda: coord.create_namespaced_lease(NS, no_fraction), 400, "BadRequest")
+    coord.delete_namespaced_lease("py-lease", NS)
+
+
+@check
+def controller_revisions():
+    rev = client.V1ControllerRevision(metadata=client.V1ObjectMeta(name="py-rev", labels={"app": "py"}),
+                                      data={"spec": {"replicas": 3}}, revision=2)
+    apps.create_namespaced_controller_revision(NS, rev)
+    listed = apps.list_namespaced_controller_revision(NS, label_selector="app=py")
+    expect([r.revision for r in listed.items] == [2], "list controller revisions")
+    expect(apps.read_namespaced_controller_revision("py-rev", NS).data == {"spec": {"replicas": 3}}, "data")
+    apps.delete_namespaced_controller_revision("py-rev", NS, body=client.V1DeleteOptions())
+
+
+@check
+def secrets_and_raw_reads():
+    core.create_namespaced_secret(NS, client.V1Secret(metadata=client.V1ObjectMeta(name="py-secret"),
+                                                      string_data={"k": "v"}))
+    secret = core.read_namespaced_secret("py-secret", NS)
+    expect(secret.type == "Opaque" and secret.data == {"k": base64.b64encode(b"v").decode()}, f"secret {secret}")
+    raw = core.read_namespace(NS, _preload_content=False)
+    expect(raw.status == 200 and raw.headers["Content-Type"].startswith("application/json"), "raw read")
+    expect(json.loads(raw.data)["metadata"]["name"] == NS, "raw read body")
+    listed = json.loads(core.list_namespaced_secret(NS, _preload_content=False).data)
+    expect(listed["kind"] == "SecretList" and listed["apiVersion"] == "v1", f"raw list kind {listed.get('kind')}")
+
+
+@check
+def errors_are_api_exceptions_with_status():
+    api_error(lambda: core.read_namespaced_config_map("nope", NS), 404, "NotFound")
+    core.create_namespaced_config_map(NS, cm("dup"))
+    api_error(lambda: core.create_namespaced_config_map(NS, cm("dup")), 409, "AlreadyExists")
+    status = api_error(lambda: core.create_namespaced_config_map(NS, cm("Not_A_Name")), 422, "Invalid")
+    expect(status["details"]["causes"][0]["field"] == "metadata.name", f"causes {status['details']}")
+    api_error(lambda: core.list_namespaced_config_map(NS, label_selector="a in (b"), 400, "BadRequest")
+    api_error(lambda: core.list_namespaced_config_map(NS, field_selector="spec.nothing=1"), 400, "BadRequest")
+
+
+@check
+def namespace_deletion():
+    core.delete_namespace(NS, body=client.V1DeleteOptions(propagation_policy="Background"))
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            core.read_namespace(NS)
+        except ApiException as e:
+            expect(e.status == 404, f"reading a deleted namespace: {e.status}")
+            return
+        time.sleep(0.2)
+    raise AssertionError("namespace still there after 20 s")
+
+
+print(f"{len(FAILED)} failed: {', '.join(FAILED)}" if FAILED else "all checks passed", flush=True)
+sys.exit(min(len(FAILED), 100))
