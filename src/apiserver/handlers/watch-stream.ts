@@ -49,8 +49,9 @@ export class WatchStream {
 
   /**
    * One event line, as JSON.stringify of a WatchEvent gives it, reusing the stored object's
-   * encoding. Initial events are written whatever the socket's state: they are the known state of
-   * the collection, the size of a list response; the budget applies to the live events after them.
+   * encoding. Initial events (the current state, or the history a resumed watch replays) are written
+   * whatever the socket's state, as a list response would be; the budget applies to the live events
+   * after them.
    */
   send(type: WatchEventType, object: object, initial = false): void {
     if (this.ended) return;

@@ -90,10 +90,13 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     for (const obj of start.initial) stream.send('ADDED', wire(obj), true);
     if (start.sendInitialEvents && opts.allowWatchBookmarks) stream.bookmark(start.revision, true);
 
+    // The history a resumed watch replays is its initial state, like the current state of a list:
+    // only events written after the watch started count against its budget.
+    const backlogUntil = registry.store.currentRevision();
     const onEvent = (ev: StoreEvent): void => {
       progress = ev.revision;
       const selected = selectEvent(ev, selection);
-      if (selected) stream.send(selected.type, wire(selected.object));
+      if (selected) stream.send(selected.type, wire(selected.object), ev.revision <= backlogUntil);
     };
     // etcd's progress notifications move the next bookmark past revisions with no event for this watch.
     const onProgress = (revision: number): void => {
