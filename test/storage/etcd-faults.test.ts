@@ -12,7 +12,7 @@ import path from 'node:path';
 import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
 import { kill9, startApiserverChild } from '../helpers/cli.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
-import { openWatch, raw, type RawTarget } from '../helpers/http.js';
+import { openWatch, raw, type RawTarget, type WatchStream } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { describeWithTools } from '../helpers/tools.js';
 
@@ -61,6 +61,12 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
   let dataDir: string;
   const servers: TestServer[] = [];
   const children: ChildProcess[] = [];
+  const watches: WatchStream[] = [];
+  const watchOn = async (target: RawTarget, rv: number): Promise<WatchStream> => {
+    const watch = await openWatch(target, `${CM}?watch=1&resourceVersion=${rv}`);
+    watches.push(watch);
+    return watch;
+  };
 
   const inProcess = async (endpoints: string[]): Promise<TestServer> => {
     const server = await startTestServer({ dataDir, store: await EtcdStore.open({ endpoints, requestTimeoutMs: 3000 }) });
@@ -72,6 +78,7 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'etcd-faults-'));
   });
   afterEach(async () => {
+    for (const w of watches.splice(0)) w.close();
     for (const c of children.splice(0)) await kill9(c);
     for (const s of servers.splice(0)) await s.close();
     await etcd?.stop();
@@ -85,7 +92,7 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     children.push(a.child);
     const b = await inProcess(etcd.endpoints);
     const start = await listedNames(b);
-    const watch = await openWatch(b, `${CM}?watch=1&resourceVersion=${start.rv}`);
+    const watch = await watchOn(b, start.rv);
 
     const acks: Ack[] = [];
     let killed = false;
@@ -101,14 +108,13 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     const events = await watch.waitFor(acks.length);
     const seen = new Map(events.map((e: { object: { metadata: { name: string; resourceVersion: string } } }) => [e.object.metadata.name, Number(e.object.metadata.resourceVersion)]));
     for (const ack of acks) expect([ack.name, seen.get(ack.name)]).toEqual([ack.name, ack.rv]);
-    watch.close();
   }, 120_000);
 
   it('resumes writes after the etcd leader of three members is killed, with every acknowledged write kept', async () => {
     etcd = await startEtcd({ members: 3 });
     const server = await inProcess(etcd.endpoints);
     const start = await listedNames(server);
-    const watch = await openWatch(server, `${CM}?watch=1&resourceVersion=${start.rv}`);
+    const watch = await watchOn(server, start.rv);
 
     const acks: Ack[] = [];
     const failures: number[] = [];
@@ -139,7 +145,6 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     expect(rvs).toEqual([...new Set(rvs)].sort((x, y) => x - y));
     const seen = new Set(events.map((e: { object: { metadata: { name: string } } }) => e.object.metadata.name));
     expect(acks.filter((ack) => !seen.has(ack.name))).toEqual([]);
-    watch.close();
   }, 60_000);
 
   it('answers 503 with a Status and fails /readyz while etcd is down, then recovers by itself', async () => {
@@ -147,7 +152,7 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     const server = await inProcess(etcd.endpoints);
     expect((await raw(server, 'POST', CM, { body: { metadata: { name: 'before' } } })).status).toBe(201);
     const start = await listedNames(server);
-    const watch = await openWatch(server, `${CM}?watch=1&resourceVersion=${start.rv}`);
+    const watch = await watchOn(server, start.rv);
     const member = etcd.members[0]!;
     await member.kill();
 
@@ -166,6 +171,5 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     await until('writes back', async () => (await raw(server, 'POST', CM, { body: { metadata: { name: 'after' } } })).status === 201);
     const events = await watch.waitFor(1, 15_000);
     expect(events.map((e: { type: string; object: { metadata: { name: string } } }) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'after']]);
-    watch.close();
   }, 60_000);
 });
