@@ -1,0 +1,156 @@
+/**
+ * SVG plots for docs/performance.md, drawn from bench JSON (never by hand):
+ * - perf-rounds.svg: end-to-end CSRs/s (closed loop) and create->issued p99 at 100 CSRs/s, round by
+ *   round: rounds 1-3 from docs/bench/rounds.json (transcribed from docs/performance.md), round 4
+ *   from an `e2e` run's output;
+ * - perf-fixed-rate.svg: create->issued p50/p90/p99 at fixed rates, from one `e2e --rate=R` output each.
+ * Each input is what `node dist/bench/run.js e2e [--runs=N]` prints (the JSON line is found in it);
+ * with --runs the median is the point and the bar is the range over the runs.
+ * Run: `node dist/bench/plot.js --round4=E2E.out --fixed=R50.out,R100.out,R200.out,R400.out [--out=docs]`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isMain } from './lib/report.js';
+import { numericLeaves, type RunsResult, type Spread } from './lib/runs.js';
+
+interface RoundPoint {
+  label: string;
+  csrsPerSec: Spread;
+  p99At100Ms: Spread;
+}
+
+/** The e2e JSON object in a bench output (the one line that parses as a result). */
+export function readBenchOutput(file: string): object {
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+  for (const line of lines.reverse()) {
+    const obj = JSON.parse(line) as { name?: string };
+    if (obj.name === 'e2e') return obj;
+  }
+  throw new Error(`no e2e result in ${file}`);
+}
+
+/** A figure by its path: from a --runs summary, or the single value of one run. */
+export function figure(result: object, figurePath: string): Spread {
+  const summary = (result as Partial<RunsResult>).summary;
+  const s = summary?.[figurePath];
+  if (s) return s;
+  const v = numericLeaves(result).get(figurePath);
+  if (v === undefined) throw new Error(`no ${figurePath} in the bench result`);
+  return { median: v, min: v, max: v };
+}
+
+const W = 420;
+const H = 300;
+const M = { left: 64, right: 16, top: 40, bottom: 56 };
+
+type Scale = (v: number) => number;
+
+const linear = (max: number): Scale => (v) => H - M.bottom - (v / max) * (H - M.top - M.bottom);
+const logScale = (min: number, max: number): Scale => (v) =>
+  H - M.bottom - ((Math.log10(Math.max(v, min)) - Math.log10(min)) / (Math.log10(max) - Math.log10(min))) * (H - M.top - M.bottom);
+
+const text = (x: number, y: number, s: string, extra = ''): string =>
+  `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${extra}>${s.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
+
+/** One panel: y axis with ticks, a category or numeric x axis, a title. */
+interface Frame {
+  title: string;
+  yLabel: string;
+  ticks: number[];
+  y: Scale;
+  xLabels: { x: number; label: string }[];
+  width?: number;
+}
+
+function frame({ title, yLabel, ticks, y, xLabels, width = W }: Frame): string[] {
+  const out = [text(width / 2, 20, title, 'text-anchor="middle" font-weight="bold"')];
+  out.push(`<line x1="${M.left}" y1="${M.top}" x2="${M.left}" y2="${H - M.bottom}" stroke="#333"/>`);
+  out.push(`<line x1="${M.left}" y1="${H - M.bottom}" x2="${width - M.right}" y2="${H - M.bottom}" stroke="#333"/>`);
+  for (const t of ticks) {
+    out.push(`<line x1="${M.left - 4}" y1="${y(t).toFixed(1)}" x2="${width - M.right}" y2="${y(t).toFixed(1)}" stroke="#ddd"/>`);
+    out.push(text(M.left - 6, y(t) + 4, String(t), 'text-anchor="end"'));
+  }
+  for (const { x, label } of xLabels) out.push(text(x, H - M.bottom + 16, label, 'text-anchor="middle"'));
+  out.push(text(14, H / 2, yLabel, `text-anchor="middle" transform="rotate(-90 14 ${H / 2})"`));
+  return out;
+}
+
+/** A range bar with its median dot (no dot when the median was not reported). */
+function rangeMark(x: number, s: Spread, y: Scale, color: string): string[] {
+  const out = [`<line x1="${x}" y1="${y(s.min).toFixed(1)}" x2="${x}" y2="${y(s.max).toFixed(1)}" stroke="${color}" stroke-width="6" stroke-opacity="0.35"/>`];
+  // Rounds whose median was not reported carry null (docs/bench/rounds.json).
+  if (typeof s.median === 'number') out.push(`<circle cx="${x}" cy="${y(s.median).toFixed(1)}" r="4" fill="${color}"/>`);
+  return out;
+}
+
+function svg(panels: string[][], note: string, panelWidth = W): string {
+  const width = panelWidth * panels.length;
+  const body = panels.map((p, i) => `<g transform="translate(${i * panelWidth},0)">${p.join('')}</g>`).join('');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 20}" font-family="sans-serif" font-size="12">` +
+    `<rect width="100%" height="100%" fill="white"/>${body}${text(8, H + 12, note, 'fill="#555" font-size="11"')}</svg>\n`;
+}
+
+export function roundsSvg(rounds: RoundPoint[]): string {
+  const step = (W - M.left - M.right) / rounds.length;
+  const xs = rounds.map((_, i) => M.left + step * (i + 0.5));
+  const labels = rounds.map((r, i) => ({ x: xs[i] ?? 0, label: r.label }));
+  const maxRate = Math.max(...rounds.map((r) => r.csrsPerSec.max), 1000);
+  const yRate = linear(maxRate * 1.05);
+  const rate = frame({ title: 'End to end, closed loop (CSRs/s)', yLabel: 'CSRs/s', ticks: [0, 250, 500, 750, 1000].filter((t) => t <= maxRate * 1.05), y: yRate, xLabels: labels });
+  rate.push(`<line x1="${M.left}" y1="${yRate(1000)}" x2="${W - M.right}" y2="${yRate(1000)}" stroke="#2a2" stroke-dasharray="4 3"/>`, text(W - M.right, yRate(1000) - 4, 'target 1,000/s', 'text-anchor="end" fill="#2a2"'));
+  rounds.forEach((r, i) => rate.push(...rangeMark(xs[i] ?? 0, r.csrsPerSec, yRate, '#1f5fa8'), text((xs[i] ?? 0) + 8, yRate(r.csrsPerSec.max) - 4, String(r.csrsPerSec.median ?? ''))));
+  const yP99 = logScale(1, 100_000);
+  const p99 = frame({ title: 'p99 create->issued at 100 CSRs/s (ms, log)', yLabel: 'ms', ticks: [1, 10, 100, 1000, 10000, 100000], y: yP99, xLabels: labels });
+  p99.push(`<line x1="${M.left}" y1="${yP99(50)}" x2="${W - M.right}" y2="${yP99(50)}" stroke="#2a2" stroke-dasharray="4 3"/>`, text(W - M.right, yP99(50) - 4, 'target 50 ms', 'text-anchor="end" fill="#2a2"'));
+  rounds.forEach((r, i) => p99.push(...rangeMark(xs[i] ?? 0, r.p99At100Ms, yP99, '#b5401f')));
+  return svg([rate, p99], 'Dot: median over runs; bar: range over runs. Rounds 1-3 from docs/bench/rounds.json; round 4 from a bench e2e run (bench/plot.ts).');
+}
+
+export interface FixedRatePoint {
+  rate: number;
+  p50: Spread;
+  p90: Spread;
+  p99: Spread;
+  issuedPerSec: Spread;
+}
+
+export function fixedRateSvg(points: FixedRatePoint[]): string {
+  const maxRate = Math.max(...points.map((p) => p.rate));
+  const wide = W * 1.5;
+  const x = (r: number): number => M.left + 20 + (r / maxRate) * (wide - M.left - M.right - 40);
+  const y = logScale(1, 100_000);
+  const title = 'create->issued latency at fixed rates (ms, log)';
+  const panel = frame({ title, yLabel: 'ms', ticks: [1, 10, 100, 1000, 10000, 100000], y, xLabels: points.map((p) => ({ x: x(p.rate), label: `${p.rate}/s` })), width: wide });
+  const series: ['p50' | 'p90' | 'p99', string][] = [['p50', '#1f5fa8'], ['p90', '#7a3fa8'], ['p99', '#b5401f']];
+  series.forEach(([key, color], si) => {
+    const pts = points.map((p) => `${x(p.rate).toFixed(1)},${y(p[key].median).toFixed(1)}`).join(' ');
+    panel.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    for (const p of points) panel.push(...rangeMark(x(p.rate), p[key], y, color));
+    panel.push(text(wide - M.right - 60, M.top + 14 * si, key, `fill="${color}" font-weight="bold"`));
+  });
+  for (const p of points) panel.push(text(x(p.rate), H - M.bottom + 30, `served ${p.issuedPerSec.median}/s`, 'text-anchor="middle" fill="#555" font-size="10"'));
+  return svg([panel], 'Median over runs (line, dot) and range (bar) at each offered rate; from bench e2e --rate=R runs (bench/plot.ts).', wide);
+}
+
+function main(argv: string[]): void {
+  const flag = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const out = flag('out') ?? 'docs';
+  const rounds = (JSON.parse(readFileSync(flag('rounds') ?? 'docs/bench/rounds.json', 'utf8')) as { rounds: RoundPoint[] }).rounds;
+  const round4 = flag('round4');
+  if (round4) {
+    const r = readBenchOutput(round4);
+    rounds.push({ label: 'round 4', csrsPerSec: figure(r, 'sustained.csrsPerSec'), p99At100Ms: figure(r, 'fixedRate.latencyMs.p99') });
+  }
+  writeFileSync(path.join(out, 'perf-rounds.svg'), roundsSvg(rounds));
+  const fixed = flag('fixed')?.split(',') ?? [];
+  if (fixed.length > 0) {
+    const points = fixed.map((file) => {
+      const r = readBenchOutput(file);
+      const f = (p: string): Spread => figure(r, `fixedRate.${p}`);
+      return { rate: f('offeredPerSec').median, p50: f('latencyMs.p50'), p90: f('latencyMs.p90'), p99: f('latencyMs.p99'), issuedPerSec: f('csrsPerSec') };
+    });
+    writeFileSync(path.join(out, 'perf-fixed-rate.svg'), fixedRateSvg(points.sort((a, b) => a.rate - b.rate)));
+  }
+}
+
+if (isMain(import.meta.url)) main(process.argv.slice(2));
