@@ -1,4 +1,4 @@
-import { TAG, children, decodeOid, decodeString, malformed, oid, seq, set, tlv, value, whole, type Tlv } from './der.js';
+import { TAG, children, decodeOid, decodeString, expectTlv, malformed, oid, seq, set, tlv, value, whole, type Tlv } from './der.js';
 
 /** The subject attributes Kubernetes' signer carries over (Go's pkix.Name fields). */
 export interface SubjectFields {
@@ -45,6 +45,20 @@ interface Atv {
   type: string;
   text?: string;
   der: Uint8Array;
+}
+
+/**
+ * The subject of a DER certificate (Certificate → tbsCertificate → subject), on the fast DER path
+ * the request authenticator needs; @peculiar/x509 stays off the hot path.
+ */
+export function certificateSubject(der: Uint8Array): ParsedName {
+  const [tbs] = children(der, expectTlv(der, 0, TAG.SEQUENCE));
+  if (!tbs) throw malformed('certificate without tbsCertificate');
+  const fields = children(der, tbs);
+  // version [0] is optional; then serialNumber, signature, issuer, validity, subject.
+  const subject = fields[(fields[0]?.tag === 0xa0 ? 1 : 0) + 4];
+  if (!subject || subject.tag !== TAG.SEQUENCE) throw malformed('certificate without subject');
+  return parseName(der, subject);
 }
 
 /** Parses a Name element. Later CN/SERIALNUMBER values win, list attributes accumulate (as in Go). */

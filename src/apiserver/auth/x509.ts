@@ -6,8 +6,8 @@
  * certificate without the extension is unrestricted), then CN = user and O = groups.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import * as px509 from '@peculiar/x509';
 import type { UserInfo } from '../../api/meta.js';
+import { certificateSubject } from '../../pki/name.js';
 import { decodePemBlocks } from '../../pki/pem.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
@@ -99,8 +99,8 @@ function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], ro
 
 /** CN and every O of the subject, parsed structurally so no escaped text can inject a group. */
 function subjectOf(der: Uint8Array): { cn: string; orgs: string[] } {
-  const name = new px509.X509Certificate(der).subjectName;
-  return { cn: name.getField('CN')[0] ?? '', orgs: name.getField('O') };
+  const name = certificateSubject(der);
+  return { cn: name.commonName ?? '', orgs: name.organizations };
 }
 
 interface Verified {
