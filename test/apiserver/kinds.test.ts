@@ -34,7 +34,8 @@ describe.each(KINDS)('%s', (path, kind, extra) => {
     expect(list.json.items.some((i: { metadata: { name: string } }) => i.metadata.name === name)).toBe(true);
     const u = await raw(s, 'PUT', `${path}/${name}`, { body: { ...c.json, metadata: { ...c.json.metadata, labels: { u: '1' } } } });
     expect(u.status).toBe(200);
-    expect(u.json.metadata.labels).toEqual({ u: '1' });
+    // SetDefaults_Namespace puts the name label back on every write.
+    expect(u.json.metadata.labels).toEqual(kind === 'Namespace' ? { u: '1', 'kubernetes.io/metadata.name': name } : { u: '1' });
     const table = await raw(s, 'GET', `${path}/${name}`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
     expect(table.json.rows).toHaveLength(1);
     if (kind === 'Namespace') {

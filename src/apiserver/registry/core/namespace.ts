@@ -35,6 +35,11 @@ export const namespaceStrategy: Strategy = {
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   validateName: validateLabelName,
+  // SetDefaults_Namespace: the immutable name label selectors match on (not for generateName, as upstream).
+  setDefaults(obj) {
+    const name = obj.metadata?.name;
+    if (name) obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, 'kubernetes.io/metadata.name': name } };
+  },
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as { finalizers?: string[] };
     const finalizers = spec.finalizers ?? [];

@@ -8,6 +8,7 @@ import { required } from '../../field-errors.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record, records, text } from '../../../lib/json.js';
+import { setPodDefaults } from './pod-defaults.js';
 
 const podInfo = findResource('', 'v1', 'pods');
 const nodeInfo = findResource('', 'v1', 'nodes');
@@ -47,6 +48,7 @@ export const podStrategy: Strategy = {
   info: podInfo,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
+  setDefaults: setPodDefaults,
   prepareForCreate(obj) {
     const spec = record(obj.spec);
     const sa = text(spec.serviceAccountName) || text(spec.serviceAccount) || 'default';

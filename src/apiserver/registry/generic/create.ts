@@ -33,6 +33,7 @@ export function prepareCreate(
   if (meta.resourceVersion) {
     throw new UnknownError(500, '', 'resourceVersion should not be set on objects to be created');
   }
+  scope.strategy.setDefaults?.(obj);
   applyNamespace(scope, obj, namespace);
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;

@@ -54,6 +54,11 @@ export interface VirtualCreate {
 
 export interface Strategy {
   readonly info: ResourceInfo;
+  /**
+   * Upstream's SetObjectDefaults_<Kind> (pkg/apis/<group>/v1/defaults.go): runs first on every
+   * object a write decodes (create, update, patch result), before preparation and validation.
+   */
+  setDefaults?(obj: KObject): void;
   /** Sets or clears fields the caller does not control on create (status, requester identity). */
   prepareForCreate?(obj: KObject, ctx: RequestContext): void;
   /** Kind-specific validation on create; metadata is validated generically. */

@@ -56,6 +56,7 @@ function prepareUpdate(scope: RegistryScope, attempt: UpdateAttempt): void {
   const old = attempt.cur.object;
   const meta = (next.metadata ??= {});
   const oldMeta = old.metadata ?? {};
+  scope.strategy.setDefaults?.(next);
   checkResourceVersion(scope, meta, oldMeta);
   applyNamespace(scope, next, namespace);
   omitEmptyMetadata(meta);
