@@ -62,6 +62,12 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     expect([(err as StoreError).code, (err as StoreError).revision]).toEqual(['Compacted', b!.compactedRevision()]);
   }, 30_000);
 
+  it("reports etcd's database size with the member that answered, for apiserver_storage_db_total_size_in_bytes", async () => {
+    const size = await (await open({ prefix: '/size' })).sizeBytes();
+    expect(etcd.endpoints).toContain(size.endpoint);
+    expect(size.bytes).toBeGreaterThan(0);
+  });
+
   it('answers 410 Expired through the API for a watch from a compacted resourceVersion', async () => {
     const store = await open({ prefix: '/expired' });
     const server = await startTestServer({ store });

@@ -192,6 +192,14 @@ export class EtcdStore implements Store {
     this.observe(res.header);
   }
 
+  /** etcd's database size as one member reports it, labelled with that member's client URL (as upstream). */
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
+    const status = await this.call('', () => this.client.maintenance.status());
+    const members = await this.call('', () => this.client.cluster.memberList({}));
+    const member = members.members.find((m) => m.ID === status.header.member_id);
+    return { endpoint: member?.clientURLs[0] ?? '', bytes: Number(status.dbSize) };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
