@@ -372,6 +372,185 @@ def errors_are_api_exceptions_with_status():
 
 
 @check
+def delete_answers_as_upstream():
+    core.create_namespaced_config_map(NS, cm("del-me", {"del": "y"}))
+    gone = core.delete_namespaced_config_map("del-me", NS)
+    expect(gone.status == "Success" and gone.details.name == "del-me" and gone.details.kind == "configmaps",
+           f"delete answered {gone}")
+    core.create_namespaced_config_map(NS, cm("del-1", {"del": "y"}))
+    raw = json.loads(core.delete_collection_namespaced_config_map(NS, label_selector="del=y",
+                                                                  _preload_content=False).data)
+    expect(raw["kind"] == "ConfigMapList" and [i["metadata"]["name"] for i in raw["items"]] == ["del-1"],
+           f"delete collection answered {raw}")
+
+
+@check
+def dry_run_pretty_and_booleans():
+    dry = core.create_namespaced_config_map(NS, cm("dry"), dry_run="All")
+    expect(dry.metadata.uid, "dry run create returns the object")
+    api_error(lambda: core.read_namespaced_config_map("dry", NS), 404, "NotFound")
+    pretty = core.read_namespace(NS, pretty="true", _preload_content=False).data.decode()
+    expect("\n  " in pretty, "pretty=true is not indented")
+    # The client writes Python booleans as True/False.
+    listed = core.list_namespaced_config_map(NS, allow_watch_bookmarks=False, watch=False)
+    expect(listed.kind == "ConfigMapList", f"watch=False gave {listed.kind}")
+
+
+@check
+def pods_services_and_events():
+    pod = core.create_namespaced_pod(NS, client.V1Pod(metadata=client.V1ObjectMeta(name="py-pod"), spec=client.V1PodSpec(
+        containers=[client.V1Container(name="c", image="busybox")])))
+    expect(pod.spec.service_account_name == "default", f"serviceAccountName {pod.spec.service_account_name}")
+    svc = core.create_namespaced_service(NS, client.V1Service(metadata=client.V1ObjectMeta(name="py-svc"),
+                                                             spec=client.V1ServiceSpec(ports=[client.V1ServicePort(port=80)])))
+    expect(svc.spec.type == "ClusterIP" and svc.spec.cluster_ip and svc.spec.ports[0].target_port == 80,
+           f"service defaults {svc.spec}")
+    when = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=123456)
+    ev = core.create_namespaced_event(NS, client.CoreV1Event(
+        metadata=client.V1ObjectMeta(name="py-ev"), involved_object=client.V1ObjectReference(kind="Pod", name="py-pod",
+                                                                                             namespace=NS),
+        reason="Tested", message="by the Python client", type="Normal", event_time=when,
+        reporting_component="py", reporting_instance="py-1", action="Test"))
+    expect(ev.event_time == when, f"eventTime {ev.event_time}")
+    core.delete_namespaced_pod("py-pod", NS, grace_period_seconds=0)
+    core.delete_namespaced_service("py-svc", NS)
+
+
+@check
+def roles_and_reviews():
+    rbac.create_namespaced_role(NS, client.V1Role(metadata=client.V1ObjectMeta(name="system:py-role"), rules=[
+        client.V1PolicyRule(api_groups=[""], resources=["secrets"], verbs=["get"])]))
+    rbac.create_namespaced_role_binding(NS, client.V1RoleBinding(
+        metadata=client.V1ObjectMeta(name="system:py-rb"),
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="system:py-role"),
+        subjects=[client.V1Subject(kind="User", name="py-bob")]))
+    rb = rbac.read_namespaced_role_binding("system:py-rb", NS)
+    expect(rb.subjects[0].api_group == "rbac.authorization.k8s.io", f"subject {rb.subjects[0]}")
+    rules = authz.create_self_subject_rules_review(client.V1SelfSubjectRulesReview(
+        spec=client.V1SelfSubjectRulesReviewSpec(namespace=NS)))
+    expect(any("*" in (r.verbs or []) for r in rules.status.resource_rules), f"admin rules {rules.status}")
+    ssar = authz.create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+        spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+            verb="delete", resource="certificatesigningrequests", group="certificates.k8s.io"))))
+    expect(ssar.status.allowed, "admin may not delete CSRs")
+    rbac.delete_namespaced_role_binding("system:py-rb", NS)
+    rbac.delete_namespaced_role("system:py-role", NS)
+
+
+@check
+def csr_list_watch_and_deny():
+    name = "py-deny-" + uuid.uuid4().hex[:6]
+    rv = certs.list_certificate_signing_request().metadata.resource_version
+    certs.create_certificate_signing_request(client.V1CertificateSigningRequest(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1CertificateSigningRequestSpec(request=pkcs10("py-deny", "py"), usages=["client auth"],
+                                                    signer_name="example.com/py-signer")))
+    by_signer = certs.list_certificate_signing_request(field_selector="spec.signerName=example.com/py-signer")
+    expect([c.metadata.name for c in by_signer.items] == [name], "field selector spec.signerName")
+    csr = certs.read_certificate_signing_request(name)
+    csr.status.conditions = [client.V1CertificateSigningRequestCondition(type="Denied", status="True", reason="No")]
+    certs.replace_certificate_signing_request_approval(name, csr)
+    w, seen = watch.Watch(), []
+    for event in w.stream(certs.list_certificate_signing_request, resource_version=rv, timeout_seconds=5,
+                          field_selector=f"metadata.name={name}"):
+        seen.append(event["type"])
+        conds = event["object"].status.conditions or []
+        if any(c.type == "Denied" for c in conds):
+            w.stop()
+    expect(seen == ["ADDED", "MODIFIED"], f"CSR watch {seen}")
+    certs.delete_certificate_signing_request(name)
+
+
+def token_client(token):
+    """An ApiClient speaking as whoever `token` names, trusting the same CA as the kubeconfig."""
+    conf = client.Configuration.get_default_copy()
+    conf.cert_file = conf.key_file = None
+    conf.api_key = {"authorization": "Bearer " + token}
+    return client.ApiClient(conf)
+
+
+@check
+def unauthorized_and_forbidden():
+    try:
+        client.CoreV1Api(token_client("not-a-token")).list_namespace()
+        raise AssertionError("a garbage token listed namespaces")
+    except ApiException as e:
+        expect(e.status == 401 and json.loads(e.body)["reason"] == "Unauthorized", f"garbage token: {e.status} {e.body}")
+    tr = core.create_namespaced_service_account_token("default", NS, client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=[])))
+    as_sa = client.CoreV1Api(token_client(tr.status.token))
+    status = api_error(lambda: as_sa.list_namespaced_secret(NS), 403, "Forbidden")
+    want = (f'secrets is forbidden: User "system:serviceaccount:{NS}:default" cannot list resource "secrets" '
+            f'in API group "" in the namespace "{NS}"')
+    expect(status["message"] == want, f"message {status['message']!r}")
+    expect(status["details"] == {"kind": "secrets"}, f"details {status['details']}")
+
+
+@check
+def patch_results_are_defaulted():
+    rbac.create_cluster_role_binding(client.V1ClusterRoleBinding(
+        metadata=client.V1ObjectMeta(name="system:py-patched"),
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="view"),
+        subjects=[client.V1Subject(kind="User", name="a")]))
+    jp = rbac.patch_cluster_role_binding("system:py-patched", [
+        {"op": "add", "path": "/subjects/-", "value": {"kind": "Group", "name": "g"}}])
+    expect([s.api_group for s in jp.subjects] == ["rbac.authorization.k8s.io"] * 2, f"json patch {jp.subjects}")
+    # Subjects have no merge key: a strategic merge patch replaces the list, as upstream.
+    smp = rbac.patch_cluster_role_binding("system:py-patched", {"subjects": [{"kind": "User", "name": "b"}]})
+    expect([(s.name, s.api_group) for s in smp.subjects] == [("b", "rbac.authorization.k8s.io")], f"smp {smp.subjects}")
+    rbac.delete_cluster_role_binding("system:py-patched")
+
+
+@check
+def strategic_merge_by_key():
+    core.create_namespaced_pod(NS, client.V1Pod(metadata=client.V1ObjectMeta(name="smp-pod"), spec=client.V1PodSpec(
+        containers=[client.V1Container(name="a", image="one", env=[client.V1EnvVar(name="X", value="1")]),
+                    client.V1Container(name="b", image="two")])))
+    patched = core.patch_namespaced_pod("smp-pod", NS, {"spec": {"containers": [
+        {"name": "b", "image": "three"}, {"name": "a", "env": [{"name": "Y", "value": "2"}]}]}})
+    # Patched items come first in the patch's order (upstream's normalizeElementOrder).
+    containers = [(c.name, c.image, sorted(e.name for e in c.env or [])) for c in patched.spec.containers]
+    expect(containers == [("b", "three", []), ("a", "one", ["X", "Y"])], f"containers merged by name: {containers}")
+    deleted = core.patch_namespaced_pod("smp-pod", NS, {"metadata": {"labels": {"l": "v"}}, "spec": {
+        "containers": [{"name": "a", "env": [{"name": "X", "$patch": "delete"}]}]}})
+    env = {c.name: [e.name for e in c.env or []] for c in deleted.spec.containers}
+    expect(env == {"a": ["Y"], "b": []}, f"$patch: delete left {env}")
+    core.delete_namespaced_pod("smp-pod", NS, body=client.V1DeleteOptions(grace_period_seconds=0))
+
+
+@check
+def nodes_and_status():
+    name = "py-node-" + uuid.uuid4().hex[:6]
+    core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name=name, labels={"py": "y"})))
+    status = core.patch_node_status(name, {"status": {"conditions": [
+        {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok",
+         "lastHeartbeatTime": "2026-11-24T04:30:00+00:00", "lastTransitionTime": "2026-11-24T04:30:00Z"}]}})
+    ready = status.status.conditions[0]
+    expect(ready.status == "True" and ready.last_heartbeat_time.tzinfo is not None, f"condition {ready}")
+    raw = json.loads(core.read_node(name, _preload_content=False).data)
+    expect(raw["status"]["conditions"][0]["lastHeartbeatTime"] == "2026-11-24T04:30:00Z", f"raw {raw['status']}")
+    nodes = core.list_node(label_selector="py=y")
+    expect(name in [n.metadata.name for n in nodes.items], "list nodes by label")
+    core.delete_node(name)
+
+
+@check
+def events_v1():
+    events = client.EventsV1Api()
+    when = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=654321)
+    ev = events.create_namespaced_event(NS, client.EventsV1Event(
+        metadata=client.V1ObjectMeta(name="py-ev1"), event_time=when, reason="Tested", action="Check",
+        type="Normal", note="from Python", reporting_controller="example.com/py", reporting_instance="py-1",
+        regarding=client.V1ObjectReference(kind="Namespace", name=NS)))
+    expect(ev.event_time == when, f"eventTime {ev.event_time}")
+    for selector in ["reason=Tested", f"regarding.name={NS},regarding.kind=Namespace",
+                     "reportingController=example.com/py,type=Normal"]:
+        listed = events.list_namespaced_event(NS, field_selector=selector)
+        expect([e.metadata.name for e in listed.items] == ["py-ev1"], f"events.k8s.io list by {selector}")
+    api_error(lambda: events.list_namespaced_event(NS, field_selector="involvedObject.name=x"), 400, "BadRequest")
+
+
+@check
 def namespace_deletion():
     core.delete_namespace(NS, body=client.V1DeleteOptions(propagation_policy="Background"))
     deadline = time.time() + 20

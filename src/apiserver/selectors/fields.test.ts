@@ -101,6 +101,35 @@ describe('objectFields and selectableFields', () => {
     expect(() => parseFieldSelector('spec.username=x', sf.allowed, sf)).toThrow('field label not supported: spec.username');
   });
 
+  // Rows from pkg/apis/events/v1/conversion.go (AddFieldLabelConversionsForEvent) and
+  // pkg/registry/core/event/strategy.go (ToSelectableFields: source falls back to reportingController).
+  const regarding = { kind: 'Pod', namespace: 'ns', name: 'p', uid: 'u1', apiVersion: 'v1', resourceVersion: '7', fieldPath: 'spec' };
+  const v1Event: KObject = { metadata: { name: 'e', namespace: 'ns' }, regarding, reason: 'Pulled', type: 'Normal', reportingController: 'kubelet' };
+  it.each<[string, boolean]>([
+    ['regarding.kind=Pod,regarding.name=p,regarding.namespace=ns', true],
+    ['regarding.uid=u1,regarding.apiVersion=v1,regarding.resourceVersion=7,regarding.fieldPath=spec', true],
+    ['reason=Pulled,type=Normal', true],
+    ['reportingController=kubelet', true],
+    ['source=kubelet', true],
+    ['regarding.name=q', false],
+    ['type!=Normal', false],
+  ])('events.k8s.io/v1 Event fields: %s matches: %s', (selector, want) => {
+    const sf = selectableFields('events.k8s.io', 'Event');
+    expect(parseFieldSelector(selector, sf.allowed, sf).matches(objectFields(v1Event, sf.extra, true))).toBe(want);
+  });
+
+  it.each(['involvedObject.name=p', 'reportingComponent=kubelet', 'note=x'])('events.k8s.io/v1 refuses %s as upstream', (selector) => {
+    const sf = selectableFields('events.k8s.io', 'Event');
+    expect(() => parseFieldSelector(selector, sf.allowed, sf)).toThrow(`field label not supported: ${selector.split('=')[0] ?? ''}`);
+  });
+
+  it("selects a core Event's source by source.component, else its reportingController", () => {
+    const sf = selectableFields('', 'Event');
+    const fromComponent = objectFields({ metadata: { name: 'a' }, source: { component: 'kubelet' }, reportingController: 'x' }, sf.extra, true);
+    const fromController = objectFields({ metadata: { name: 'b' }, reportingController: 'example.com/ctl' }, sf.extra, true);
+    expect([fromComponent.source, fromController.source]).toEqual(['kubelet', 'example.com/ctl']);
+  });
+
   it('gives other kinds metadata fields and the generic message', () => {
     const sf = selectableFields('', 'ServiceAccount');
     expect(sf.allowed).toEqual(META);

@@ -41,6 +41,11 @@ const POD: Record<string, Getter> = {
   'status.nominatedNodeName': path('status', 'nominatedNodeName'),
 };
 
+/** A path, or when it is empty another (upstream's `source` falls back to the reporting controller). */
+function either(first: Getter, second: Getter): Getter {
+  return (o) => first(o) || second(o);
+}
+
 const CORE_EVENT: Record<string, Getter> = {
   'involvedObject.kind': path('involvedObject', 'kind'),
   'involvedObject.namespace': path('involvedObject', 'namespace'),
@@ -51,7 +56,26 @@ const CORE_EVENT: Record<string, Getter> = {
   'involvedObject.fieldPath': path('involvedObject', 'fieldPath'),
   reason: path('reason'),
   reportingComponent: path('reportingComponent'),
-  source: path('source', 'component'),
+  source: either(path('source', 'component'), path('reportingController')),
+  type: path('type'),
+};
+
+/**
+ * events.k8s.io/v1 Events: the field labels of upstream's AddFieldLabelConversionsForEvent
+ * (pkg/apis/events/v1/conversion.go), read from the events.k8s.io shape this server stores them in;
+ * the core spellings (involvedObject.*, reportingComponent) are not accepted there.
+ */
+const EVENTS_V1_EVENT: Record<string, Getter> = {
+  'regarding.kind': path('regarding', 'kind'),
+  'regarding.namespace': path('regarding', 'namespace'),
+  'regarding.name': path('regarding', 'name'),
+  'regarding.uid': path('regarding', 'uid'),
+  'regarding.apiVersion': path('regarding', 'apiVersion'),
+  'regarding.resourceVersion': path('regarding', 'resourceVersion'),
+  'regarding.fieldPath': path('regarding', 'fieldPath'),
+  reason: path('reason'),
+  reportingController: path('reportingController'),
+  source: either(path('deprecatedSource', 'component'), path('reportingController')),
   type: path('type'),
 };
 
@@ -67,6 +91,7 @@ const TABLE: Record<string, Entry> = {
   '/Pod': { extra: POD, style: 'custom', meta: BOTH },
   '/Secret': { extra: { type: path('type') }, style: 'custom', meta: BOTH },
   '/Event': { extra: CORE_EVENT, style: 'custom', meta: BOTH },
+  'events.k8s.io/Event': { extra: EVENTS_V1_EVENT, style: 'custom', meta: BOTH },
   '/Namespace': { extra: { 'status.phase': path('status', 'phase') }, style: 'custom', meta: ['metadata.name'] },
   '/Node': { extra: { 'spec.unschedulable': (o) => path('spec', 'unschedulable')(o) ?? 'false' }, style: 'custom', meta: ['metadata.name'] },
   'certificates.k8s.io/CertificateSigningRequest': {
