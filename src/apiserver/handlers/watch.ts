@@ -3,11 +3,11 @@
  * store events (watch-filter.ts) and the HTTP stream (watch-stream.ts); here the wiring between
  * them, bookmarks, the timeout, and the ends (timeout, disconnect, shutdown, a client too slow).
  */
-import type { KObject } from '../../api/meta.js';
+import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors, toApiError } from '../errors.js';
 import { buildSelection } from '../registry/generic/selection.js';
-import { StoreError, type StoreEvent, type WatchHandle } from '../storage/store.js';
+import { type Store, StoreError, type StoreEvent, type WatchHandle } from '../storage/store.js';
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, outputOf } from './scope.js';
 import { type IncludeObject, parseIncludeObject, partialObject, tableOf } from './table.js';
@@ -36,6 +36,13 @@ function encoder(scope: RequestScope): (obj: KObject) => object {
     }
     return out.kind === 'partial' ? partialObject(obj, out.metaVersion) : obj;
   };
+}
+
+/** The ERROR event's Status for a watch the store cannot serve: 410 Expired past the kept history. */
+function errorStatus(err: StoreError, startRevision: number, store: Store): Status {
+  if (err.code !== 'Compacted') return toApiError(err).toStatus();
+  const oldest = err.revision ?? store.compactedRevision();
+  return errors.expired(`too old resource version: ${startRevision} (${oldest - 1})`).toStatus();
 }
 
 export async function handleWatch(scope: RequestScope): Promise<void> {
@@ -73,12 +80,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     stream.start();
     const untrack = scope.trackWatch(() => end());
     const fail = (err: StoreError): void => {
-      const oldest = err.revision ?? registry.store.compactedRevision();
-      const status =
-        err.code === 'Compacted'
-          ? errors.expired(`too old resource version: ${start.revision} (${oldest - 1})`).toStatus()
-          : toApiError(err).toStatus();
-      stream.send('ERROR', status);
+      stream.send('ERROR', errorStatus(err, start.revision, registry.store));
       end();
     };
     scope.res.on('close', () => end());
