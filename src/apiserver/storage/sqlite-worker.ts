@@ -54,6 +54,47 @@ function failure(err: unknown): Failure {
   return { message: String(e.message ?? err), ...(typeof e.code === 'string' ? { code: e.code } : {}) };
 }
 
+/**
+ * One table, as etcd's MVCC keyspace: a row per write (its revision, key, type and value) linked to
+ * the key's previous row, so a write stores its value once. The first format stored each value
+ * three times (the event, the event's copy of the previous value, and a current-value row) and
+ * cost ~35% more SQLite CPU per write. The current state is each key's newest row unless it is a
+ * delete; a watch event's previous value is the row `prev` names. `prev_value` only holds previous
+ * values the first format kept after compacting the rows they came from (see migrateFirstFormat).
+ */
+const LOG_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS log (
+    revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev INTEGER, prev_value TEXT
+  );
+  CREATE INDEX IF NOT EXISTS log_key ON log (key, revision);
+`;
+
+function isFirstFormat(db: Database.Database): boolean {
+  return db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kv'").pluck().get() === 1;
+}
+
+/**
+ * Rewrites a first-format file (kv + events) into the log table in one transaction, so a crash
+ * leaves either format whole. Events become rows linked to the key's previous row; a current value
+ * whose event was compacted becomes a row of its own at its revision; an event whose previous row
+ * was compacted keeps its previous value in prev_value.
+ */
+function migrateFirstFormat(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(LOG_SCHEMA);
+    db.exec(`
+      INSERT INTO log (revision, key, type, value) SELECT revision, key, 'MODIFIED', value FROM kv
+        WHERE revision NOT IN (SELECT revision FROM events);
+      INSERT INTO log (revision, key, type, value, prev_value) SELECT revision, key, type, value, prev FROM events;
+      UPDATE log SET prev = (SELECT max(p.revision) FROM log p WHERE p.key = log.key AND p.revision < log.revision)
+        WHERE prev_value IS NOT NULL;
+      UPDATE log SET prev_value = NULL WHERE prev IS NOT NULL;
+      DROP TABLE events;
+      DROP TABLE kv;
+    `);
+  })();
+}
+
 /** Opens the file with an exclusive lock, WAL and synchronous=FULL, creating the tables when new. */
 function openDatabase(opts: WriterOptions): Database.Database {
   const db = new Database(opts.path, { timeout: opts.busyTimeoutMs });
@@ -75,12 +116,10 @@ function openDatabase(opts: WriterOptions): Database.Database {
     // The INSERT takes the write lock, which exclusive mode then holds until close.
     db.exec(`
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, revision INTEGER NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS events (
-        revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev TEXT
-      );
       INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compacted', 0);
     `);
+    if (isFirstFormat(db)) migrateFirstFormat(db);
+    else db.exec(LOG_SCHEMA);
     return db;
   } catch (err) {
     db.close();
@@ -95,34 +134,41 @@ function loadFile(db: Database.Database, historyLimit: number): LoadedFile {
   return {
     revision,
     compacted,
-    kv: db.prepare('SELECT key, value, revision FROM kv').all() as LoadedFile['kv'],
+    // SQLite takes the other columns of an aggregate query with max() from the row holding the max.
+    kv: db.prepare(
+      "SELECT key, value, revision FROM (SELECT key, value, type, max(revision) AS revision FROM log GROUP BY key) WHERE type != 'DELETED'",
+    ).all() as LoadedFile['kv'],
     events: db
-      .prepare('SELECT revision, key, type, value, prev FROM events WHERE revision > ? ORDER BY revision')
+      .prepare(
+        'SELECT l.revision, l.key, l.type, l.value, coalesce(p.value, l.prev_value) AS prev FROM log l LEFT JOIN log p ON p.revision = l.prev WHERE l.revision > ? ORDER BY l.revision',
+      )
       .all(Math.max(compacted, revision - historyLimit)) as LoadedFile['events'],
   };
 }
 
-/** One transaction per commit group: events with previous values, current values, revision counter, compaction. */
+/**
+ * One transaction per commit group: a row per write, the revision counter, compaction. Compacting
+ * to C keeps what etcd keeps: every row after C and each key's newest row at C unless a delete, so
+ * the previous row of any later event is still there.
+ */
 function commitTransaction(db: Database.Database): Commit {
-  const currentValue = db.prepare('SELECT value FROM kv WHERE key = ?').pluck();
-  const insertEvent = db.prepare('INSERT INTO events (revision, key, type, value, prev) VALUES (?, ?, ?, ?, ?)');
-  const putValue = db.prepare(
-    'INSERT INTO kv (key, value, revision) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision',
-  );
-  const deleteValue = db.prepare('DELETE FROM kv WHERE key = ?');
+  const lastRow = db.prepare('SELECT revision, type FROM log WHERE key = ? ORDER BY revision DESC LIMIT 1');
+  const insertRow = db.prepare('INSERT INTO log (revision, key, type, value, prev) VALUES (?, ?, ?, ?, ?)');
   const setMeta = db.prepare('UPDATE meta SET value = ? WHERE name = ?');
-  const deleteEvents = db.prepare('DELETE FROM events WHERE revision <= ?');
+  const compacted = db.prepare("SELECT value FROM meta WHERE name = 'compacted'").pluck();
+  // Rows in the window replace their previous rows; deletes in it leave nothing behind.
+  const dropReplaced = db.prepare('DELETE FROM log WHERE revision IN (SELECT prev FROM log WHERE revision > ? AND revision <= ? AND prev IS NOT NULL)');
+  const dropDeletes = db.prepare("DELETE FROM log WHERE revision > ? AND revision <= ? AND type = 'DELETED'");
   return db.transaction((rows: WriteRow[], revision: number, compactTo: number | undefined) => {
     for (const row of rows) {
-      // The key's value before this write is its previous value: kept with the event for range-at-revision.
-      const prev = (currentValue.get(row.key) as string | undefined) ?? null;
-      insertEvent.run(row.revision, row.key, row.type, row.value, prev);
-      if (row.type === 'DELETED') deleteValue.run(row.key);
-      else putValue.run(row.key, row.value, row.revision);
+      const last = lastRow.get(row.key) as { revision: number; type: RowType } | undefined;
+      insertRow.run(row.revision, row.key, row.type, row.value, last && last.type !== 'DELETED' ? last.revision : null);
     }
     setMeta.run(revision, 'revision');
     if (compactTo !== undefined) {
-      deleteEvents.run(compactTo);
+      const from = compacted.get() as number;
+      dropReplaced.run(from, compactTo);
+      dropDeletes.run(from, compactTo);
       setMeta.run(compactTo, 'compacted');
     }
   });
