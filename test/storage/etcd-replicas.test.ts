@@ -108,7 +108,9 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect((await raw(a, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { body: binding })).status).toBe(201);
     expect((await raw(b, 'GET', CM, asAlice)).status).toBe(200);
     expect((await raw(b, 'DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/alice-cm-reader')).status).toBe(200);
-    expect((await raw(a, 'GET', CM, asAlice)).status).toBe(403);
+    // A revoked grant leaves the other replica's RBAC index (kept by a watch) within a watch round
+    // trip, as it leaves kube-apiserver's informers; a grant is confirmed against the store at once.
+    await until(async () => (await raw(a, 'GET', CM, asAlice)).status === 403, 5000);
   });
 
   it('authenticate through one replica the tokens whose objects the other wrote or removed', async () => {
