@@ -16,7 +16,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from kubernetes import client, config, dynamic, watch
+from kubernetes import client, config, dynamic, utils, watch
+from kubernetes.leaderelection import electionconfig, leaderelection
+from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock
 from kubernetes.client.rest import ApiException
 
 FAILED = []
@@ -548,6 +550,86 @@ def events_v1():
         listed = events.list_namespaced_event(NS, field_selector=selector)
         expect([e.metadata.name for e in listed.items] == ["py-ev1"], f"events.k8s.io list by {selector}")
     api_error(lambda: events.list_namespaced_event(NS, field_selector="involvedObject.name=x"), 400, "BadRequest")
+
+
+@check
+def create_from_yaml_objects():
+    docs = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "py-yaml-sa"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "system:py-yaml"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+         "subjects": [{"kind": "ServiceAccount", "name": "py-yaml-sa"}, {"kind": "Group", "name": "py-yaml-group"}]},
+        {"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "py-yaml-cm"}, "data": {"a": "b"}}]},
+    ]
+    utils.create_from_yaml(client.ApiClient(), yaml_objects=docs, namespace=NS)
+    rb = rbac.read_namespaced_role_binding("system:py-yaml", NS)
+    # Stored as sent (upstream keeps a RoleBinding's ServiceAccount subject namespace empty)...
+    expect([(s.kind, s.api_group or "", s.namespace) for s in rb.subjects] ==
+           [("ServiceAccount", "", None), ("Group", "rbac.authorization.k8s.io", None)], f"subjects {rb.subjects}")
+    # ...and read by the authorizer as the binding's own namespace.
+    tr = core.create_namespaced_service_account_token("py-yaml-sa", NS, client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=[])))
+    seen = client.CoreV1Api(token_client(tr.status.token)).list_namespaced_config_map(NS)
+    expect(any(c.metadata.name == "py-yaml-cm" for c in seen.items), "the bound ServiceAccount cannot list")
+    expect(core.read_namespaced_config_map("py-yaml-cm", NS).data == {"a": "b"}, "List item created")
+
+
+@check
+def generate_name_namespace_mismatch_and_versions():
+    made = core.create_namespaced_config_map(NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(generate_name="gen-")))
+    expect(made.metadata.name.startswith("gen-") and len(made.metadata.name) == 9, f"generated {made.metadata.name}")
+    other = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="elsewhere", namespace="default"))
+    status = api_error(lambda: core.create_namespaced_config_map(NS, other), 400, "BadRequest")
+    expect("does not match the namespace" in status["message"], f"message {status['message']}")
+    for params in [{"resource_version": "0"}, {"resource_version": made.metadata.resource_version,
+                                               "resource_version_match": "NotOlderThan"}]:
+        names = [c.metadata.name for c in core.list_namespaced_config_map(NS, **params).items]
+        expect(made.metadata.name in names, f"list with {params} gave {names}")
+    api_error(lambda: core.list_namespaced_config_map(NS, resource_version_match="Exact"), 422, "Invalid")
+
+
+@check
+def table_and_dynamic_watch():
+    api = client.ApiClient()
+    resp = api.call_api(f"/api/v1/namespaces/{NS}/configmaps", "GET", auth_settings=["BearerToken"],
+                        header_params={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+                        _preload_content=False)
+    table = json.loads(resp[0].data)
+    expect(table["kind"] == "Table" and table["columnDefinitions"][0]["name"] == "Name", f"table {table.get('kind')}")
+    dyn = dynamic.DynamicClient(api)
+    res = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    types = []
+    for event in dyn.watch(res, namespace=NS, timeout=3):
+        types.append(event["type"])
+    expect(types and set(types) == {"ADDED"}, f"dynamic watch without resourceVersion: {types}")
+
+
+@check
+def dry_run_delete_and_finalize():
+    core.create_namespaced_config_map(NS, cm("keep-me"))
+    core.delete_namespaced_config_map("keep-me", NS, dry_run="All")
+    expect(core.read_namespaced_config_map("keep-me", NS).metadata.name == "keep-me", "dry-run delete deleted")
+    ns = core.read_namespace(NS)
+    ns.spec.finalizers = ["kubernetes", "example.com/py"]
+    out = core.replace_namespace_finalize(NS, ns)
+    expect(out.spec.finalizers == ["kubernetes", "example.com/py"], f"finalize gave {out.spec.finalizers}")
+    ns = core.read_namespace(NS)
+    ns.spec.finalizers = ["kubernetes"]
+    core.replace_namespace_finalize(NS, ns)
+
+
+@check
+def leader_election_with_a_config_map_lock():
+    led = threading.Event()
+    lock = ConfigMapLock("py-leader", NS, "py-candidate")
+    conf = electionconfig.Config(lock, lease_duration=17, renew_deadline=15, retry_period=5,
+                                 onstarted_leading=led.set, onstopped_leading=None)
+    threading.Thread(target=leaderelection.LeaderElection(conf).run, daemon=True).start()
+    expect(led.wait(15), "never became leader")
+    record = json.loads(core.read_namespaced_config_map("py-leader", NS).metadata.annotations[
+        "control-plane.alpha.kubernetes.io/leader"])
+    expect(record["holderIdentity"] == "py-candidate", f"record {record}")
 
 
 @check
