@@ -12,6 +12,7 @@ import { normalizeTimeFields } from './codec/time-fields.js';
 import { parseJsonStrict } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { dropNullFields } from './validation/nulls.js';
+import { objectMetaTypeError } from './validation/meta-types.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -141,6 +142,8 @@ export function checkTypeMeta(object: KObject, gvk: Gvk): void {
   if (object.metadata !== undefined && (object.metadata === null || typeof object.metadata !== 'object' || Array.isArray(object.metadata))) {
     throw cannotHandle(gvk, 'json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta');
   }
+  const metaError = object.metadata === undefined ? undefined : objectMetaTypeError(object.metadata as Record<string, unknown>);
+  if (metaError) throw cannotHandle(gvk, metaError);
   object.apiVersion = expected;
   object.kind = gvk.kind;
 }

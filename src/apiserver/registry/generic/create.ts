@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
 import { ApiError, errors } from '../../errors.js';
 import { generateName } from '../../validation/names.js';
-import { invalidError, applyNamespace, isStoreError, omitEmptyMetadata, UnknownError, validateMeta } from './meta.js';
+import { invalidError, applyNamespace, isStoreError, omitEmptyMetadata, validateMeta } from './meta.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext } from './strategy.js';
 import { MAX_ATTEMPTS, type RegistryScope } from './types.js';
@@ -31,7 +31,8 @@ export function prepareCreate(
 ): PendingCreate {
   const meta = (obj.metadata ??= {});
   if (meta.resourceVersion) {
-    throw new UnknownError(500, '', 'resourceVersion should not be set on objects to be created');
+    // Upstream's storage answers this with a 500; it is the client's mistake, so a 400 here (docs/compatibility.md).
+    throw errors.badRequest('resourceVersion should not be set on objects to be created');
   }
   scope.strategy.setDefaults?.(obj);
   applyNamespace(scope, obj, namespace);
