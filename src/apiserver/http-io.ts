@@ -55,7 +55,8 @@ export function writeBody(res: ServerResponse, status: number, contentType: stri
   res.statusCode = status;
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-cache, private');
+  // kube-apiserver's WithCacheControl default; a handler's own (the discovery documents' public caching) wins.
+  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-cache, private');
   res.end(body);
 }
 

@@ -633,6 +633,18 @@ def leader_election_with_a_config_map_lock():
 
 
 @check
+def service_account_issuer_discovery():
+    # Both are typed `str` in the client, which turns a parsed body into its Python repr: read them raw.
+    conf = client.WellKnownApi().get_service_account_issuer_open_id_configuration(_preload_content=False)
+    doc = json.loads(conf.data)
+    expect(doc["jwks_uri"].endswith("/openid/v1/jwks"), f"openid-configuration {doc}")
+    jwks = client.OpenidApi().get_service_account_issuer_open_id_keyset(_preload_content=False)
+    expect(jwks.headers["Content-Type"] == "application/jwk-set+json", f"jwks type {jwks.headers['Content-Type']}")
+    keys = json.loads(jwks.data)["keys"]
+    expect(keys and all(k["use"] == "sig" and k["kid"] for k in keys), f"jwks {keys}")
+
+
+@check
 def namespace_deletion():
     core.delete_namespace(NS, body=client.V1DeleteOptions(propagation_policy="Background"))
     deadline = time.time() + 20

@@ -44,8 +44,11 @@ export async function oidcRoutes(o: OidcOptions): Promise<OidcRoute[]> {
   const keys = await Promise.all(
     o.keys.map(async (k) => ({ use: 'sig', ...(await exportJWK(k.publicKey)), kid: k.kid, alg: k.alg })),
   );
-  return [
+  const routes: OidcRoute[] = [
     { path: OIDC_CONFIG_PATH, contentType: 'application/json', headers: CACHE, body: JSON.stringify(config) },
     { path: JWKS_PATH, contentType: 'application/jwk-set+json', headers: CACHE, body: JSON.stringify({ keys }) },
   ];
+  // kube-apiserver (go-restful) answers each path with a trailing slash too, the spelling its OpenAPI spec
+  // publishes and clients generated from it (the Python client's WellKnownApi and OpenidApi) request.
+  return [...routes, ...routes.map((r) => ({ ...r, path: `${r.path}/` }))];
 }
