@@ -26,6 +26,8 @@ async function check(collection: string, rows: Row[]): Promise<void> {
   for (const [fn, body, expected] of rows) {
     const r = await raw(s, 'POST', collection, { body });
     expect([fn, r.status]).toEqual([fn, 201]);
+    // Defaulting must not lose what the server sets around it.
+    expect([fn, typeof r.json.metadata.uid, typeof r.json.metadata.creationTimestamp]).toEqual([fn, 'string', 'string']);
     for (const [path, value] of Object.entries(expected)) expect([fn, path, at(r.json, path)]).toEqual([fn, path, value]);
   }
 }

@@ -37,8 +37,8 @@ export const namespaceStrategy: Strategy = {
   validateName: validateLabelName,
   // SetDefaults_Namespace: the immutable name label selectors match on (not for generateName, as upstream).
   setDefaults(obj) {
-    const name = obj.metadata?.name;
-    if (name) obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, 'kubernetes.io/metadata.name': name } };
+    const meta = obj.metadata;
+    if (meta?.name) meta.labels = { ...meta.labels, 'kubernetes.io/metadata.name': meta.name };
   },
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as { finalizers?: string[] };

@@ -29,12 +29,12 @@ export function prepareCreate(
   namespace: string | undefined,
   ctx: RequestContext,
 ): PendingCreate {
+  scope.strategy.setDefaults?.(obj);
   const meta = (obj.metadata ??= {});
   if (meta.resourceVersion) {
     // Upstream's storage answers this with a 500; it is the client's mistake, so a 400 here (docs/compatibility.md).
     throw errors.badRequest('resourceVersion should not be set on objects to be created');
   }
-  scope.strategy.setDefaults?.(obj);
   applyNamespace(scope, obj, namespace);
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;

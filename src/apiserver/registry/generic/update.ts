@@ -54,9 +54,9 @@ function carryServerMeta(meta: ObjectMeta, oldMeta: ObjectMeta): void {
 function prepareUpdate(scope: RegistryScope, attempt: UpdateAttempt): void {
   const { next, namespace, ctx } = attempt;
   const old = attempt.cur.object;
+  scope.strategy.setDefaults?.(next);
   const meta = (next.metadata ??= {});
   const oldMeta = old.metadata ?? {};
-  scope.strategy.setDefaults?.(next);
   checkResourceVersion(scope, meta, oldMeta);
   applyNamespace(scope, next, namespace);
   omitEmptyMetadata(meta);
