@@ -147,11 +147,11 @@ def patches_as_the_client_sends_them():
     api_error(lambda: core.patch_namespaced_config_map("cm-1", NS, stale), 409, "Conflict")
 
 
-def apply_yaml(dyn, name, yaml_text, **params):
+def apply_yaml(dyn, name, yaml_text, api_version="v1", kind="ConfigMap", namespace=NS, **params):
     """Server-side apply as 22.x users do it: its server_side_apply() sends a dict, which the client's REST layer
     refuses for application/apply-patch+yaml, so the YAML goes through the dynamic client's request()."""
-    res = dyn.resources.get(api_version="v1", kind="ConfigMap")
-    return dyn.request("patch", res.path(name=name, namespace=NS), body=yaml_text,
+    res = dyn.resources.get(api_version=api_version, kind=kind)
+    return dyn.request("patch", res.path(name=name, namespace=namespace), body=yaml_text,
                        content_type="application/apply-patch+yaml", **params)
 
 
@@ -171,6 +171,13 @@ def server_side_apply():
         expect(json.loads(e.body)["reason"] == "Conflict", f"conflict body {e.body}")
     forced = apply_yaml(dyn, "applied", manifest, field_manager="py-apply", force_conflicts=True)
     expect(forced.data.owner == "py", "forced apply")
+    binding = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: 'system:py-applied'}\n"
+               "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+               "subjects: [{kind: User, name: py-carol}]\n")
+    crb = apply_yaml(dyn, "system:py-applied", binding, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None,
+                     field_manager="py-apply")
+    expect(crb.subjects[0].apiGroup == "rbac.authorization.k8s.io", f"applied subjects {crb.subjects}")
+    rbac.delete_cluster_role_binding("system:py-applied")
 
 
 @check
