@@ -410,6 +410,11 @@ def pods_services_and_events():
     pod = core.create_namespaced_pod(NS, client.V1Pod(metadata=client.V1ObjectMeta(name="py-pod"), spec=client.V1PodSpec(
         containers=[client.V1Container(name="c", image="busybox")])))
     expect(pod.spec.service_account_name == "default", f"serviceAccountName {pod.spec.service_account_name}")
+    c = pod.spec.containers[0]
+    defaults = (pod.spec.restart_policy, pod.spec.dns_policy, pod.spec.termination_grace_period_seconds,
+                pod.spec.scheduler_name, c.image_pull_policy, c.termination_message_path, c.termination_message_policy)
+    expect(defaults == ("Always", "ClusterFirst", 30, "default-scheduler", "Always", "/dev/termination-log", "File"),
+           f"pod defaults (SetDefaults_Pod/PodSpec/Container) {defaults}")
     svc = core.create_namespaced_service(NS, client.V1Service(metadata=client.V1ObjectMeta(name="py-svc"),
                                                              spec=client.V1ServiceSpec(ports=[client.V1ServicePort(port=80)])))
     expect(svc.spec.type == "ClusterIP" and svc.spec.cluster_ip and svc.spec.ports[0].target_port == 80,
