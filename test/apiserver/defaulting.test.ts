@@ -67,6 +67,13 @@ describe('core/v1 Pod', () => {
     ['SetDefaults_Pod (requests from limits)', pod('p10', { containers: [{ name: 'c', image: 'busybox:1', resources: { limits: { cpu: '1' }, requests: { memory: '1Mi' } } }] }), {
       'spec.containers.0.resources.requests': { memory: '1Mi', cpu: '1' },
     }],
+    ['SetDefaults_Probe and SetDefaults_HTTPGetAction', pod('p12', { containers: [{ name: 'c', image: 'busybox:1', livenessProbe: { httpGet: { port: 80 } } }] }), {
+      'spec.containers.0.livenessProbe': { httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+    }],
+    ['setDefaults_Volume (no source: emptyDir) and SetDefaults_SecretVolumeSource / ConfigMapVolumeSource (defaultMode 0644)',
+      pod('p13', { volumes: [{ name: 'v' }, { name: 's', secret: { secretName: 'x' } }, { name: 'c', configMap: { name: 'x' } }] }), {
+        'spec.volumes.0.emptyDir': {}, 'spec.volumes.1.secret.defaultMode': 420, 'spec.volumes.2.configMap.defaultMode': 420,
+      }],
     ['SetDefaults_Pod (host network ports)', pod('p11', { hostNetwork: true, containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 8080 }] }] }), {
       'spec.containers.0.ports.0.hostPort': 8080,
     }],
