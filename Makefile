@@ -28,7 +28,7 @@ typecheck: deps ## Type-check src, test and bench
 lint: deps ## Lint with eslint
 	npm run lint
 
-tools: ## Install the system tools some suites start (etcd, prometheus, go + sprig) when missing
+tools: ## Install the system tools some suites start (etcd, prometheus, go + sprig, python3-kubernetes) when missing
 	@hack/ensure-tools.sh
 
 test: deps tools ## Lint, type-check and run every test suite
