@@ -87,3 +87,23 @@ describe('only a stale resourceVersion in the patch is a conflict', () => {
     expect(codes.filter((c) => c === 409)).toHaveLength(9);
   });
 });
+
+describe('PUT of a subresource', () => {
+  const POD = '/api/v1/namespaces/default/pods/put-status';
+  it('retries an unconditional /status PUT (no resourceVersion) as upstream does, and refuses a stale one with 409', async () => {
+    const created = await raw(s, 'POST', '/api/v1/namespaces/default/pods', {
+      body: { metadata: { name: 'put-status' }, spec: { containers: [{ name: 'c', image: 'busybox:1' }] } },
+    });
+    expect(created.status).toBe(201);
+    const results = await Promise.all(
+      keys.slice(0, 10).map((k) =>
+        raw(s, 'PUT', `${POD}/status`, { body: { metadata: { name: 'put-status' }, spec: created.json.spec, status: { phase: 'Running', message: k } } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(keys.slice(0, 10).map(() => 200));
+    const stale = await raw(s, 'PUT', `${POD}/status`, {
+      body: { metadata: { name: 'put-status', resourceVersion: created.json.metadata.resourceVersion }, spec: created.json.spec, status: { phase: 'Failed' } },
+    });
+    expect(stale.status).toBe(409);
+  });
+});
