@@ -4,6 +4,7 @@
  * one table per kind, each row naming the function it mirrors. A kind whose v1 package registers no
  * defaulter has a row saying so, checking nothing is added.
  */
+import { setPodDefaults } from '../../src/apiserver/registry/core/pod-defaults.js';
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -74,11 +75,52 @@ describe('core/v1 Pod', () => {
       pod('p13', { volumes: [{ name: 'v' }, { name: 's', secret: { secretName: 'x' } }, { name: 'c', configMap: { name: 'x' } }] }), {
         'spec.volumes.0.emptyDir': {}, 'spec.volumes.1.secret.defaultMode': 420, 'spec.volumes.2.configMap.defaultMode': 420,
       }],
+    ['SetDefaults_HostPathVolumeSource, _ISCSIVolumeSource, _RBDVolumeSource, _AzureDiskVolumeSource, _ScaleIOVolumeSource (no emptyDir added)',
+      pod('p14', { volumes: [
+        { name: 'h', hostPath: { path: '/x' } },
+        { name: 'i', iscsi: { targetPortal: '1.2.3.4:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 0 } },
+        { name: 'r', rbd: { monitors: ['1.2.3.4:6789'], image: 'img' } },
+        { name: 'a', azureDisk: { diskName: 'd', diskURI: 'https://example.com/d' } },
+        { name: 's', scaleIO: { gateway: 'https://gw', system: 'sys', secretRef: { name: 'x' } } },
+      ] }), {
+        'spec.volumes.0.hostPath.type': '', 'spec.volumes.1.iscsi.iscsiInterface': 'default', 'spec.volumes.1.emptyDir': undefined,
+        'spec.volumes.2.rbd': { monitors: ['1.2.3.4:6789'], image: 'img', pool: 'rbd', user: 'admin', keyring: '/etc/ceph/keyring' },
+        'spec.volumes.3.azureDisk': { diskName: 'd', diskURI: 'https://example.com/d', cachingMode: 'ReadWrite', fsType: 'ext4', readOnly: false, kind: 'Shared' },
+        'spec.volumes.4.scaleIO.storageMode': 'ThinProvisioned', 'spec.volumes.4.scaleIO.fsType': 'xfs',
+      }],
+    ['SetDefaults_ObjectFieldSelector (env, downwardAPI and projected items) and SetDefaults_ServiceAccountTokenProjection',
+      pod('p15', {
+        containers: [{ name: 'c', image: 'busybox:1', env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }],
+        volumes: [
+          { name: 'd', downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }] } },
+          { name: 'p', projected: { sources: [{ serviceAccountToken: { path: 't' } }, { downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }] } }] } },
+        ],
+      }), {
+        'spec.containers.0.env.0.valueFrom.fieldRef.apiVersion': 'v1',
+        'spec.volumes.0.downwardAPI.items.0.fieldRef.apiVersion': 'v1',
+        'spec.volumes.1.projected.sources.0.serviceAccountToken.expirationSeconds': 3600,
+        'spec.volumes.1.projected.sources.1.downwardAPI.items.0.fieldRef.apiVersion': 'v1',
+      }],
     ['SetDefaults_Pod (host network ports)', pod('p11', { hostNetwork: true, containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 8080 }] }] }), {
       'spec.containers.0.ports.0.hostPort': 8080,
     }],
   ];
   it('fills what SetObjectDefaults_Pod fills', () => check('/api/v1/namespaces/default/pods', rows));
+
+  // Ephemeral containers cannot be set on create (they come through pods/ephemeralcontainers, not served
+  // here), so SetDefaults_Container on them is checked on the defaulter itself.
+  it('SetDefaults_Container on ephemeralContainers; a create carrying them is refused as ValidatePodCreate does', async () => {
+    const body = pod('p16', { ephemeralContainers: [{ name: 'e', image: 'busybox', ports: [{ containerPort: 1 }], resources: { limits: { cpu: '1' } } }] });
+    const obj = structuredClone(body) as Parameters<typeof setPodDefaults>[0];
+    setPodDefaults(obj);
+    expect(at(obj, 'spec.ephemeralContainers.0')).toEqual({
+      name: 'e', image: 'busybox', ports: [{ containerPort: 1, protocol: 'TCP' }], resources: { limits: { cpu: '1' } },
+      imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
+    });
+    const r = await raw(s, 'POST', '/api/v1/namespaces/default/pods', { body });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain('spec.ephemeralContainers: Forbidden: cannot be set on create');
+  });
 
   it('defaults a patch result too (a container added by merge patch gets its defaults)', async () => {
     const r = await raw(s, 'PATCH', '/api/v1/namespaces/default/pods/p1', {

@@ -1,7 +1,8 @@
 /**
  * core/v1 Pod defaulting, as SetObjectDefaults_Pod runs it (k8s.io/kubernetes
- * pkg/apis/core/v1/defaults.go): SetDefaults_Pod, SetDefaults_PodSpec, the volumes' defaults,
- * and per container SetDefaults_Container, SetDefaults_ContainerPort and SetDefaults_Probe.
+ * pkg/apis/core/v1/defaults.go and zz_generated.defaults.go): SetDefaults_Pod, SetDefaults_PodSpec,
+ * every volume source's defaults, and per container (init, app and ephemeral) SetDefaults_Container,
+ * SetDefaults_ContainerPort, SetDefaults_Probe and SetDefaults_ObjectFieldSelector.
  */
 import type { KObject } from '../../../api/meta.js';
 import { isRecord, record, records } from '../../../lib/json.js';
@@ -29,15 +30,48 @@ function defaultProbe(probe: unknown): void {
   }
 }
 
-const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'secret', 'configMap', 'projected', 'downwardAPI', 'persistentVolumeClaim', 'nfs', 'csi', 'ephemeral', 'image'];
+/** Every member of core/v1 VolumeSource: a volume naming none of them is an emptyDir. */
+const VOLUME_SOURCES = [
+  'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs',
+  'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap',
+  'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi',
+  'ephemeral', 'image',
+];
 const DEFAULT_MODE_SOURCES = ['secret', 'configMap', 'projected', 'downwardAPI'];
 
-/** setDefaults_Volume (a volume naming no source is an emptyDir) and the sources' defaultMode 0644. */
+/** The plain field defaults of volume sources (SetDefaults_<Source>VolumeSource). */
+const SOURCE_DEFAULTS: Record<string, Obj> = {
+  hostPath: { type: '' },
+  iscsi: { iscsiInterface: 'default' },
+  rbd: { pool: 'rbd', user: 'admin', keyring: '/etc/ceph/keyring' },
+  azureDisk: { cachingMode: 'ReadWrite', fsType: 'ext4', readOnly: false, kind: 'Shared' },
+  scaleIO: { storageMode: 'ThinProvisioned', fsType: 'xfs' },
+};
+
+/** SetDefaults_ObjectFieldSelector: a fieldRef without apiVersion reads v1. */
+function defaultFieldRef(holder: unknown): void {
+  if (isRecord(holder) && isRecord(holder.fieldRef) && !holder.fieldRef.apiVersion) holder.fieldRef.apiVersion = 'v1';
+}
+
+/** setDefaults_Volume (a volume naming no source is an emptyDir) and each source's defaults. */
 function defaultVolume(v: Obj): void {
   if (!VOLUME_SOURCES.some((k) => v[k] !== undefined)) v.emptyDir = {};
   for (const k of DEFAULT_MODE_SOURCES) {
     const source = v[k];
     if (isRecord(source) && source.defaultMode === undefined) source.defaultMode = 0o644;
+  }
+  for (const [k, defaults] of Object.entries(SOURCE_DEFAULTS)) {
+    const source = v[k];
+    if (!isRecord(source)) continue;
+    for (const [field, value] of Object.entries(defaults)) if (source[field] === undefined || source[field] === '') source[field] = value;
+  }
+  for (const item of records(record(v.downwardAPI).items)) defaultFieldRef(item);
+  for (const projection of records(record(v.projected).sources)) {
+    for (const item of records(record(projection.downwardAPI).items)) defaultFieldRef(item);
+    // SetDefaults_ServiceAccountTokenProjection: an hour.
+    if (isRecord(projection.serviceAccountToken) && projection.serviceAccountToken.expirationSeconds === undefined) {
+      projection.serviceAccountToken.expirationSeconds = 3600;
+    }
   }
 }
 
@@ -48,6 +82,7 @@ function defaultContainer(c: Obj): void {
   if (!c.terminationMessagePath) c.terminationMessagePath = '/dev/termination-log';
   if (!c.terminationMessagePolicy) c.terminationMessagePolicy = 'File';
   for (const port of records(c.ports)) if (!port.protocol) port.protocol = 'TCP';
+  for (const env of records(c.env)) defaultFieldRef(env.valueFrom);
 }
 
 /** SetDefaults_Pod's part per container: requests default to limits where not given. */
@@ -82,4 +117,6 @@ export function setPodDefaults(obj: KObject): void {
       if (spec.hostNetwork === true) for (const port of records(c.ports)) if (port.hostPort === undefined) port.hostPort = port.containerPort;
     }
   }
+  // Ephemeral containers get the container defaults, not the Pod-level resource and host-port ones.
+  for (const c of records(spec.ephemeralContainers)) defaultContainer(c);
 }

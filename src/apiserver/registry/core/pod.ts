@@ -4,7 +4,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { required } from '../../field-errors.js';
+import { forbidden, required } from '../../field-errors.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record, records, text } from '../../../lib/json.js';
@@ -59,7 +59,11 @@ export const podStrategy: Strategy = {
     obj.status = old.status;
   },
   validate(obj) {
-    return records(record(obj.spec).containers).length === 0 ? [required('spec.containers')] : [];
+    const spec = record(obj.spec);
+    const errs = records(spec.containers).length === 0 ? [required('spec.containers')] : [];
+    // ValidatePodCreate: ephemeral containers only arrive through the pods/ephemeralcontainers subresource.
+    if (records(spec.ephemeralContainers).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+    return errs;
   },
   subresources: { status: statusOnly },
   table: {
