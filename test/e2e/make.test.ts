@@ -16,20 +16,27 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A dependencies stamp and, written after it, a build stamp: both newer than every source. */
+function freshStamps(): string[] {
+  const deps = path.join(dir, 'deps-stamp');
+  const built = path.join(dir, 'build-stamp');
+  writeFileSync(deps, '');
+  writeFileSync(built, '');
+  return [`STAMP=${deps}`, `BUILD_STAMP=${built}`];
+}
+
 it('passes ARGS to up and demo', () => {
-  const stamp = path.join(dir, 'fresh');
-  writeFileSync(stamp, '');
-  expect(make('run', `BUILD_STAMP=${stamp}`, `STAMP=${stamp}`, 'ARGS=--port 7443')).toContain('node dist/src/cmd/main.js up --port 7443');
-  expect(make('demo', `BUILD_STAMP=${stamp}`, `STAMP=${stamp}`, 'ARGS=--node n1')).toContain('demo --kubeconfig .kube-identity/kubeconfig --node n1');
+  const stamps = freshStamps();
+  expect(make('run', ...stamps, 'ARGS=--port 7443')).toContain('node dist/src/cmd/main.js up --port 7443');
+  expect(make('demo', ...stamps, 'ARGS=--node n1')).toContain('demo --kubeconfig .kube-identity/kubeconfig --node n1');
 });
 
 it('compiles only when a source is newer than the last build', () => {
-  const fresh = path.join(dir, 'fresh');
-  writeFileSync(fresh, '');
+  const [deps = '', built = ''] = freshStamps();
   // The dependencies' stamp is fresh too: this is about sources, not about npm ci.
-  expect(make('run', `BUILD_STAMP=${fresh}`, `STAMP=${fresh}`)).not.toContain('npm run build');
+  expect(make('run', deps, built)).not.toContain('npm run build');
   const stale = path.join(dir, 'stale');
   writeFileSync(stale, '');
   utimesSync(stale, new Date('2000-01-01'), new Date('2000-01-01'));
-  expect(make('run', `BUILD_STAMP=${stale}`, `STAMP=${fresh}`)).toContain('npm run build');
+  expect(make('run', `BUILD_STAMP=${stale}`, deps)).toContain('npm run build');
 });
