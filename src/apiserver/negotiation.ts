@@ -5,7 +5,7 @@
  */
 import YAML from 'yaml';
 import type { KObject } from '../api/meta.js';
-import { parseAccept } from './discovery/negotiate.js';
+import { type MediaRange, parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
 import { normalizeTimeFields } from './codec/time-fields.js';
@@ -37,26 +37,31 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
+/** `application/json;as=Table|PartialObjectMetadata[List];g=meta.k8s.io;v=v1[beta1]`, when served. */
+function metaOutput(r: MediaRange, pretty: boolean, allowTable: boolean): Output | undefined {
+  const v = r.params.v ?? '';
+  if (r.params.g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  if (r.params.as === 'Table') return allowTable ? { kind: 'table', metaVersion: v, pretty } : undefined;
+  if (r.params.as === 'PartialObjectMetadata' || r.params.as === 'PartialObjectMetadataList') return { kind: 'partial', metaVersion: v, pretty };
+  return undefined;
+}
+
+/** A plain media range: JSON (or any) or YAML. */
+function plainOutput(type: string, pretty: boolean): Output | undefined {
+  if (type === 'application/json' || type === '*/*' || type === 'application/*') return { kind: 'json', metaVersion: 'v1', pretty };
+  if (type === 'application/yaml') return { kind: 'yaml', metaVersion: 'v1', pretty };
+  return undefined;
+}
+
 /** Picks the response representation from the Accept header; 406 when nothing listed is served. */
 export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
   const ranges = parseAccept(accept ?? '');
   if (ranges.length === 0) return { kind: 'json', metaVersion: 'v1', pretty };
   for (const r of ranges) {
     if (r.params.q === '0') continue;
-    const as = r.params.as;
-    if (r.type === 'application/json' && as !== undefined) {
-      const v = r.params.v ?? '';
-      if (r.params.g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
-      if (as === 'Table' && allowTable) return { kind: 'table', metaVersion: v, pretty };
-      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
-        return { kind: 'partial', metaVersion: v, pretty };
-      }
-      continue;
-    }
-    if (r.type === 'application/json' || r.type === '*/*' || r.type === 'application/*') {
-      return { kind: 'json', metaVersion: 'v1', pretty };
-    }
-    if (r.type === 'application/yaml') return { kind: 'yaml', metaVersion: 'v1', pretty };
+    // A range with `as=` asks for that representation only, never plain JSON.
+    const out = r.type === 'application/json' && r.params.as !== undefined ? metaOutput(r, pretty, allowTable) : plainOutput(r.type, pretty);
+    if (out) return out;
   }
   throw errors.notAcceptable(['application/json', 'application/yaml']);
 }

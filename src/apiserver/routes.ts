@@ -36,34 +36,33 @@ function checkUrlName({ name, collection }: RequestScope['info']): void {
   if (msgs.length > 0) throw errors.badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
 }
 
-export async function routeResource(scope: RequestScope): Promise<void> {
-  const { info, registry } = scope;
+const VERB_HANDLERS: Record<string, (scope: RequestScope) => Promise<void>> = {
+  get: handleGet,
+  list: handleList,
+  watch: handleWatch,
+  create: handleCreate,
+  update: handleUpdate,
+  patch: handlePatch,
+  delete: handleDelete,
+  deletecollection: handleDeleteCollection,
+};
+
+/** A namespaced resource needs a namespace in its path (lists may span all); a cluster one may not have one. */
+function checkScope({ info, registry }: RequestScope): void {
   const namespaced = registry.info.namespaced;
   if (namespaced && info.namespace === undefined && !info.collection) throw errors.pathNotFound();
   if (!namespaced && info.namespace !== undefined && registry.info.plural !== 'namespaces') throw errors.pathNotFound();
+}
+
+export async function routeResource(scope: RequestScope): Promise<void> {
+  const { info, registry } = scope;
+  checkScope(scope);
   if (info.subresource !== undefined) return routeSubresource(scope);
   checkUrlName(info);
   if (!registry.info.verbs.includes(info.verb as never)) {
     throw errors.verbNotSupported(info.verb, { group: registry.info.group, resource: registry.info.plural });
   }
-  switch (info.verb) {
-    case 'get':
-      return handleGet(scope);
-    case 'list':
-      return handleList(scope);
-    case 'watch':
-      return handleWatch(scope);
-    case 'create':
-      return handleCreate(scope);
-    case 'update':
-      return handleUpdate(scope);
-    case 'patch':
-      return handlePatch(scope);
-    case 'delete':
-      return handleDelete(scope);
-    case 'deletecollection':
-      return handleDeleteCollection(scope);
-    default:
-      throw errors.methodNotAllowed();
-  }
+  const handler = VERB_HANDLERS[info.verb];
+  if (!handler) throw errors.methodNotAllowed();
+  return handler(scope);
 }

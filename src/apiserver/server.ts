@@ -137,29 +137,11 @@ class Pipeline {
     }
     const user = await this.authenticate(req);
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
-    if (!info.isResourceRequest) {
-      if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
-        writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
-        return;
-      }
-      const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
-      if (route && (req.method === 'GET' || req.method === 'HEAD')) {
-        for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
-        writeBody(res, 200, route.contentType, route.body);
-        return;
-      }
-      const found = serveDiscovery({
-        path: `${info.path}${url.search}`,
-        accept: req.headers.accept ?? '',
-        ifNoneMatch: req.headers['if-none-match'],
-        host: req.headers.host,
-      });
-      if (!found) throw errors.pathNotFound();
-      res.statusCode = found.status;
-      for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
-      res.end(found.body);
-      return;
-    }
+    if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
+    return this.serveResource(req, res, info, url, user);
+  }
+
+  private async serveResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL, user: UserInfo): Promise<void> {
     const entry = this.registries.find(info.apiGroup, info.apiVersion, info.resource);
     if (!entry) throw errors.pathNotFound();
     const ctx: RequestContext = {
@@ -191,6 +173,30 @@ class Pipeline {
       },
     };
     await routeResource(scope);
+  }
+
+  /** Metrics, issuer discovery and the other static routes, then API discovery; 404 for anything else. */
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+    if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
+      writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
+      return;
+    }
+    const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
+    if (route && (req.method === 'GET' || req.method === 'HEAD')) {
+      for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
+      writeBody(res, 200, route.contentType, route.body);
+      return;
+    }
+    const found = serveDiscovery({
+      path: `${info.path}${url.search}`,
+      accept: req.headers.accept ?? '',
+      ifNoneMatch: req.headers['if-none-match'],
+      host: req.headers.host,
+    });
+    if (!found) throw errors.pathNotFound();
+    res.statusCode = found.status;
+    for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
+    res.end(found.body);
   }
 
   private async authenticate(req: IncomingMessage): Promise<UserInfo> {

@@ -5,7 +5,7 @@
  */
 import type { AggregatedVersion } from './aggregated.js';
 
-interface MediaRange {
+export interface MediaRange {
   type: string;
   params: Record<string, string>;
 }
