@@ -5,12 +5,12 @@
  * writes and hands that text over (`rememberJson`), so a fresh write is never stringified at all.
  * Only frozen values are remembered, and only the most recent ones, so memory stays bounded.
  */
-const LIMIT = 1024;
-const texts = new Map<object, string>();
+import { BoundedMap } from './bounded-map.js';
+
+const texts = new BoundedMap<object, string>(1024);
 
 /** Records that `text` is `JSON.stringify(value)` for a deep-frozen `value`. */
 export function rememberJson(value: object, text: string): void {
-  if (texts.size >= LIMIT) texts.delete(texts.keys().next().value as object);
   texts.set(value, text);
 }
 

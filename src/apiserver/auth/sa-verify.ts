@@ -9,6 +9,7 @@ import type { KObject, UserInfo } from '../../api/meta.js';
 import type { ObjectReader } from './types.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
 import { record, str, strings } from '../../lib/json.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
 import { serviceAccountUsername } from './sa-token.js';
@@ -42,7 +43,6 @@ async function signedClaims(token: string, o: VerifyOptions): Promise<ServiceAcc
   if (ownIssuer(token, o.issuers) === undefined) return undefined;
   const claims = parseClaims(await verifySignature(token, o.keys));
   if (o.verified) {
-    if (o.verified.size >= VERIFIED_MEMO_SIZE) o.verified.delete(o.verified.keys().next().value as string);
     o.verified.set(token, claims);
   }
   return claims;
@@ -209,7 +209,7 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
 }
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
-  const signed = new Map<string, ServiceAccountClaims>();
+  const signed = new BoundedMap<string, ServiceAccountClaims>(VERIFIED_MEMO_SIZE);
   return {
     async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
       const now = o.now();

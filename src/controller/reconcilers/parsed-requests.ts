@@ -7,14 +7,17 @@
  * not kept (they are rare and each caller reports its own way).
  */
 import { parseCertificateRequestPem, type ParsedCsr } from '../../pki/csr.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 
 /** Default bound: a backlog of CSRs approved but not yet signed rarely exceeds this. */
 const DEFAULT_MAX_ENTRIES = 512;
 
 export class ParsedRequests {
-  private readonly entries = new Map<string, Readonly<ParsedCsr>>();
+  private readonly entries: BoundedMap<string, Readonly<ParsedCsr>>;
 
-  constructor(private readonly maxEntries = DEFAULT_MAX_ENTRIES) {}
+  constructor(maxEntries = DEFAULT_MAX_ENTRIES) {
+    this.entries = new BoundedMap(maxEntries);
+  }
 
   /**
    * The request parsed from `spec.request` (base64 of PEM), signature NOT verified. Throws the
@@ -26,8 +29,6 @@ export class ParsedRequests {
     if (hit) return hit;
     const parsed = parseCertificateRequestPem(Buffer.from(text, 'base64').toString('latin1'), { verifySignature: false });
     this.entries.set(text, parsed);
-    // Oldest first out: the entry most likely still needed is the one just added.
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     return parsed;
   }
 

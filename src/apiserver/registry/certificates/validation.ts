@@ -17,6 +17,7 @@ import { type FieldError, duplicate, forbidden, invalid, notSupported, required 
 import { fieldBytes, goBytesLiteral } from './bytes.js';
 import { type ConditionOptions, conditionOptions, readConditions, validateConditionUpdate, validateConditions } from './conditions.js';
 import { validateSignerName } from './signer-name.js';
+import { BoundedMap } from '../../../lib/bounded-map.js';
 
 const SORTED_USAGES: readonly string[] = [...KEY_USAGES].sort();
 const MIN_EXPIRATION_SECONDS = 600;
@@ -62,7 +63,6 @@ export function requestError(request: unknown): string | undefined {
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);
   }
-  if (requestErrors.size >= REQUEST_MEMO_SIZE) requestErrors.delete(requestErrors.keys().next().value as string);
   requestErrors.set(key, { error });
   return error;
 }
@@ -73,8 +73,7 @@ export function requestError(request: unknown): string | undefined {
  * the server's CPU in the e2e benchmark. The verdict depends only on the bytes (a function of the
  * base64 text), so a memo of the most recent ones changes nothing but the cost.
  */
-const requestErrors = new Map<string, { error: string | undefined }>();
-const REQUEST_MEMO_SIZE = 4096;
+const requestErrors = new BoundedMap<string, { error: string | undefined }>(4096);
 
 /** Why status.certificate is not an acceptable chain, or undefined (empty is acceptable). */
 export function certificateError(certificate: unknown): string | undefined {
