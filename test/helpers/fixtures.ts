@@ -52,6 +52,7 @@ function noteSkipped(count: number): void {
 export function itWithFixtures(name: string, fn: jest.ProvidesCallback): void {
   if (present) return it(name, fn);
   noteSkipped(1);
+  // Skipped only outside CI, when ../shared is not beside the clone, after one line saying so (CI fails instead).
   it.skip(name, fn);
 }
 
@@ -69,6 +70,7 @@ export function describeWithFixtures(name: string, fn: () => void): void {
     // Jest refuses an empty table even in a skipped block; with no fixtures there are no rows.
     return table.length === 0 ? () => undefined : realIt.each(table as unknown[]);
   }) as jest.It['each'];
+  // Skipped only outside CI, when ../shared is not beside the clone, after one line saying so (CI fails instead).
   describe.skip(name, () => {
     globalThis.it = counting as jest.It;
     try {
