@@ -2,7 +2,8 @@
  * The alert rules (charts/kube-identity/rules/kube-identity.rules.yaml, the PrometheusRule's spec) pass
  * `promtool check rules`; the `promtool test rules` cases in kube-identity.rules.test.yaml show every
  * alert firing on an unhealthy series and quiet on a healthy one; every alert carries a summary, a
- * description and a runbook_url naming a section of docs/runbook.md.
+ * description and a runbook_url naming a section of docs/runbook.md; the runbook has a section for each alert
+ * and no other, and it, the alert's own text and README's "Observe it" state the threshold the rule uses.
  */
 import { execFile } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ const RUNBOOK_URL = 'https://github.com/kube-identity/kube-identity/blob/main/do
 
 interface Rule {
   alert: string;
+  expr: string;
+  for?: string;
   annotations?: Record<string, string>;
 }
 interface RuleTest {
@@ -26,6 +29,35 @@ interface RuleTest {
 }
 
 const alerts = (parse(readFileSync(RULES, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+
+/** docs/runbook.md's `## ` sections: heading -> text. */
+function runbookSections(): Map<string, string> {
+  const sections = new Map<string, string>();
+  for (const part of readFileSync('docs/runbook.md', 'utf8').split(/^## /m).slice(1)) {
+    const nl = part.indexOf('\n');
+    sections.set(part.slice(0, nl).trim(), part.slice(nl + 1));
+  }
+  return sections;
+}
+
+/** README's "Observe it" section. */
+function readmeObserveIt(): string {
+  const readme = readFileSync('README.md', 'utf8');
+  const start = readme.indexOf('\n## Observe it\n');
+  expect(start).toBeGreaterThan(0);
+  return readme.slice(start, readme.indexOf('\n## ', start + 1));
+}
+
+/** Each alert's threshold, as its rule writes it (in `expr` or `for`) and as the docs say it. */
+const THRESHOLDS: Record<string, { rule: RegExp; says: string }> = {
+  KubeIdentityCSRPendingTooLong: { rule: /> 15 \* 60$/, says: '15 minutes' },
+  KubeIdentitySignerCAExpiringSoon: { rule: /< 30 \* 24 \* 3600$/, says: '30 days' },
+  KubeIdentitySignerCAExpiryCritical: { rule: /< 7 \* 24 \* 3600$/, says: '7 days' },
+  KubeIdentityReconcileErrorsHigh: { rule: /> 0\.1$/, says: '10%' },
+  KubeIdentityNoLeader: { rule: /^for 5m$/, says: '5 minutes' },
+  KubeIdentityInformerStale: { rule: /> 10 \* 60$/, says: '10 minutes' },
+  KubeIdentityCertificatesFailing: { rule: /\[15m\]\)\) > 0$/, says: '15 minutes' },
+};
 
 it('defines the alerts an on-call engineer acts on, each with a summary, a description and its runbook section', () => {
   expect(alerts.map((a) => a.alert)).toEqual([
@@ -37,14 +69,27 @@ it('defines the alerts an on-call engineer acts on, each with a summary, a descr
     'KubeIdentityInformerStale',
     'KubeIdentityCertificatesFailing',
   ]);
-  const sections = readFileSync('docs/runbook.md', 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('## '))
-    .map((l) => l.slice(3).toLowerCase());
+  const sections = [...runbookSections().keys()].map((h) => h.toLowerCase());
   for (const a of alerts) {
     expect(Object.keys(a.annotations ?? {}).sort()).toEqual(['description', 'runbook_url', 'summary']);
     expect(a.annotations?.runbook_url).toBe(`${RUNBOOK_URL}${a.alert.toLowerCase()}`);
     expect(sections).toContain(a.alert.toLowerCase());
+  }
+});
+
+it('has a runbook section for each alert and no other, each stating the threshold its rule uses, as README does', () => {
+  const sections = runbookSections();
+  expect([...sections.keys()]).toEqual(alerts.map((a) => a.alert));
+  const observeIt = readmeObserveIt();
+  for (const name of ['docs/runbook.md', 'charts/kube-identity/rules/kube-identity.rules.yaml', 'deploy/monitoring/']) expect(observeIt).toContain(name);
+  for (const a of alerts) {
+    const threshold = THRESHOLDS[a.alert];
+    expect([a.alert, threshold !== undefined]).toEqual([a.alert, true]);
+    if (!threshold) continue;
+    expect([a.alert, [a.expr.trim(), `for ${a.for ?? ''}`].some((s) => threshold.rule.test(s))]).toEqual([a.alert, true]);
+    expect(`${a.annotations?.summary} ${a.annotations?.description}`).toContain(threshold.says);
+    expect([a.alert, sections.get(a.alert)?.includes(threshold.says)]).toEqual([a.alert, true]);
+    expect([a.alert, observeIt.replace(/\s+/g, ' ').includes(threshold.says)]).toEqual([a.alert, true]);
   }
 });
 
