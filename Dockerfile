@@ -30,9 +30,10 @@ RUN npm run build \
 # What `kube-identity version` and kube_identity_build_info report beside package.json's version
 # (src/lib/version.ts): `docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD) --build-arg BUILD_DATE=...`
 # (make image passes both). Declared after the build so a new commit does not rebuild the layers above.
+COPY hack/build-info.mjs ./hack/
 ARG GIT_COMMIT=unknown
 ARG BUILD_DATE=
-RUN node -e 'require("fs").writeFileSync("build-info.json", JSON.stringify({ commit: process.argv[1], buildDate: process.argv[2] }) + "\n")' "$GIT_COMMIT" "$BUILD_DATE"
+RUN node hack/build-info.mjs "$GIT_COMMIT" "$BUILD_DATE"
 
 FROM gcr.io/distroless/nodejs${NODE_VERSION}-debian12:nonroot
 LABEL org.opencontainers.image.title="kube-identity" \
