@@ -16,7 +16,7 @@ const KINDS: [string, string, Record<string, unknown>][] = [
   ['/api/v1/namespaces/default/pods', 'Pod', { spec: { containers: [{ name: 'c', image: 'busybox' }] } }],
   ['/api/v1/nodes', 'Node', {}],
   ['/api/v1/namespaces/default/events', 'Event', { involvedObject: { kind: 'Pod', name: 'p' }, reason: 'R' }],
-  ['/apis/events.k8s.io/v1/namespaces/default/events', 'Event', { reason: 'R', action: 'A', eventTime: '2024-05-01T10:00:00.000000Z', reportingController: 'x', reportingInstance: 'y' }],
+  ['/apis/events.k8s.io/v1/namespaces/default/events', 'Event', { type: 'Normal', reason: 'R', action: 'A', eventTime: '2024-05-01T10:00:00.000000Z', reportingController: 'x', reportingInstance: 'y' }],
   ['/apis/coordination.k8s.io/v1/namespaces/default/leases', 'Lease', { spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } }],
   ['/apis/apps/v1/namespaces/default/controllerrevisions', 'ControllerRevision', { revision: 1, data: { x: 1 } }],
   ['/api/v1/namespaces', 'Namespace', {}],

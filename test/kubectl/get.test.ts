@@ -63,6 +63,11 @@ describe.each([0, 1, 2])('get on every kind (part %i)', (part) => {
           expect(header).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
           expect(row).toMatch(/\sNormal\s+Started\s+pod\/p1\s+started$/);
           expect(wideRow).toMatch(/\sNormal\s+Started\s+pod\/p1\s/);
+        } else if (o.info.kind === 'Event') {
+          // events.k8s.io Events are the same stored Events, printed by the same printer.
+          expect(header).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+          expect(row).toMatch(/\sNormal\s+Synced\s+pod\/p1$/);
+          expect(wideRow).toMatch(/\sNormal\s+Synced\s+pod\/p1\s+example.com\/ctl, ctl-1\s/);
         } else {
           expect(header).toMatch(/^NAME\s/);
           expect(row?.split(/\s+/)[0]).toBe(o.name);

@@ -10,7 +10,9 @@ import { type Store, storageKey } from '../storage/store.js';
 import { csrStrategy } from './certificates/csr.js';
 import { configMapStrategy } from './core/configmap.js';
 import { controllerRevisionStrategy } from './apps/controller-revision.js';
-import { coreEventStrategy, eventsV1Strategy } from './core/event.js';
+import { coreEventStrategy } from './core/event.js';
+import { eventsV1Store, eventsV1Strategy } from './events/event.js';
+import { migrateEventsV1Storage } from './events/migrate.js';
 import { GenericRegistry, type RegistryHooks } from './generic/registry.js';
 import { leaseStrategy } from './coordination/lease.js';
 import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
@@ -139,7 +141,9 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
     const isServiceAccount = id === idOf(serviceAccountStrategy.info);
     const hooks = isNamespace ? namespaceHooks : isServiceAccount ? serviceAccountHooks : strategy.info.namespaced ? contentHooks : undefined;
-    registries.set(id, new GenericRegistry(strategy, { store, checkNamespace, hooks, admission }));
+    // events.k8s.io/v1 Events are the core/v1 Events seen in another version.
+    const own = id === idOf(eventsV1Strategy.info) ? eventsV1Store(store) : store;
+    registries.set(id, new GenericRegistry(strategy, { store: own, checkNamespace, hooks, admission }));
   }
 
   return {
@@ -149,6 +153,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     close: () => finalizer.stop(),
     systemContext: () => systemContext(reader),
     async bootstrap(objects) {
+      await migrateEventsV1Storage(store);
       await finalizer.start();
       const ctx = systemContext(reader);
       const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));

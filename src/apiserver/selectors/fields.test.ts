@@ -123,10 +123,11 @@ describe('objectFields and selectableFields', () => {
     expect(() => parseFieldSelector(selector, sf.allowed, sf)).toThrow(`field label not supported: ${selector.split('=')[0] ?? ''}`);
   });
 
-  it("selects a core Event's source by source.component, else its reportingController", () => {
+  // core/v1 spells upstream's ReportingController `reportingComponent`.
+  it("selects a core Event's source by source.component, else its reportingComponent", () => {
     const sf = selectableFields('', 'Event');
-    const fromComponent = objectFields({ metadata: { name: 'a' }, source: { component: 'kubelet' }, reportingController: 'x' }, sf.extra, true);
-    const fromController = objectFields({ metadata: { name: 'b' }, reportingController: 'example.com/ctl' }, sf.extra, true);
+    const fromComponent = objectFields({ metadata: { name: 'a' }, source: { component: 'kubelet' }, reportingComponent: 'x' }, sf.extra, true);
+    const fromController = objectFields({ metadata: { name: 'b' }, reportingComponent: 'example.com/ctl' }, sf.extra, true);
     expect([fromComponent.source, fromController.source]).toEqual(['kubelet', 'example.com/ctl']);
   });
 

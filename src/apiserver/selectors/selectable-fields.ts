@@ -56,14 +56,15 @@ const CORE_EVENT: Record<string, Getter> = {
   'involvedObject.fieldPath': path('involvedObject', 'fieldPath'),
   reason: path('reason'),
   reportingComponent: path('reportingComponent'),
-  source: either(path('source', 'component'), path('reportingController')),
+  // core/v1 names upstream's ReportingController `reportingComponent`.
+  source: either(path('source', 'component'), path('reportingComponent')),
   type: path('type'),
 };
 
 /**
  * events.k8s.io/v1 Events: the field labels of upstream's AddFieldLabelConversionsForEvent
- * (pkg/apis/events/v1/conversion.go), read from the events.k8s.io shape this server stores them in;
- * the core spellings (involvedObject.*, reportingComponent) are not accepted there.
+ * (pkg/apis/events/v1/conversion.go), read from the events.k8s.io/v1 form the registry converts the
+ * stored core/v1 Events to; the core spellings (involvedObject.*, reportingComponent) are not accepted there.
  */
 const EVENTS_V1_EVENT: Record<string, Getter> = {
   'regarding.kind': path('regarding', 'kind'),

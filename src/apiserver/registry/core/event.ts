@@ -1,21 +1,26 @@
-/** core/v1 and events.k8s.io/v1 Events: free-form records, created on update as upstream allows. */
+/**
+ * core/v1 Events (upstream's pkg/registry/core/event): records created on update, checked by the
+ * legacy Event rules only. They are also served as events.k8s.io/v1 (registry/events/), from the same
+ * stored objects.
+ */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import type { Strategy } from '../generic/strategy.js';
+import type { Strategy, TableConvertor } from '../generic/strategy.js';
 import { ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record } from '../../../lib/json.js';
+import { validatePathSegmentName } from '../../validation/names.js';
+import { validateEventLegacy } from './event-validation.js';
 
 const coreInfo = findResource('', 'v1', 'events');
-const eventsInfo = findResource('events.k8s.io', 'v1', 'events');
-if (!coreInfo || !eventsInfo) throw new Error('events missing from RESOURCES');
+if (!coreInfo) throw new Error('events missing from RESOURCES');
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const int = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
 
-/** `component, instance`, falling back to the events.k8s.io reporting fields (upstream formatEventSource). */
+/** `component, instance`, falling back to the reporting fields (upstream formatEventSource; core/v1 names ReportingController `reportingComponent`). */
 function source(obj: KObject): string {
   const src = record(obj.source);
-  const component = str(src.component) || str(obj.reportingController);
+  const component = str(src.component) || str(obj.reportingComponent);
   const instance = str(src.host) || str(obj.reportingInstance);
   return instance ? `${component}, ${instance}` : component;
 }
@@ -53,34 +58,35 @@ function eventCells(obj: KObject, now: Date): unknown[] {
   ];
 }
 
+/** upstream's printEvent columns, for Events read through either group. */
+export const eventTable: TableConvertor = {
+  columns: [
+    column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
+    column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
+    column('Reason', 'string', "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+    column('Object', 'string', 'The object that this event is about.'),
+    column(
+      'Subobject',
+      'string',
+      'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+      1,
+    ),
+    column('Source', 'string', 'The component reporting this event. Should be a short machine understandable string.', 1),
+    column('Message', 'string', 'A human-readable description of the status of this operation.'),
+    column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', 1),
+    column('Count', 'string', 'The number of times this event has occurred.', 1),
+    { ...NAME_COLUMN, priority: 1 },
+  ],
+  cells: eventCells,
+};
+
 export const coreEventStrategy: Strategy = {
   info: coreInfo,
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,
-  table: {
-    columns: [
-      column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
-      column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
-      column('Reason', 'string', "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
-      column('Object', 'string', 'The object that this event is about.'),
-      column(
-        'Subobject',
-        'string',
-        'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
-        1,
-      ),
-      column('Source', 'string', 'The component reporting this event. Should be a short machine understandable string.', 1),
-      column('Message', 'string', 'A human-readable description of the status of this operation.'),
-      column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', 1),
-      column('Count', 'string', 'The number of times this event has occurred.', 1),
-      { ...NAME_COLUMN, priority: 1 },
-    ],
-    cells: eventCells,
-  },
-};
-
-export const eventsV1Strategy: Strategy = {
-  info: eventsInfo,
-  allowCreateOnUpdate: true,
-  allowUnconditionalUpdate: true,
+  // Upstream's Event strategy validates no name: only the generic path-segment rule applies.
+  validateName: validatePathSegmentName,
+  validate: (obj) => validateEventLegacy(obj),
+  validateUpdate: (obj) => validateEventLegacy(obj),
+  table: eventTable,
 };

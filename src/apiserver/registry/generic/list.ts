@@ -1,7 +1,7 @@
 /**
  * LIST with upstream's resourceVersion semantics and snapshot-consistent pagination: every page
  * of a paginated list is read at the revision of the first page, carried in an opaque continue
- * token (base64url JSON `{v, rv, start}`), as kube-apiserver's etcd3 store does.
+ * token (continue-token.ts), as kube-apiserver's etcd3 store does.
  */
 import type { KList, KObject, Status } from '../../../api/meta.js';
 import { apiVersionOf } from '../../../api/resources.js';
@@ -10,42 +10,12 @@ import { type StoredObject, StoreError } from '../../storage/store.js';
 import type { GenericRegistry } from './registry.js';
 import type { Selection } from './selection.js';
 import type { ListOptions } from './types.js';
+import { type ContinueToken, decodeContinue, encodeContinue } from './continue-token.js';
 
-const TOKEN_VERSION = 'meta.k8s.io/v1';
 const CONTINUE_EXPIRED =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 /** How long a read "not older than N" waits for the store to reach N (upstream: ~3 s). */
 const TOO_LARGE_WAIT_MS = 3000;
-
-interface ContinueToken {
-  rv: number;
-  /** The key to start after, relative to the collection prefix. */
-  start: string;
-}
-
-export function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: TOKEN_VERSION, rv, start })).toString('base64url');
-}
-
-export function decodeContinue(token: string): ContinueToken {
-  const bad = (why: string): ApiError => errors.badRequest(`invalid continue token: continue key is not valid: ${why}`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch (e) {
-    throw bad((e as Error).message);
-  }
-  const t = parsed as { v?: unknown; rv?: unknown; start?: unknown } | null;
-  if (!t || typeof t !== 'object' || t.v !== TOKEN_VERSION) {
-    throw bad(`incorrect encoded start resourceVersion (version ${TOKEN_VERSION})`);
-  }
-  if (typeof t.rv !== 'number' || !Number.isInteger(t.rv) || t.rv === 0 || t.rv < -1) {
-    throw bad(`incorrect encoded start resourceVersion (version ${TOKEN_VERSION})`);
-  }
-  if (typeof t.start !== 'string' || t.start === '') throw bad('encoded start key empty');
-  if (t.start.startsWith('/') || t.start.split('/').includes('..')) throw bad('path traversal attempt');
-  return { rv: t.rv, start: t.start };
-}
 
 /** 410 for a compacted continue token, carrying a fresh "latest" token as upstream does. */
 class ContinueExpired extends ApiError {
