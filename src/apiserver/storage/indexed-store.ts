@@ -4,12 +4,14 @@
  * durable (`persist`) before it becomes visible.
  *
  * Group commit (backends whose `persist` is costly, such as an fsync): writes are validated and get
- * their revision in call order, then queue. One group is persisted at a time: the first write after
- * an idle spell waits for the end of the current event-loop turn, and the writes that queue while a
- * group is being persisted form the next one, which is how etcd amortises its WAL fsync over
- * concurrent writers. Each write is applied, published and acknowledged only after its group was
- * persisted. A write's CAS sees the writes queued and in flight before it; so if a group fails, it
- * and every write queued behind it fail, none is visible, and their revisions are free again.
+ * their revision in call order, then queue; the writes of one event-loop turn form a group, handed
+ * to `persist` at the end of the turn without waiting for the groups before it, so the backend can
+ * start the next commit the moment the previous one is on disk and merge the groups that queued
+ * meanwhile into one (the SQLite thread does), which is how etcd amortises its WAL fsync over
+ * concurrent writers. Groups are settled in order: each write is applied, published and
+ * acknowledged only after its group was persisted. A write's CAS sees the writes prepared before
+ * it; so if a group fails, it and every write prepared after it fail, none is visible, and their
+ * revisions are free again.
  */
 import type { KObject } from '../../api/meta.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from './store.js';
@@ -26,13 +28,24 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+type Outcome = { ok: true } | { ok: false; err: unknown };
+
+/** A group handed to `persist`, and the failure count when it was: a later failure dooms it. */
+interface Flushed {
+  queued: Queued[];
+  failures: number;
+}
+
 export abstract class IndexedStore implements Store {
   protected readonly index: MvccIndex;
   private readonly hub = new WatchHub();
   private closed = false;
   private group: Queued[] = [];
-  /** The group being persisted, if any; settles (never rejects) once its writes are settled. */
-  private inflight: Promise<void> | undefined;
+  /** Settles (never rejects) once every group handed to `persist` so far is settled, in order. */
+  private settled: Promise<void> = Promise.resolve();
+  /** Groups that failed so far, and the newest failure, which the groups flushed behind it share. */
+  private failures = 0;
+  private lastFailure: unknown;
 
   protected constructor(historyLimit: number) {
     this.index = new MvccIndex(historyLimit);
@@ -40,8 +53,10 @@ export abstract class IndexedStore implements Store {
 
   /**
    * Makes `writes` (consecutive revisions, in order) durable as one unit; called before they are
-   * applied to the index. Failing aborts all of them and leaves the store unchanged. A backend
-   * without it (memory) applies each write at once.
+   * applied to the index. Failing aborts all of them and leaves the store unchanged. It is called
+   * again before the previous calls settled: the backend persists the calls in call order and
+   * fails every call made after one that failed (they continue its revisions). A backend without
+   * it (memory) applies each write at once.
    */
   protected persist?(writes: PreparedWrite[]): Promise<void>;
 
@@ -95,7 +110,8 @@ export abstract class IndexedStore implements Store {
     if (this.closed) return;
     this.closed = true;
     // Writes accepted before close still commit (or fail) and are answered.
-    for (this.flush(); this.inflight; this.flush()) await this.inflight;
+    this.flush();
+    await this.settled;
     this.hub.stopAll();
     await this.release?.();
   }
@@ -110,34 +126,41 @@ export abstract class IndexedStore implements Store {
     }
     return new Promise((resolve, reject) => {
       this.group.push({ write, resolve, reject });
-      if (this.group.length === 1 && !this.inflight) setImmediate(() => this.flush());
+      if (this.group.length === 1) setImmediate(() => this.flush());
     });
   }
 
-  /** Starts persisting the queued group unless one is in flight (its end starts the next). */
+  /** Hands the queued group to `persist` now, and settles it after the groups before it. */
   private flush(): void {
-    if (this.inflight || this.group.length === 0) return;
-    const group = this.group;
+    if (this.group.length === 0 || !this.persist) return;
+    const flushed: Flushed = { queued: this.group, failures: this.failures };
     this.group = [];
-    this.inflight = this.commit(group).finally(() => {
-      this.inflight = undefined;
-      this.flush();
-    });
+    const persisted = this.persist(flushed.queued.map((q) => q.write)).then(
+      (): Outcome => ({ ok: true }),
+      (err: unknown): Outcome => ({ ok: false, err }),
+    );
+    this.settled = this.settled.then(async () => this.settle(flushed, await persisted));
   }
 
-  private async commit(group: Queued[]): Promise<void> {
-    try {
-      await this.persist?.(group.map((q) => q.write));
-    } catch (err) {
-      // The queued writes were checked against this group's: they fail with it.
-      const failed = [...group, ...this.group];
+  private settle({ queued, failures }: Flushed, outcome: Outcome): void {
+    if (failures !== this.failures) {
+      // Flushed behind a group that failed, against its writes: fails with it, whatever the backend said.
+      for (const q of queued) q.reject(this.lastFailure);
+      return;
+    }
+    if (!outcome.ok) {
+      const { err } = outcome;
+      // The writes prepared after this group were checked against it: they fail with it.
+      this.failures++;
+      this.lastFailure = err;
+      const failed = [...queued, ...this.group];
       this.group = [];
       this.index.discardPending();
       for (const q of failed) q.reject(err);
       return;
     }
-    this.applyAll(group.map((q) => q.write));
-    for (const q of group) q.resolve(stored(q.write));
+    this.applyAll(queued.map((q) => q.write));
+    for (const q of queued) q.resolve(stored(q.write));
   }
 
   private applyAll(writes: PreparedWrite[]): void {

@@ -1,9 +1,10 @@
 /**
  * The worker thread that owns a SqliteStore's connection (started by SqliteWriter, see
  * sqlite-writer.ts for why it is a thread): opens and locks the file, sends back what it holds, then
- * commits each group of rows it is sent in one transaction and answers once it is on disk.
+ * commits the groups of rows it is sent and answers once they are on disk. The groups that queued
+ * while a commit ran are merged into the next transaction, so they share one fsync.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 export type RowType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -39,15 +40,25 @@ export interface Failure {
   code?: string;
 }
 
-export type Request = { type: 'close' } | { type: 'commit'; id: number; rows: WriteRow[]; revision: number; compactTo?: number };
+/** A commit group: its rows (consecutive revisions), the revision it ends at, the log trim if any. */
+export interface CommitRequest {
+  type: 'commit';
+  id: number;
+  rows: WriteRow[];
+  revision: number;
+  compactTo?: number;
+}
+
+export type Request = { type: 'close' } | CommitRequest;
 
 export type Reply =
   | { type: 'opened'; file: LoadedFile }
-  | { type: 'committed'; id: number }
+  | { type: 'committed'; ids: number[] }
   | ({ type: 'failed'; id: number } & Failure)
   | ({ type: 'open-failed' } & Failure);
 
-type Commit = (rows: WriteRow[], revision: number, compactTo: number | undefined) => void;
+/** Commits the groups in one transaction after the file's revision `after`; throws if any cannot be. */
+type Commit = (groups: CommitRequest[], after: number) => void;
 
 function failure(err: unknown): Failure {
   const e = err as { message?: string; code?: unknown };
@@ -96,7 +107,7 @@ function migrateFirstFormat(db: Database.Database): void {
 }
 
 /** Opens the file with an exclusive lock, WAL and synchronous=FULL, creating the tables when new. */
-function openDatabase(opts: WriterOptions): Database.Database {
+export function openDatabase(opts: WriterOptions): Database.Database {
   const db = new Database(opts.path, { timeout: opts.busyTimeoutMs });
   try {
     // Exclusive locking before WAL keeps the WAL index in process memory and locks out other writers.
@@ -147,11 +158,13 @@ function loadFile(db: Database.Database, historyLimit: number): LoadedFile {
 }
 
 /**
- * One transaction per commit group: a row per write, the revision counter, compaction. Compacting
- * to C keeps what etcd keeps: every row after C and each key's newest row at C unless a delete, so
- * the previous row of any later event is still there.
+ * One transaction for one or more commit groups: a row per write, the revision counter,
+ * compaction. Each group must continue the revisions before it: one that does not was prepared
+ * behind a group whose commit failed (its CAS saw that group's writes), so it must fail too.
+ * Compacting to C keeps what etcd keeps: every row after C and each key's newest row at C unless a
+ * delete, so the previous row of any later event is still there.
  */
-function commitTransaction(db: Database.Database): Commit {
+export function commitTransaction(db: Database.Database): Commit {
   const lastRow = db.prepare('SELECT revision, type FROM log WHERE key = ? ORDER BY revision DESC LIMIT 1');
   const insertRow = db.prepare('INSERT INTO log (revision, key, type, value, prev) VALUES (?, ?, ?, ?, ?)');
   const setMeta = db.prepare('UPDATE meta SET value = ? WHERE name = ?');
@@ -159,10 +172,18 @@ function commitTransaction(db: Database.Database): Commit {
   // Rows in the window replace their previous rows; deletes in it leave nothing behind.
   const dropReplaced = db.prepare('DELETE FROM log WHERE revision IN (SELECT prev FROM log WHERE revision > ? AND revision <= ? AND prev IS NOT NULL)');
   const dropDeletes = db.prepare("DELETE FROM log WHERE revision > ? AND revision <= ? AND type = 'DELETED'");
-  return db.transaction((rows: WriteRow[], revision: number, compactTo: number | undefined) => {
-    for (const row of rows) {
-      const last = lastRow.get(row.key) as { revision: number; type: RowType } | undefined;
-      insertRow.run(row.revision, row.key, row.type, row.value, last && last.type !== 'DELETED' ? last.revision : null);
+  return db.transaction((groups: CommitRequest[], after: number) => {
+    let revision = after;
+    let compactTo: number | undefined;
+    for (const group of groups) {
+      const first = group.rows[0]?.revision;
+      if (first !== revision + 1) throw new Error(`commit group at revision ${String(first)} does not follow revision ${revision}: a commit before it failed`);
+      for (const row of group.rows) {
+        const last = lastRow.get(row.key) as { revision: number; type: RowType } | undefined;
+        insertRow.run(row.revision, row.key, row.type, row.value, last && last.type !== 'DELETED' ? last.revision : null);
+      }
+      revision = group.revision;
+      compactTo = group.compactTo ?? compactTo;
     }
     setMeta.run(revision, 'revision');
     if (compactTo !== undefined) {
@@ -174,19 +195,42 @@ function commitTransaction(db: Database.Database): Commit {
   });
 }
 
-function serve(port: MessagePort, db: Database.Database, commit: Commit): void {
-  const reply = (r: Reply): void => port.postMessage(r);
-  port.on('message', (msg: Request) => {
-    if (msg.type === 'close') {
+/**
+ * Commits the groups together; if that fails, one at a time, so the groups before the failing one
+ * commit, it fails with its own error and the ones after it fail as they would have alone.
+ * Returns the file's revision afterwards.
+ */
+export function commitGroups(port: MessagePort, commit: Commit, groups: CommitRequest[], revision: number): number {
+  try {
+    commit(groups, revision);
+    port.postMessage({ type: 'committed', ids: groups.map((g) => g.id) } satisfies Reply);
+    return groups.at(-1)?.revision ?? revision;
+  } catch (err) {
+    if (groups.length === 1) {
+      port.postMessage({ type: 'failed', id: groups[0]!.id, ...failure(err) } satisfies Reply);
+      return revision;
+    }
+    return groups.reduce((rev, group) => commitGroups(port, commit, [group], rev), revision);
+  }
+}
+
+function serve(port: MessagePort, db: Database.Database, commit: Commit, revision: number): void {
+  let committed = revision;
+  port.on('message', (first: Request) => {
+    // Take every request already queued: the commits sent while the last one ran go in one transaction.
+    const groups: CommitRequest[] = [];
+    let closing = false;
+    for (let msg: Request | undefined = first; msg; msg = (receiveMessageOnPort(port)?.message as Request | undefined)) {
+      if (msg.type === 'close') {
+        closing = true;
+        break;
+      }
+      groups.push(msg);
+    }
+    if (groups.length > 0) committed = commitGroups(port, commit, groups, committed);
+    if (closing) {
       db.close();
       port.close();
-      return;
-    }
-    try {
-      commit(msg.rows, msg.revision, msg.compactTo);
-      reply({ type: 'committed', id: msg.id });
-    } catch (err) {
-      reply({ type: 'failed', id: msg.id, ...failure(err) });
     }
   });
 }
@@ -209,7 +253,7 @@ function main(port: MessagePort, opts: WriterOptions): void {
   }
   const commit = commitTransaction(db);
   port.postMessage({ type: 'opened', file } satisfies Reply);
-  serve(port, db, commit);
+  serve(port, db, commit, file.revision);
 }
 
 if (parentPort) main(parentPort, workerData as WriterOptions);

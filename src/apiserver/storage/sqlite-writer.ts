@@ -2,7 +2,8 @@
  * The thread that owns a SqliteStore's connection. A commit waits on fsync (synchronous=FULL); on
  * the event loop that wait blocked request handling for ~25% of the API server's time under load,
  * so the connection lives in a worker and the main thread only sends each commit group's rows and
- * waits for the reply. The worker also loads the file at open, so there is only ever one connection
+ * waits for the reply. It sends a group as soon as it is formed, without waiting for the commits
+ * before it: the thread starts the next commit the moment one is on disk, and merges what queued. The worker also loads the file at open, so there is only ever one connection
  * and it holds the file's exclusive lock from open to close.
  *
  * The thread's code is its own module, sqlite-worker.ts.
@@ -73,7 +74,8 @@ export class SqliteWriter {
 
   /**
    * Writes the rows, the revision counter and (when given) the log trimmed to `compactTo` in one
-   * transaction; resolves once it committed (fsync done), rejects and leaves the file unchanged if not.
+   * transaction, after the commits sent before; resolves once it committed (fsync done), rejects and
+   * leaves the file unchanged if not, and then so do the commits sent after it.
    */
   commit(rows: WriteRow[], revision: number, compactTo: number | undefined): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
@@ -93,12 +95,15 @@ export class SqliteWriter {
   }
 
   private onReply(reply: Reply): void {
-    if (reply.type !== 'committed' && reply.type !== 'failed') return;
-    const waiter = this.waiting.get(reply.id);
-    this.waiting.delete(reply.id);
+    if (reply.type === 'committed') for (const id of reply.ids) this.settle(id)?.resolve();
+    else if (reply.type === 'failed') this.settle(reply.id)?.reject(replyError(reply));
+  }
+
+  private settle(id: number): Waiter | undefined {
+    const waiter = this.waiting.get(id);
+    this.waiting.delete(id);
     if (this.waiting.size === 0) this.worker.unref();
-    if (reply.type === 'committed') waiter?.resolve();
-    else waiter?.reject(replyError(reply));
+    return waiter;
   }
 
   /** The thread is gone: nothing in flight can be known to have committed, and nothing more can. */

@@ -151,6 +151,37 @@ describe('SqliteStore', () => {
       await reopened.close();
     });
 
+    it('hands the group of each turn over without waiting for the commits before it, and settles them in order', async () => {
+      const store = await SqliteStore.open(file);
+      await store.create('/r/base', obj('base', '0'));
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: 1, onEvent: (e) => events.push(e) });
+      const persist = jest.spyOn(store as unknown as { persist(writes: unknown[]): Promise<void> }, 'persist');
+      const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+      const create = store.create('/r/a', obj('a', '1'));
+      await turn();
+      // Checked against the create in the group before, committed or not; the stale one fails alone.
+      const update = store.update('/r/a', obj('a', '2'), 2);
+      const stale = expect(store.update('/r/base', obj('base', '1'), 5)).rejects.toMatchObject({ code: 'Conflict', revision: 1 });
+      await turn();
+      const other = store.create('/r/b', obj('b', '1'));
+      await turn();
+      expect(persist.mock.calls.map(([writes]) => writes.length)).toEqual([1, 1, 1]);
+      await stale;
+      expect([(await create).revision, (await update).revision, (await other).revision]).toEqual([2, 3, 4]);
+      await turn();
+      expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+        ['ADDED', '/r/a', 2],
+        ['MODIFIED', '/r/a', 3],
+        ['ADDED', '/r/b', 4],
+      ]);
+      await store.close();
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(4);
+      expect((await reopened.get('/r/a'))?.object.data).toEqual({ v: '2' });
+      await reopened.close();
+    });
+
     it('fails a group whose commit fails, and every write queued behind it; none becomes visible', async () => {
       // A real commit failure: the file reaches its quota (SQLITE_FULL), as etcd refuses writes past its quota.
       const store = await SqliteStore.open(file, { quotaBytes: 96 * 1024 });
@@ -172,7 +203,7 @@ describe('SqliteStore', () => {
 
       const inFlight = store.create('/r/over', big('over'));
       await new Promise((resolve) => setImmediate(resolve));
-      // Queued while the first group commits; its CAS was checked against that group's create.
+      // Sent while the first group commits; its CAS was checked against that group's create.
       const queued = store.update('/r/over', obj('over', 'small'), revision + 1);
       await expect(inFlight).rejects.toMatchObject({ code: 'SQLITE_FULL' });
       await expect(queued).rejects.toMatchObject({ code: 'SQLITE_FULL' });

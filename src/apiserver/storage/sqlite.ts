@@ -2,16 +2,16 @@
  * A Store in one SQLite file (better-sqlite3), for a single API server process.
  *
  * Durability: WAL with `synchronous=FULL`. Writes are group-committed (see IndexedStore): the
- * writes that queue up while the previous group commits share one transaction (events, current
- * values, revision counter, compaction) and one fsync, and each is acknowledged and made visible
- * to reads and watches only after that transaction committed, so an acknowledged write survives
- * kill -9 and power loss. The connection lives in a worker thread (sqlite-worker.ts, started by
+ * groups that queue up while the previous commit runs share one transaction (rows, revision
+ * counter, compaction) and one fsync, and each write is acknowledged and made visible to reads
+ * and watches only after that transaction committed, so an acknowledged write survives kill -9
+ * and power loss. The connection lives in a worker thread (sqlite-worker.ts, started by
  * sqlite-writer.ts), so the event loop keeps serving requests while a commit waits on the disk.
  *
  * Reads and watches are served from the in-memory index (loaded at open), which the file backs:
- * `kv` holds current values, `events` the newest write events with their previous values (watch
- * resumption and range-at-revision after a restart), `meta` the revision counter and the
- * compacted revision. Revisions are explicit and the counter is persisted, so they are never
+ * `log` holds a row per write (each key's newest row is its current value; the rows after the
+ * compacted revision serve watch resumption and range-at-revision after a restart, see
+ * sqlite-worker.ts), `meta` the revision counter and the compacted revision. Revisions are explicit and the counter is persisted, so they are never
  * reused, even after deleting the newest key or compacting.
  *
  * The file is opened with an exclusive lock: a second process (or store) on the same file fails
@@ -68,9 +68,11 @@ export class SqliteStore extends IndexedStore {
     const keepFrom = last.event.revision - this.historyLimit;
     const batch = Math.max(1, Math.floor(this.historyLimit / 10));
     const compactTo = keepFrom - this.fileCompacted >= batch ? keepFrom : undefined;
-    const rows = writes.map(({ event, json }) => ({ revision: event.revision, key: event.key, type: event.type, value: json }));
-    await this.writer.commit(rows, last.event.revision, compactTo);
+    // Counted once sent, so the groups sent behind it do not trim again; if its commit fails, the
+    // next trim starts from what the file holds (the thread reads it there).
     if (compactTo !== undefined) this.fileCompacted = compactTo;
+    const rows = writes.map(({ event, json }) => ({ revision: event.revision, key: event.key, type: event.type, value: json }));
+    return this.writer.commit(rows, last.event.revision, compactTo);
   }
 
   /** The file and its write-ahead log, as they take space on disk. */
