@@ -121,6 +121,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
     unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    rootCaPem: identity.caPem,
   });
   return {
     url: server.url,

@@ -21,6 +21,7 @@ import { writeBody, writeError } from './http-io.js';
 import { serveDiscovery } from './discovery/index.js';
 import { ClusterRoleAggregation } from './controllers/clusterrole-aggregation.js';
 import { KubernetesServiceController } from './controllers/kubernetes-service.js';
+import { RootCaPublisher } from './controllers/root-ca-publisher.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   staticRoutes?: StaticRoute[];
   /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
   metricsRegistry?: Registry;
+  /** The bundle that verifies this server, published in every namespace as ConfigMap kube-root-ca.crt. */
+  rootCaPem?: string;
 }
 
 export interface StaticRoute {
@@ -245,6 +248,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
   const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });
   await aggregation?.start();
+  const configMaps = registries.find('', 'v1', 'configmaps');
+  const caPem = opts.rootCaPem;
+  const rootCa = caPem !== undefined && configMaps ? new RootCaPublisher({ store: opts.store, configMaps, context: registries.systemContext, logger, caPem }) : undefined;
+  await rootCa?.start();
   const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
   const pipeline = new Pipeline(opts, registries, metrics);
   const server: Server = createServer(
@@ -299,6 +306,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         registries.close();
         pipeline.endWatches();
         aggregation?.stop();
+        rootCa?.stop();
         kubernetesService?.stop();
         server.close(() => resolve());
         server.closeIdleConnections();

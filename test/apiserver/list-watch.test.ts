@@ -23,7 +23,8 @@ const names = (list: { items: { metadata: { name: string } }[] }): string[] => l
 describe('list', () => {
   it('paginates at the first page revision despite concurrent writes', async () => {
     await raw(s, 'POST', NS, { body: { metadata: { name: 'pages' } } });
-    const path = `${NS}/pages/configmaps`;
+    // Secrets: ConfigMaps would list the namespace's kube-root-ca.crt among the pages.
+    const path = `${NS}/pages/secrets`;
     for (const n of ['p1', 'p2', 'p3', 'p4', 'p5']) await raw(s, 'POST', path, { body: { metadata: { name: n } } });
     const first = (await raw(s, 'GET', `${path}?limit=2`)).json;
     expect(names(first)).toEqual(['p1', 'p2']);

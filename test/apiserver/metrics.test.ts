@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { SYSTEM_NAMESPACES } from '../../src/apiserver/registry/core/namespace.js';
 
 /** The samples of a Prometheus text exposition: `name{labels}` (labels sorted) → value. */
 function samples(text: string): Map<string, number> {
@@ -72,7 +73,8 @@ describe('API server /metrics', () => {
     // The scrape itself is the one read in flight.
     expect(sample(m, 'apiserver_current_inflight_requests', { request_kind: 'readOnly' })).toBe(1);
     expect(sample(m, 'apiserver_current_inflight_requests', { request_kind: 'mutating' })).toBe(0);
-    expect(sample(m, 'apiserver_storage_objects', { resource: 'configmaps' })).toBe(1);
+    // The test's own and each namespace's kube-root-ca.crt.
+    expect(sample(m, 'apiserver_storage_objects', { resource: 'configmaps' })).toBe(1 + SYSTEM_NAMESPACES.length);
     expect(sample(m, 'apiserver_storage_objects', { resource: 'certificatesigningrequests.certificates.k8s.io' })).toBe(0);
     expect(sample(m, 'apiserver_storage_db_total_size_in_bytes', { endpoint: `${server.dataDir}/store.db` })).toBeGreaterThan(0);
     expect(sample(m, 'authentication_attempts', { result: 'success' })).toBeGreaterThanOrEqual(7);

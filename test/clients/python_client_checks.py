@@ -111,7 +111,9 @@ def create_list_paginate_and_select():
     not_b = core.list_namespaced_config_map(NS, label_selector="tier!=b,app")
     expect(len(not_b.items) == 2, f"tier!=b,app gave {len(not_b.items)}")
     everywhere = core.list_config_map_for_all_namespaces(field_selector=f"metadata.namespace={NS}")
-    expect(len(everywhere.items) == 5, f"all-namespaces list with field selector gave {len(everywhere.items)}")
+    # The namespace's five and the kube-root-ca.crt every namespace gets.
+    everywhere_names = sorted(c.metadata.name for c in everywhere.items)
+    expect(everywhere_names == [f"cm-{i}" for i in range(5)] + ["kube-root-ca.crt"], f"all-namespaces list with field selector gave {everywhere_names}")
 
 
 @check

@@ -160,13 +160,14 @@ it('explains kinds and fields from the OpenAPI document', async () => {
 it('get -w prints the initial table and then an event for a new object', async () => {
   const watch = new KubectlStream(srv, ['get', 'configmaps', '-n', NS, '-w']);
   try {
-    const initial = await watch.waitForLines(2);
+    const initial = await watch.waitForLines(3);
     expect(initial[0]).toMatch(/^NAME\s+DATA\s+AGE$/);
     expect(initial[1]).toMatch(/^cm1\s+1\s+\S+$/);
+    expect(initial[2]).toMatch(/^kube-root-ca\.crt\s+1\s+\S+$/);
     const created = await kubectl('create', 'configmap', 'watched', '-n', NS, '--from-literal=a=1', '--from-literal=b=2');
     expect(created.stderr).toBe('');
-    const lines = await watch.waitForLines(3);
-    expect(lines[2]).toMatch(/^watched\s+2\s+\S+$/);
+    const lines = await watch.waitForLines(4);
+    expect(lines[3]).toMatch(/^watched\s+2\s+\S+$/);
     expect(watch.stderr).toBe('');
   } finally {
     await watch.stop();

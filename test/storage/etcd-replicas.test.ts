@@ -79,7 +79,7 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect([got.status, got.json.metadata.resourceVersion, got.json.data]).toEqual([200, rv, { v: '1' }]);
     const listed = await raw(b, 'GET', `${CM}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
     expect(listed.status).toBe(200);
-    expect(listed.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['one']);
+    expect(listed.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['kube-root-ca.crt', 'one']);
     const [event] = await watch.waitFor(1);
     expect([event.type, event.object.metadata.name, event.object.metadata.resourceVersion]).toEqual(['ADDED', 'one', rv]);
 
