@@ -150,6 +150,27 @@ describe('one Event, two groups', () => {
     expect((await raw(s, 'POST', CORE, { body: coreEvent('put-created') })).status).toBe(409);
   });
 
+  it("detects server-side apply conflicts between managers of different groups", async () => {
+    const mine = { ...eventsV1('applied'), metadata: { name: 'applied' } };
+    const a = await raw(s, 'PATCH', `${V1}/applied?fieldManager=mgr-v1`, { body: mine, contentType: 'application/apply-patch+yaml' });
+    expect(a.status).toBe(201);
+    const owned = (await raw(s, 'GET', `${CORE}/applied`)).json.metadata.managedFields;
+    expect(owned).toHaveLength(1);
+    expect(owned[0].fieldsV1).toHaveProperty(['f:message']);
+    const theirs = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'applied' }, message: 'taken over' };
+    const b = await raw(s, 'PATCH', `${CORE}/applied?fieldManager=mgr-core`, { body: theirs, contentType: 'application/apply-patch+yaml' });
+    expect(b.status).toBe(409);
+    expect(b.json.message).toContain('conflict with "mgr-v1"');
+    expect(b.json.message).toContain('.message');
+    const forced = await raw(s, 'PATCH', `${CORE}/applied?fieldManager=mgr-core&force=true`, { body: theirs, contentType: 'application/apply-patch+yaml' });
+    expect(forced.status).toBe(200);
+    const v1 = (await raw(s, 'GET', `${V1}/applied`)).json;
+    expect(v1.note).toBe('taken over');
+    const byManager = Object.fromEntries(v1.metadata.managedFields.map((e: { manager: string; fieldsV1: object }) => [e.manager, Object.keys(e.fieldsV1)]));
+    expect(byManager['mgr-core']).toEqual(['f:note']);
+    expect(byManager['mgr-v1']).not.toContain('f:note');
+  });
+
   it('sends one store write to watchers of both groups, each in its own version', async () => {
     const rv = (await raw(s, 'GET', CORE)).json.metadata.resourceVersion;
     const q = `?watch=1&fieldSelector=metadata.name=watched&resourceVersion=${rv}`;

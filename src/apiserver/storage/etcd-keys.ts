@@ -4,7 +4,8 @@
  * see storageKey); kube-apiserver keeps a built-in resource at `<prefix>/<plural>/...` whatever
  * its group (nodes at `minions`), and a resource of any other group at `<prefix>/<group>/<plural>/...`
  * as it does for custom resources. A built-in plural that a core resource also uses (events.k8s.io
- * events, which this server stores apart from core events) keeps its group so the two never mix.
+ * events) keeps its group so the two never mix: events.k8s.io Events are stored as the core ones
+ * (registry/events/), and only data from before that sits under `/registry/events.k8s.io/events/`.
  *
  * Keys outside `/registry/` (the conformance suite's) are kept as they are under the prefix; a range
  * or watch reads them back only through their own prefix.

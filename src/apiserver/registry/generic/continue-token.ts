@@ -77,7 +77,8 @@ function setField(token: TokenFields, field: keyof TokenFields, value: unknown):
   const fits = field === 'rv' ? typeof value === 'number' && Number.isSafeInteger(value) : typeof value === 'string';
   if (value === null) return undefined;
   if (!fits) {
-    const shown = typeof value === 'number' ? ` ${value}` : '';
+    // Go names the number only when it missed an integer field.
+    const shown = typeof value === 'number' && field === 'rv' ? ` ${value}` : '';
     return `json: cannot unmarshal ${jsonType(value)}${shown} into Go struct field continueToken.${field} of type ${goType}`;
   }
   if (field === 'rv') token.rv = value as number;
