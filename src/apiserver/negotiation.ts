@@ -12,7 +12,7 @@ import { normalizeTimeFields } from './codec/time-fields.js';
 import { parseJsonStrict } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { dropNullFields } from './validation/nulls.js';
-import { objectMetaTypeError } from './validation/meta-types.js';
+import { decodeTypeError, unstructuredTypeError } from './validation/field-types.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -108,25 +108,37 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
   const object = value as KObject;
   dropNullFields(object);
   checkTypeMeta(object, gvk);
+  // Time fields first: their unmarshaler's error ends Go's decoding, ahead of any saved type error.
+  let typeError: string | undefined;
   try {
     normalizeTimeFields(object, gvk);
+    typeError = decodeTypeError(object, gvk);
   } catch (e) {
-    throw cannotHandle(gvk, (e as Error).message);
+    typeError = (e as Error).message;
   }
+  if (typeError) throw cannotHandle(gvk, typeError);
   return { object, duplicateFields };
 }
 
+const STRATEGIC = 'application/strategic-merge-patch+json';
+
 /**
- * checkTypeMeta for a patch result, whose time fields are parsed as a decoded body's; a malformed
- * one is upstream's invalid patch (422 `patch: Invalid value: <patched object>: <Go error>`).
+ * checkTypeMeta for a patch result, which is decoded as a body is (time fields parsed, field types
+ * checked); a failure is upstream's invalid patch (422 `patch: Invalid value: <patched object>:
+ * <error>`). A strategic merge patch result goes through the unstructured converter upstream,
+ * not the JSON decoder, hence its own wording of a type error.
  */
-export function checkPatchedObject(object: KObject, gvk: Gvk): void {
+export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string): void {
   checkTypeMeta(object, gvk);
+  let detail: string | undefined;
   try {
     normalizeTimeFields(object, gvk);
+    detail = mediaType(patchType) === STRATEGIC ? unstructuredTypeError(object, gvk) : decodeTypeError(object, gvk);
   } catch (e) {
-    throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail: (e as Error).message }]);
+    detail = (e as Error).message;
   }
+  if (detail === undefined) return;
+  throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
 }
 
 /** Defaults missing apiVersion/kind from the endpoint; a different one is a 400. */
@@ -144,11 +156,6 @@ export function checkTypeMeta(object: KObject, gvk: Gvk): void {
       `${kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: converting (${gvk.version}.${kind}) to (${coreOrGroup}.${gvk.kind}): unknown conversion`,
     );
   }
-  if (object.metadata !== undefined && (object.metadata === null || typeof object.metadata !== 'object' || Array.isArray(object.metadata))) {
-    throw cannotHandle(gvk, 'json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta');
-  }
-  const metaError = object.metadata === undefined ? undefined : objectMetaTypeError(object.metadata as Record<string, unknown>);
-  if (metaError) throw cannotHandle(gvk, metaError);
   object.apiVersion = expected;
   object.kind = gvk.kind;
 }

@@ -10,7 +10,7 @@ import type { KObject, ManagedFieldsEntry, StatusCause } from '../../api/meta.js
 import { ApiError, errors } from '../errors.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
-import { unknownFields } from '../openapi/unknown-fields.js';
+import { typedPatchErrors } from '../validation/field-types.js';
 import { timestampSeconds } from '../../lib/rfc3339.js';
 import { FieldSet, pathString } from './field-set.js';
 import { allowedFromLastApplied, KUBECTL_MANAGER, syncLastApplied } from './last-applied.js';
@@ -49,13 +49,15 @@ function decodeApplied(text: string, gvk: Gvk): KObject {
   return applied;
 }
 
-/** Upstream's `failed to create typed patch object` for fields the schema does not declare. */
+/**
+ * Upstream's `failed to create typed patch object` for fields the schema does not declare or
+ * values of the wrong type (a 500 upstream, a 400 here: docs/compatibility.md).
+ */
 function checkDeclared(applied: KObject, gvk: Gvk): void {
-  const unknown = unknownFields(applied, gvk.group, gvk.version, gvk.kind);
-  if (unknown.length === 0) return;
+  const texts = typedPatchErrors(applied, gvk);
+  if (texts.length === 0) return;
   const meta = applied.metadata ?? {};
   const what = `${meta.namespace ?? ''}/${meta.name ?? ''}; ${gvk.group}/${gvk.version}, Kind=${gvk.kind}`;
-  const texts = unknown.map((p) => `${p}: field not declared in schema`);
   const body = texts.length === 1 ? texts[0] : `errors:\n  ${texts.join('\n  ')}`;
   throw errors.badRequest(`failed to create typed patch object (${what}): ${body}`);
 }

@@ -11,6 +11,7 @@ import { parseListOptions } from './list-options.js';
 import { queryBool, queryInt64 } from '../query-params.js';
 import { type RequestScope, respondObject, respondValue } from './scope.js';
 import { dryRunErrors } from './write-options.js';
+import { goJsonKind } from '../validation/field-types.js';
 
 interface DeleteOptions {
   dryRun?: string[];
@@ -30,7 +31,7 @@ const BAD_BODY = 'DeleteOptions in version "v1" cannot be handled as a DeleteOpt
 function bodyOptions(v: Record<string, unknown>): DeleteOptions {
   const opts: DeleteOptions = {};
   const typeError = (field: string, want: string): Error =>
-    errors.badRequest(`${BAD_BODY}: json: cannot unmarshal ${jsonType(v[field])} into Go struct field DeleteOptions.${field} of type ${want}`);
+    errors.badRequest(`${BAD_BODY}: json: cannot unmarshal ${goJsonKind(v[field])} into Go struct field DeleteOptions.${field} of type ${want}`);
   const { dryRun, gracePeriodSeconds, propagationPolicy, orphanDependents, preconditions } = v;
   if (dryRun != null) {
     if (!Array.isArray(dryRun) || dryRun.some((d) => typeof d !== 'string')) throw typeError('dryRun', '[]string');
@@ -53,11 +54,6 @@ function bodyOptions(v: Record<string, unknown>): DeleteOptions {
     opts.preconditions = preconditions as DeleteOptions['preconditions'];
   }
   return opts;
-}
-
-function jsonType(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  return typeof v === 'object' ? 'object' : typeof v;
 }
 
 /** DeleteOptions from the query string, converted as the parameter codec does. */

@@ -108,7 +108,7 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
   const applier = apply ? { manager: params.fieldManager ?? '', force: params.force, now: scope.ctx.now, subresource: scope.info.subresource } : undefined;
   const patched = (current: KObject): KObject => {
     const out = applyPatch(type, current, body, gvk, applier);
-    checkPatchedObject(out, gvk);
+    checkPatchedObject(out, gvk, type);
     checkName(out, name);
     return out;
   };

@@ -17,6 +17,27 @@ export const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 export const CORE = 'io.k8s.api.core.v1.';
 export const REF_PREFIX = '#/components/schemas/';
 
+/**
+ * Go type names of schemas (`v1.LeaseSpec`, `[]v1.KeyUsage`), kept beside the schemas and never
+ * published: the decoder's type errors name the Go type of the field they hit, and a schema alone
+ * cannot tell a named Go type from its underlying one.
+ */
+const GO_TYPES = new WeakMap<object, string>();
+
+/** Records the Go type `schema` stands for; returns the schema. */
+export function goTyped<T extends Schema>(goType: string, schema: T): T {
+  GO_TYPES.set(schema, goType);
+  return schema;
+}
+
+/** The Go type recorded for `schema`, if any. */
+export function goTypeName(schema: Schema): string | undefined {
+  return GO_TYPES.get(schema);
+}
+
+/** A string field of a named Go string type (an enum such as `v1.SecretType`). */
+export const enumStr = (goType: string, description?: string): Schema => goTyped(goType, str(description));
+
 function described(description?: string): Schema {
   return description ? { description } : {};
 }
@@ -50,6 +71,8 @@ export const map = (values: Schema, description?: string): Schema => ({
 
 export interface ListOpts {
   description?: string;
+  /** A named slice type (`v1.ExtraValue`). */
+  goType?: string;
   /** Defaults to atomic, as upstream's generator does for lists without markers. */
   listType?: 'atomic' | 'set' | 'map';
   mapKeys?: string[];
@@ -64,7 +87,7 @@ export const arr = (items: Schema, opts: ListOpts = {}): Schema => {
   if (opts.mapKeys) s['x-kubernetes-list-map-keys'] = opts.mapKeys;
   if (opts.patchMergeKey) s['x-kubernetes-patch-merge-key'] = opts.patchMergeKey;
   if (opts.patchStrategy) s['x-kubernetes-patch-strategy'] = opts.patchStrategy;
-  return s;
+  return opts.goType ? goTyped(opts.goType, s) : s;
 };
 
 /** A list merged by key: list-type map for apply, patch merge key for strategic merge. */
@@ -73,6 +96,8 @@ export const keyedList = (items: Schema, key: string, description?: string): Sch
 
 export interface ObjOpts {
   description?: string;
+  /** The Go struct this object decodes into, for schemas not registered under their own name. */
+  goType?: string;
   required?: string[];
   gvk?: GVK[];
 }
@@ -81,7 +106,7 @@ export const obj = (properties: Record<string, Schema>, opts: ObjOpts = {}): Sch
   const s: Schema = { type: 'object', ...described(opts.description), properties };
   if (opts.required?.length) s.required = opts.required;
   if (opts.gvk) s['x-kubernetes-group-version-kind'] = opts.gvk;
-  return s;
+  return opts.goType ? goTyped(opts.goType, s) : s;
 };
 
 function apiVersionOf(group: string, version: string): string {

@@ -1,5 +1,5 @@
 /** meta/v1 and friends: the schemas every group-version document references. */
-import { arr, bool, int64, keyedList, map, META, obj, preserve, ref, type Schemas, str, time } from './builder.js';
+import { arr, bool, enumStr, int64, keyedList, map, META, obj, preserve, ref, type Schemas, str, time } from './builder.js';
 
 export const META_SCHEMAS: Schemas = {
   [`${META}Time`]: { type: 'string', format: 'date-time', description: 'RFC3339 time, second precision.' },
@@ -48,7 +48,7 @@ export const META_SCHEMAS: Schemas = {
     fieldsType: str(),
     fieldsV1: ref(`${META}FieldsV1`),
     manager: str(),
-    operation: str(),
+    operation: enumStr('v1.ManagedFieldsOperationType'),
     subresource: str(),
     time: time(),
   }),
@@ -63,7 +63,7 @@ export const META_SCHEMAS: Schemas = {
     matchLabels: map(str()),
   }),
   [`${META}LabelSelectorRequirement`]: obj(
-    { key: str(), operator: str(), values: arr(str()) },
+    { key: str(), operator: enumStr('v1.LabelSelectorOperator'), values: arr(str()) },
     { required: ['key', 'operator'] },
   ),
   [`${META}Status`]: obj(

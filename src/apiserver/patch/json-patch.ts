@@ -9,6 +9,7 @@ import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { patchRejected } from './patch-errors.js';
+import { goJsonKind } from '../validation/field-types.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 /** Upstream's JSONPatchMaxCopyBytes: the body limit, so copies cannot multiply a small body. */
@@ -16,13 +17,6 @@ export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 const OP_TYPE = 'handlers.jsonPatchOp';
 const STRING_FIELDS = ['op', 'path', 'from'] as const;
-
-/** Go's name for a JSON value's kind in `cannot unmarshal <kind> into ...`. */
-export function goJsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v === 'object' ? 'object' : typeof v;
-}
 
 /** Decodes a JSON Patch document the way `[]jsonPatchOp` strict decoding would accept it. */
 export function decodeJsonPatch(text: string): unknown[] {
