@@ -12,14 +12,13 @@
  * Run: `node dist/bench/e2e.js` after `npm run build`, or call runE2eBench().
  */
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { IDENTITY_FILES } from '../src/apiserver/bootstrap.js';
 import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
 import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
 import { HttpClient, type StreamHandle } from './lib/http-client.js';
-import { kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
+import { CSR_PATH, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
 import { startEtcd } from './lib/etcd-cluster.js';
 import { closedLoop, openLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
@@ -77,24 +76,7 @@ export interface E2eBenchResult extends Machine {
 
 export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1 };
 
-const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const ISSUE_TIMEOUT_MS = 60_000;
-const b64 = (s: string): string => Buffer.from(s).toString('base64');
-const tokenPart = (n: number): string => Array.from(randomBytes(n), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
-
-/** A bootstrap token Secret as kubeadm creates it; returns the token the clients present. */
-async function createBootstrapToken(admin: HttpClient): Promise<string> {
-  const id = tokenPart(6);
-  const secret = tokenPart(16);
-  await admin.json('POST', '/api/v1/namespaces/kube-system/secrets', {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' },
-    type: 'bootstrap.kubernetes.io/token',
-    data: { 'token-id': b64(id), 'token-secret': b64(secret), 'usage-bootstrap-authentication': b64('true'), 'auth-extra-groups': b64('system:bootstrappers:kubeadm:default-node-token') },
-  });
-  return `${id}.${secret}`;
-}
 
 /** One admin watch over all CSRs resolving a waiter per name once its certificate is set. */
 class IssuanceTracker {

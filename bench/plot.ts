@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMain } from './lib/report.js';
 import { numericLeaves, type RunsResult, type Spread } from './lib/runs.js';
+import { line, svgDocument, text } from './lib/svg.js';
 
 interface RoundPoint {
   label: string;
@@ -49,9 +50,6 @@ const linear = (max: number): Scale => (v) => H - M.bottom - (v / max) * (H - M.
 const logScale = (min: number, max: number): Scale => (v) =>
   H - M.bottom - ((Math.log10(Math.max(v, min)) - Math.log10(min)) / (Math.log10(max) - Math.log10(min))) * (H - M.top - M.bottom);
 
-const text = (x: number, y: number, s: string, extra = ''): string =>
-  `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${extra}>${s.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`;
-
 /** One panel: y axis with ticks, a category or numeric x axis, a title. */
 interface Frame {
   title: string;
@@ -64,10 +62,10 @@ interface Frame {
 
 function frame({ title, yLabel, ticks, y, xLabels, width = W }: Frame): string[] {
   const out = [text(width / 2, 20, title, 'text-anchor="middle" font-weight="bold"')];
-  out.push(`<line x1="${M.left}" y1="${M.top}" x2="${M.left}" y2="${H - M.bottom}" stroke="#333"/>`);
-  out.push(`<line x1="${M.left}" y1="${H - M.bottom}" x2="${width - M.right}" y2="${H - M.bottom}" stroke="#333"/>`);
+  out.push(line(M.left, M.top, M.left, H - M.bottom, '#333'));
+  out.push(line(M.left, H - M.bottom, width - M.right, H - M.bottom, '#333'));
   for (const t of ticks) {
-    out.push(`<line x1="${M.left - 4}" y1="${y(t).toFixed(1)}" x2="${width - M.right}" y2="${y(t).toFixed(1)}" stroke="#ddd"/>`);
+    out.push(line(M.left - 4, y(t), width - M.right, y(t), '#ddd'));
     out.push(text(M.left - 6, y(t) + 4, String(t), 'text-anchor="end"'));
   }
   for (const { x, label } of xLabels) out.push(text(x, H - M.bottom + 16, label, 'text-anchor="middle"'));
@@ -77,7 +75,7 @@ function frame({ title, yLabel, ticks, y, xLabels, width = W }: Frame): string[]
 
 /** A range bar with its median dot (no dot when the median was not reported). */
 function rangeMark(x: number, s: Spread, y: Scale, color: string): string[] {
-  const out = [`<line x1="${x}" y1="${y(s.min).toFixed(1)}" x2="${x}" y2="${y(s.max).toFixed(1)}" stroke="${color}" stroke-width="6" stroke-opacity="0.35"/>`];
+  const out = [line(x, y(s.min), x, y(s.max), `${color} stroke-width="6" stroke-opacity="0.35"`)];
   // Rounds whose median was not reported carry null (docs/bench/rounds.json).
   if (typeof s.median === 'number') out.push(`<circle cx="${x}" cy="${y(s.median).toFixed(1)}" r="4" fill="${color}"/>`);
   return out;
@@ -86,8 +84,7 @@ function rangeMark(x: number, s: Spread, y: Scale, color: string): string[] {
 function svg(panels: string[][], note: string, panelWidth = W): string {
   const width = panelWidth * panels.length;
   const body = panels.map((p, i) => `<g transform="translate(${i * panelWidth},0)">${p.join('')}</g>`).join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 20}" font-family="sans-serif" font-size="12">` +
-    `<rect width="100%" height="100%" fill="white"/>${body}${text(8, H + 12, note, 'fill="#555" font-size="11"')}</svg>\n`;
+  return svgDocument(width, H + 20, `${body}${text(8, H + 12, note, 'fill="#555" font-size="11"')}`);
 }
 
 export function roundsSvg(rounds: RoundPoint[]): string {
@@ -97,11 +94,11 @@ export function roundsSvg(rounds: RoundPoint[]): string {
   const maxRate = Math.max(...rounds.map((r) => r.csrsPerSec.max), 1000);
   const yRate = linear(maxRate * 1.05);
   const rate = frame({ title: 'End to end, closed loop (CSRs/s)', yLabel: 'CSRs/s', ticks: [0, 250, 500, 750, 1000].filter((t) => t <= maxRate * 1.05), y: yRate, xLabels: labels });
-  rate.push(`<line x1="${M.left}" y1="${yRate(1000)}" x2="${W - M.right}" y2="${yRate(1000)}" stroke="#2a2" stroke-dasharray="4 3"/>`, text(W - M.right, yRate(1000) - 4, 'target 1,000/s', 'text-anchor="end" fill="#2a2"'));
+  rate.push(line(M.left, yRate(1000), W - M.right, yRate(1000), '#2a2 stroke-dasharray="4 3"'), text(W - M.right, yRate(1000) - 4, 'target 1,000/s', 'text-anchor="end" fill="#2a2"'));
   rounds.forEach((r, i) => rate.push(...rangeMark(xs[i] ?? 0, r.csrsPerSec, yRate, '#1f5fa8'), text((xs[i] ?? 0) + 8, yRate(r.csrsPerSec.max) - 4, String(r.csrsPerSec.median ?? ''))));
   const yP99 = logScale(1, 100_000);
   const p99 = frame({ title: 'p99 create->issued at 100 CSRs/s (ms, log)', yLabel: 'ms', ticks: [1, 10, 100, 1000, 10000, 100000], y: yP99, xLabels: labels });
-  p99.push(`<line x1="${M.left}" y1="${yP99(50)}" x2="${W - M.right}" y2="${yP99(50)}" stroke="#2a2" stroke-dasharray="4 3"/>`, text(W - M.right, yP99(50) - 4, 'target 50 ms', 'text-anchor="end" fill="#2a2"'));
+  p99.push(line(M.left, yP99(50), W - M.right, yP99(50), '#2a2 stroke-dasharray="4 3"'), text(W - M.right, yP99(50) - 4, 'target 50 ms', 'text-anchor="end" fill="#2a2"'));
   rounds.forEach((r, i) => p99.push(...rangeMark(xs[i] ?? 0, r.p99At100Ms, yP99, '#b5401f')));
   return svg([rate, p99], 'Dot: median over runs; bar: range over runs. Rounds 1-3 from docs/bench/rounds.json; round 4 from a bench e2e run (bench/plot.ts).');
 }

@@ -3,8 +3,8 @@
  * leader election off; its /metrics (on a port picked here) tells the bench when the informers
  * synced, when the queues drained, and how many API requests it made.
  */
-import net, { type AddressInfo } from 'node:net';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';
+import { freePort } from './free-port.js';
 
 export interface ControllerProcess {
   proc: NodeProcess;
@@ -20,16 +20,6 @@ export interface ControllerProcessOptions {
   execArgv?: string[];
   /** Extra controller flags (workers...). */
   args?: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer().once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts the controller and waits until /readyz answers 200 (informers synced). */

@@ -1,64 +1,35 @@
 /**
  * The Grafana dashboard (charts/kube-identity/dashboards/kube-identity.json) against a real Prometheus
- * scraping real controllers: `kube-identity up` (API server + controller) and a second controller with
- * leader election, as the chart's Deployment runs it. After the demo (a node joins), a client CSR the
- * signer refuses, one left for a human to approve and a serving CSR the serving approver's policy
- * refuses, every panel's PromQL is evaluated through
- * Prometheus' HTTP API and must return series: a renamed metric or a broken query fails here.
+ * scraping real controllers (bench/lib/monitored-run.ts): `kube-identity up` (API server + controller) and
+ * a second controller with leader election, as the chart's Deployment runs it. After the demo (a node
+ * joins), a client CSR the signer refuses, one left for a human to approve and a serving CSR the serving
+ * approver's policy refuses, every panel's PromQL is evaluated through Prometheus' HTTP API and must
+ * return series: a renamed metric or a broken query fails here. The dashboard picture's renderer
+ * (bench/dashboard.ts) then draws every panel from range queries over the same run.
  */
-import type { ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { createCertificateRequestPem } from '../../src/pki/csr.js';
-import { generateKeyPair } from '../../src/pki/keys.js';
-import { CLI_ENV, logLine, runCli, startCliChild, startUpChild } from '../helpers/cli.js';
-import { startPrometheus, type Prometheus } from '../helpers/prometheus.js';
+import { dashboardSvg } from '../../bench/lib/dashboard-svg.js';
+import { grafanaExpr, queryPanels, readDashboard } from '../../bench/lib/grafana.js';
+import { CLIENT_SIGNER, SERVING_SIGNER, startMonitoredRun, type MonitoredRun } from '../../bench/lib/monitored-run.js';
+import { DASHBOARD_FILE, emptyPanels } from '../../bench/dashboard.js';
 import { describeWithTools } from '../helpers/tools.js';
 
-const run = promisify(execFile);
-const JOB = 'kube-identity';
-const DASHBOARD = path.join(process.cwd(), 'charts/kube-identity/dashboards/kube-identity.json');
-
-interface Target {
-  refId: string;
-  expr: string;
-}
-interface Panel {
-  title: string;
-  type: string;
-  targets?: Target[];
-}
-const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[]; templating: { list: { name: string; definition?: string }[] } };
+const dashboard = readDashboard(DASHBOARD_FILE);
 const targets = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, refId: t.refId, expr: t.expr })));
 
-/** What Grafana substitutes before sending a query: the job variable, and a rate window of a few scrapes. */
-const substitute = (expr: string): string => expr.replaceAll('$__rate_interval', '10s').replaceAll('$job', JOB);
-
-describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus', () => {
-  let dataDir: string;
-  let kubeconfig: string;
-  const children: ChildProcess[] = [];
-  const metricsUrls: string[] = [];
-  let prom: Prometheus | undefined;
-
-  const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env: CLI_ENV });
-
-  async function createCsr(name: string, signerName: string, usages: string[], subject: { commonName: string; organizations?: string[] }): Promise<void> {
-    const { privateKeyPem } = generateKeyPair('ECDSA-P256');
-    const request = Buffer.from(await createCertificateRequestPem({ privateKeyPem, ...subject })).toString('base64');
-    const file = path.join(dataDir, `${name}.json`);
-    const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request, signerName, usages } };
-    writeFileSync(file, JSON.stringify(csr));
-    await kubectl('create', '-f', file);
-  }
+describeWithTools(['prometheus'])('the dashboard on a real Prometheus', () => {
+  let run: MonitoredRun | undefined;
+  let started = 0;
+  const prom = () => {
+    if (!run) throw new Error('the run did not start');
+    return run.prom;
+  };
+  /** What Grafana substitutes: the job, and a rate window of a few scrapes. */
+  const substitute = (expr: string): string => grafanaExpr(expr, { job: run?.job ?? '', rateInterval: '10s' });
 
   /** Resolves once every expression returns series (polling Prometheus as it scrapes). */
   async function waitForSeries(exprs: string[]): Promise<void> {
     for (let i = 0; i < 300; i++) {
-      const counts = await Promise.all(exprs.map((e) => prom!.query(e).then((r) => r.length)));
+      const counts = await Promise.all(exprs.map((e) => prom().query(e).then((r) => r.length)));
       if (counts.every((n) => n > 0)) return;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -66,40 +37,19 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
   }
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-dashboard-'));
-    const up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0', '--storage', 'memory']);
-    children.push(up.child);
-    kubeconfig = path.resolve(up.field('kubeconfig'));
-    metricsUrls.push(up.field('metrics'));
-    const controller = await startCliChild(
-      [
-        'controller',
-        `--kubeconfig=${kubeconfig}`,
-        '--leader-elect=true',
-        '--leader-election-namespace=default',
-        '--approve-kubelet-serving=true',
-        '--metrics-bind-address=127.0.0.1:0',
-        `--cluster-signing-cert-file=${path.join(dataDir, 'ca.crt')}`,
-        `--cluster-signing-key-file=${path.join(dataDir, 'ca.key')}`,
-      ],
-      (out) => logLine(out, 'serving metrics and probes'),
-    );
-    children.push(controller.child);
-    metricsUrls.push(`${String(controller.ready.url)}/metrics`);
-    prom = await startPrometheus(JOB, metricsUrls.map((u) => new URL(u).host));
-
+    started = Math.floor(Date.now() / 1000);
+    run = await startMonitoredRun();
+    const r = run;
     // A node joins (client and serving certificates); a client CSR asks for server auth (the signer marks it Failed once approved); another
     // waits for a human; the admin, who is no node, asks for a kubelet serving certificate (the serving
     // approver's `requester` rule leaves it pending).
-    const demo = runCli(['demo', '--kubeconfig', kubeconfig, '--node', 'dashboard-node'], { timeoutMs: 60_000 });
-    const client = 'kubernetes.io/kube-apiserver-client';
-    await createCsr('asks-for-server-auth', client, ['digital signature', 'server auth'], { commonName: 'alice' });
-    await kubectl('certificate', 'approve', 'asks-for-server-auth');
-    await createCsr('waits-for-a-human', client, ['digital signature', 'client auth'], { commonName: 'bob' });
+    const demo = r.demo('dashboard-node');
+    await r.createCsr('asks-for-server-auth', CLIENT_SIGNER, ['digital signature', 'server auth'], { commonName: 'alice' });
+    await r.approve('asks-for-server-auth');
+    await r.createCsr('waits-for-a-human', CLIENT_SIGNER, ['digital signature', 'client auth'], { commonName: 'bob' });
     const node = { commonName: 'system:node:dashboard-node', organizations: ['system:nodes'] };
-    await createCsr('serving-not-from-a-node', 'kubernetes.io/kubelet-serving', ['digital signature', 'server auth'], node);
-    const result = await demo;
-    if (result.code !== 0) throw new Error(`demo failed: ${result.stdout} ${result.stderr}`);
+    await r.createCsr('serving-not-from-a-node', SERVING_SIGNER, ['digital signature', 'server auth'], node);
+    await demo;
     await waitForSeries([
       'kube_identity_csr_issuances_total',
       'kube_identity_csr_failures_total',
@@ -108,27 +58,16 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
       'leader_election_master_status == 1',
     ]);
     // A few more scrapes, so that every rate window holds two samples of each series.
-    await new Promise((r) => setTimeout(r, 3_000));
-  }, 120_000);
+    await new Promise((res) => setTimeout(res, 3_000));
+  }, 150_000);
 
   afterAll(async () => {
-    await prom?.close();
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await run?.close();
   });
 
   it('reads only metrics the controllers export', async () => {
     const exported = new Set<string>();
-    for (const url of metricsUrls) {
+    for (const url of run?.metricsUrls ?? []) {
       const text = await fetch(url).then((r) => r.text());
       for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
         exported.add(m[1] ?? '');
@@ -143,12 +82,12 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
   it('returns series for every panel query', async () => {
     expect(targets.length).toBeGreaterThan(15);
     const empty: string[] = [];
-    for (const t of targets) if ((await prom!.query(substitute(t.expr))).length === 0) empty.push(`${t.panel} ${t.refId}: ${t.expr}`);
+    for (const t of targets) if ((await prom().query(substitute(t.expr))).length === 0) empty.push(`${t.panel} ${t.refId}: ${t.expr}`);
     expect(empty).toEqual([]);
   });
 
   it('shows the decisions that happened, the pending CSR and the leader', async () => {
-    const query = (title: string) => prom!.query(substitute(targets.find((t) => t.panel === title)?.expr ?? 'missing'));
+    const query = (title: string) => prom().query(substitute(targets.find((t) => t.panel === title)?.expr ?? 'missing'));
     const decisions = await query('CSR decisions by signer');
     expect(new Set(decisions.map((s) => `${s.metric.decision} ${s.metric.signer}`))).toEqual(
       new Set([
@@ -170,6 +109,26 @@ describeWithTools(['prometheus', 'kubectl'])('the dashboard on a real Prometheus
   it('lists the scraped job in the dashboard job variable', async () => {
     const variable = dashboard.templating.list.find((v) => v.name === 'job');
     expect(variable?.definition).toBe('label_values(kube_identity_build_info, job)');
-    expect(await prom!.labelValues('job', 'kube_identity_build_info')).toEqual([JOB]);
+    expect(await prom().labelValues('job', 'kube_identity_build_info')).toEqual([run?.job]);
+  });
+
+  it('draws every panel from range queries over the run (the dashboard picture, bench/dashboard.ts)', async () => {
+    const range = { start: started, end: Math.floor(Date.now() / 1000), step: 1 };
+    const panels = await queryPanels(prom(), dashboard, range, { job: run?.job ?? '', rateInterval: '10s' });
+    expect(emptyPanels(panels)).toEqual([]);
+    const svg = dashboardSvg(dashboard.title, panels, range, ['test']);
+    const drawn = [...svg.matchAll(/<g class="panel" data-type="(\w+)" data-title="([^"]+)" data-series="(\d+)">(.*?)<\/g>/g)];
+    const shown = dashboard.panels.filter((p) => p.type !== 'row');
+    expect(drawn.map((m) => m[2])).toEqual(shown.map((p) => p.title));
+    for (const [, type, title, count, body = ''] of drawn) {
+      // Each series the queries returned is drawn: a line through its samples, or its last value.
+      if (type === 'stat') {
+        const values = [...body.matchAll(/class="stat-value"[^>]*>([^<]+)</g)].map((m) => m[1] ?? '');
+        expect([title, values.length, values.every((v) => /\d/.test(v))]).toEqual([title, Number(count), true]);
+      } else {
+        const points = [...body.matchAll(/class="series" data-points="(\d+)"/g)].map((m) => Number(m[1]));
+        expect([title, points.length, points.some((n) => n >= 2)]).toEqual([title, Number(count), true]);
+      }
+    }
   });
 });

@@ -1,35 +1,34 @@
 /**
  * A real Prometheus (the Debian package's 2.42) on loopback, scraping the given targets every second,
- * with its TSDB in a temp directory; `query` evaluates PromQL through the HTTP API.
+ * with its TSDB in a temp directory; `query` and `queryRange` evaluate PromQL through the HTTP API.
+ * Used by the dashboard test (test/monitoring) and the dashboard picture (bench/dashboard.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port.js';
 
 export interface PromSeries {
   metric: Record<string, string>;
   value: [number, string];
 }
 
+/** One series of a range query: its samples as [unix seconds, value text] ("NaN" included). */
+export interface PromRangeSeries {
+  metric: Record<string, string>;
+  values: [number, string][];
+}
+
 export interface Prometheus {
   url: string;
   /** An instant query at now; rejects on a PromQL error. */
   query(expr: string): Promise<PromSeries[]>;
+  /** A range query (GET /api/v1/query_range) from `start` to `end` (unix seconds) every `step` seconds. */
+  queryRange(expr: string, start: number, end: number, step: number): Promise<PromRangeSeries[]>;
   /** Values of a label (GET /api/v1/label/NAME/values), optionally among series matching `match`. */
   labelValues(label: string, match?: string): Promise<string[]>;
   close(): Promise<void>;
-}
-
-/** A port that was free a moment ago (Prometheus cannot report the port it bound for :0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 async function api<T>(url: string): Promise<T> {
@@ -79,6 +78,8 @@ export async function startPrometheus(job: string, targets: string[]): Promise<P
   return {
     url,
     query: (expr) => api<{ result: PromSeries[] }>(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result),
+    queryRange: (expr, start, end, step) =>
+      api<{ result: PromRangeSeries[] }>(`${url}/api/v1/query_range?${new URLSearchParams({ query: expr, start: String(start), end: String(end), step: String(step) }).toString()}`).then((d) => d.result),
     labelValues: (label, match) => api<string[]>(`${url}/api/v1/label/${label}/values${match ? `?match[]=${encodeURIComponent(match)}` : ''}`),
     close,
   };
