@@ -12,6 +12,18 @@ const CORE = '/api/v1/namespaces/default/events';
 const V1 = '/apis/events.k8s.io/v1/namespaces/default/events';
 const TABLE = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
 
+/** Protobuf wire format, just enough to send an Event as client-go's protobuf codec does. */
+const varint = (n: number): number[] => {
+  const out: number[] = [];
+  for (; n > 0x7f; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+  return [...out, n];
+};
+const bytesField = (field: number, data: Buffer | string): Buffer => {
+  const b = Buffer.from(data);
+  return Buffer.concat([Buffer.from([(field << 3) | 2, ...varint(b.length)]), b]);
+};
+const message = (...fields: Buffer[]): Buffer => Buffer.concat(fields);
+
 /** An events.k8s.io/v1 Event with every field a new Event may carry. */
 const eventsV1 = (name: string): Record<string, unknown> => ({
   apiVersion: 'events.k8s.io/v1',
@@ -99,6 +111,31 @@ describe('one Event, two groups', () => {
       type: 'Warning',
     });
     expect(metadata.resourceVersion).toBe(c.json.metadata.resourceVersion);
+  });
+
+  it('takes an events.k8s.io/v1 Event in protobuf, read back through core/v1', async () => {
+    // k8s.io/api events/v1 generated.proto field numbers; eventTime 2026-11-25T06:00:00.000001Z.
+    const event = message(
+      bytesField(1, message(bytesField(1, 'from-protobuf'))),
+      bytesField(2, message(Buffer.from([0x08, ...varint(1795586400)]), Buffer.from([0x10, ...varint(1000)]))),
+      bytesField(4, 'example.com/proto'),
+      bytesField(5, 'proto-0'),
+      bytesField(6, 'Encode'),
+      bytesField(7, 'Encoded'),
+      bytesField(8, message(bytesField(1, 'Pod'), bytesField(2, 'default'), bytesField(3, 'p9'))),
+      bytesField(10, 'sent as protobuf'),
+      bytesField(11, 'Normal'),
+    );
+    const envelope = message(Buffer.from('k8s\0', 'latin1'), bytesField(1, message(bytesField(1, 'events.k8s.io/v1'), bytesField(2, 'Event'))), bytesField(2, event));
+    const c = await raw(s, 'POST', V1, { body: envelope, contentType: 'application/vnd.kubernetes.protobuf' });
+    expect(c.status).toBe(201);
+    const core = (await raw(s, 'GET', `${CORE}/from-protobuf`)).json;
+    expect(core).toMatchObject({
+      eventTime: '2026-11-25T06:00:00.000001Z',
+      reportingComponent: 'example.com/proto',
+      involvedObject: { kind: 'Pod', namespace: 'default', name: 'p9' },
+      message: 'sent as protobuf',
+    });
   });
 
   it('lists the same Events at the same resourceVersion through both groups', async () => {

@@ -134,3 +134,10 @@ describe('writers other than kubectl', () => {
     expect(wide).toMatch(/Normal\s+Reconciled\s+configmap\/settings\s+example.com\/client-node, pod-7\s+reconciled settings/);
   });
 });
+
+it('deletes every Event of a namespace through events.k8s.io/v1 (deletecollection)', async () => {
+  expect(await ok('get', 'events', '-n', NS, '-o', 'name')).not.toBe('');
+  expect(await ok('delete', 'events.events.k8s.io', '--all', '-n', NS)).toContain('deleted');
+  const left = await kubectl('get', 'events', '-n', NS);
+  expect(left.stdout + left.stderr).toContain(`No resources found in ${NS} namespace.`);
+});
