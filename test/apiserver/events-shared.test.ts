@@ -274,6 +274,10 @@ describe('validation (pkg/apis/core/validation/events.go)', () => {
     delete bad.eventTime;
     const r = await raw(s, 'POST', V1, { body: bad });
     expect(r.status).toBe(422);
+    // Upstream names the internal type's kind, the core Event, whichever group served the request.
+    expect(r.json.message).toMatch(/^Event "strict" is invalid: /);
+    expect(r.json.details).toMatchObject({ name: 'strict', kind: 'Event' });
+    expect(r.json.details.group ?? '').toBe('');
     expect(message(r)).toBe(
       '[eventTime: Required value, type: Invalid value: "": has invalid value: Fatal, firstTimestamp: Invalid value: "": needs to be unset, count: Invalid value: "": needs to be unset, source: Invalid value: "": needs to be unset]',
     );
@@ -293,7 +297,8 @@ describe('validation (pkg/apis/core/validation/events.go)', () => {
     const core = { ...coreEvent('reporting-core'), eventTime: '2026-11-25T06:00:00.000000Z' };
     const c = await raw(s, 'POST', CORE, { body: core });
     expect(c.status).toBe(422);
-    expect(message(c)).toBe('[reportingController: Required value, reportingController: Invalid value: "": name part must be non-empty, reportingController: Invalid value: "": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\'), reportingInstance: Required value, action: Required value]');
+    // Through core/v1 the field is named as core/v1 spells it.
+    expect(message(c)).toBe('[reportingComponent: Required value, reportingComponent: Invalid value: "": name part must be non-empty, reportingComponent: Invalid value: "": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\'), reportingInstance: Required value, action: Required value]');
   });
 
   it('checks that an old-style Event names its object in its own namespace', async () => {

@@ -1,7 +1,8 @@
 /**
  * Event validation as upstream's pkg/apis/core/validation/events.go, on the core/v1 form (the
- * internal one upstream validates, hence its field paths: `message`, `involvedObject`, `source`,
- * `reportingController`). Every Event passes the legacy rules; an Event created or updated through
+ * internal one upstream validates, hence its field paths: `message`, `involvedObject`, `source`;
+ * the reporting controller is `reportingComponent` for a core/v1 request, `reportingController`
+ * otherwise). Every Event passes the legacy rules; an Event created or updated through
  * events.k8s.io/v1 also passes the strict ones (ValidateEventCreate/Update with requestVersion).
  */
 import type { KObject } from '../../../api/meta.js';
@@ -21,12 +22,16 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const isZero = (v: unknown): boolean => v === undefined || v === null || v === '';
 const tooLong = (limit: number): string => `can have at most ${limit} characters`;
 
+/** Where the request came in: its name for the reporting controller field in messages. */
+export type EventRequestVersion = 'v1' | 'events.k8s.io/v1';
+
 /** The reporting fields every "new" Event (one with an eventTime) must carry. */
-function validateReporting(event: KObject): FieldError[] {
+function validateReporting(event: KObject, version: EventRequestVersion): FieldError[] {
   const errs: FieldError[] = [];
   const controller = str(event.reportingComponent);
-  if (controller === '') errs.push(required('reportingController'));
-  for (const m of isQualifiedName(controller)) errs.push(invalid('reportingController', controller, m));
+  const controllerField = version === 'v1' ? 'reportingComponent' : 'reportingController';
+  if (controller === '') errs.push(required(controllerField));
+  for (const m of isQualifiedName(controller)) errs.push(invalid(controllerField, controller, m));
   const limited = (field: string, limit: number, mandatory: boolean): void => {
     const value = str(event[field]);
     if (mandatory && value === '') errs.push(required(field));
@@ -41,7 +46,7 @@ function validateReporting(event: KObject): FieldError[] {
 }
 
 /** legacyValidateEvent: namespace agreement, and the reporting fields of "new" Events (with eventTime). */
-export function validateEventLegacy(event: KObject): FieldError[] {
+export function validateEventLegacy(event: KObject, version: EventRequestVersion): FieldError[] {
   const errs: FieldError[] = [];
   const namespace = event.metadata?.namespace ?? '';
   const involvedNamespace = str(record(event.involvedObject).namespace);
@@ -53,7 +58,7 @@ export function validateEventLegacy(event: KObject): FieldError[] {
     agrees = involvedNamespace !== '' || namespace === 'default' || namespace === 'kube-system';
   }
   if (!agrees) errs.push(invalid('involvedObject.namespace', involvedNamespace, 'does not match event.namespace'));
-  if (!isZero(event.eventTime)) errs.push(...validateReporting(event));
+  if (!isZero(event.eventTime)) errs.push(...validateReporting(event, version));
   for (const m of isDns1123Subdomain(namespace)) errs.push(invalid('namespace', namespace, m));
   return errs;
 }
@@ -71,7 +76,7 @@ function validateSeries(event: KObject): FieldError[] {
 /** ValidateEventCreate for a request through events.k8s.io/v1. */
 export function validateEventCreateStrict(event: KObject): FieldError[] {
   const meta = event.metadata ?? {};
-  const errs = validateEventLegacy(event);
+  const errs = validateEventLegacy(event, 'events.k8s.io/v1');
   // Only the name rule is stricter than the generic metadata validation every create gets.
   const names = validateObjectMeta(meta, { namespaced: true, nameValidator: validateSubdomainName });
   errs.push(...names.filter((e) => e.field === 'metadata.name' || e.field === 'metadata.generateName'));
@@ -138,7 +143,7 @@ const sameValue = (a: unknown, b: unknown): boolean => deepEqual(withoutZeros(a)
 
 /** ValidateEventUpdate for a request through events.k8s.io/v1 (metadata's rules run generically). */
 export function validateEventUpdateStrict(event: KObject, old: KObject): FieldError[] {
-  const errs = validateEventLegacy(event);
+  const errs = validateEventLegacy(event, 'events.k8s.io/v1');
   if (!sameValue(event.series, old.series)) errs.push(...validateSeries(event));
   // Upstream lists `reason` twice; its Invalid error collapses repeated messages, so once here.
   for (const [field, path, show] of IMMUTABLE) {

@@ -86,7 +86,7 @@ export const coreEventStrategy: Strategy = {
   allowUnconditionalUpdate: true,
   // Upstream's Event strategy validates no name: only the generic path-segment rule applies.
   validateName: validatePathSegmentName,
-  validate: (obj) => validateEventLegacy(obj),
-  validateUpdate: (obj) => validateEventLegacy(obj),
+  validate: (obj) => validateEventLegacy(obj, 'v1'),
+  validateUpdate: (obj) => validateEventLegacy(obj, 'v1'),
   table: eventTable,
 };

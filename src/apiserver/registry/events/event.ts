@@ -34,6 +34,7 @@ export const eventsV1Strategy: Strategy = {
   allowUnconditionalUpdate: true,
   // The generic rule; the stricter DNS-subdomain rule of events.k8s.io applies to creates only.
   validateName: validatePathSegmentName,
+  invalidGroup: '',
   validate: (obj) => validateEventCreateStrict(toCoreEvent(obj)),
   validateUpdate: (obj, old) => validateEventUpdateStrict(toCoreEvent(obj), toCoreEvent(old)),
   table: { columns: eventTable.columns, cells: (obj: KObject, now: Date) => eventTable.cells(toCoreEvent(obj), now) },

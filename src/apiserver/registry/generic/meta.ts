@@ -42,7 +42,7 @@ export function isRaceError(e: unknown): boolean {
 }
 
 export function invalidError(scope: RegistryScope, name: string, errs: FieldError[]): ApiError {
-  return errors.invalid(scope.info.kind, scope.info.group, name, errs);
+  return errors.invalid(scope.info.kind, scope.strategy.invalidGroup ?? scope.info.group, name, errs);
 }
 
 /** ObjectMeta validation with the kind's own name rule (DNS subdomain unless it says otherwise). */

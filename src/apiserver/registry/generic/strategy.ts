@@ -77,6 +77,11 @@ export interface Strategy {
   allowCreateOnUpdate: boolean;
   /** PUT without metadata.resourceVersion is accepted (true for almost all kinds). */
   allowUnconditionalUpdate: boolean;
+  /**
+   * The group a 422 names the kind in, when it is not the served one: upstream names the internal
+   * type's first group (events.k8s.io Events are the internal core Event: `Event "x" is invalid`).
+   */
+  invalidGroup?: string;
   /** Name validation for this kind; by default DNS-1123 subdomain (namespaces: label). */
   validateName?(name: string, prefix: boolean): string[];
   subresources?: Record<string, SubresourceStrategy>;
