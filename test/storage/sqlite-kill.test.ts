@@ -83,5 +83,6 @@ describe('SqliteStore under kill -9', () => {
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
     raw.close();
-  });
+    // 450 fsync'd writes and two child starts: on a machine busy with disk work this takes ~20 s.
+  }, 90_000);
 });
