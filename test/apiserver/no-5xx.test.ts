@@ -14,6 +14,7 @@ beforeAll(async () => {
   await seedBadInput(s);
   await raw(s, 'POST', `${CR}`, { body: { metadata: { name: 'cr' }, revision: 1, data: { a: 1 } } });
   await raw(s, 'POST', `${PODS}`, { body: { metadata: { name: 'pod' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+  await raw(s, 'POST', EV1, { body: { metadata: { name: 'ev' }, ...NEW_EVENT } });
 });
 afterAll(async () => {
   await s.close();
@@ -27,6 +28,10 @@ const MERGE = 'application/merge-patch+json';
 const SMP = 'application/strategic-merge-patch+json';
 const JSONP = 'application/json-patch+json';
 const APPLY = 'application/apply-patch+yaml';
+const EV1 = '/apis/events.k8s.io/v1/namespaces/default/events';
+const EVC = '/api/v1/namespaces/default/events';
+const NEW_EVENT = { eventTime: '2026-11-25T06:00:00.000000Z', reportingController: 'x.io/c', reportingInstance: 'i', action: 'A', reason: 'R', type: 'Normal' };
+const token = (json: string): string => Buffer.from(json).toString('base64url');
 const deep = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
 const MALFORMED: [string, string, string, RawOptions][] = [
@@ -128,6 +133,24 @@ const MALFORMED: [string, string, string, RawOptions][] = [
   ['strategic patch making revision a string', 'PATCH', `${CR}/cr`, { body: { revision: 'x' }, contentType: SMP }],
   ['JSON patch making revision a string', 'PATCH', `${CR}/cr`, { body: [{ op: 'replace', path: '/revision', value: 'x' }], contentType: JSONP }],
   ['apply with secrets a string', 'PATCH', `${SA}/existing?fieldManager=x`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'existing' }, secrets: 'x' }, contentType: APPLY }],
+  // Events through either group (events-shared.test.ts, continue-token.test.ts)
+  ['events.k8s.io Event without eventTime or type', 'POST', EV1, { body: { metadata: { name: 'e1' }, reason: 'R' } }],
+  ['events.k8s.io Event with deprecated fields', 'POST', EV1, { body: { metadata: { name: 'e2' }, ...NEW_EVENT, deprecatedCount: 2, deprecatedSource: { host: 'h' } } }],
+  ['events.k8s.io Event with a bad name', 'POST', EV1, { body: { metadata: { name: 'Bad_Name' }, ...NEW_EVENT } }],
+  ['events.k8s.io Event with eventTime not a MicroTime', 'POST', EV1, { body: { metadata: { name: 'e3' }, ...NEW_EVENT, eventTime: '2026-11-25T06:00:00Z' } }],
+  ['events.k8s.io Event with regarding a string', 'POST', EV1, { body: { metadata: { name: 'e4' }, ...NEW_EVENT, regarding: 'x' } }],
+  ['core Event body sent to events.k8s.io', 'POST', EV1, { body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e5' } } }],
+  ['core Event with eventTime and no reporting fields', 'POST', EVC, { body: { metadata: { name: 'e6' }, eventTime: '2026-11-25T06:00:00.000000Z' } }],
+  ['core Event about an object of another namespace', 'POST', EVC, { body: { metadata: { name: 'e7' }, involvedObject: { namespace: 'kube-system' } } }],
+  ['events.k8s.io merge patch changing the note', 'PATCH', `${EV1}/ev`, { body: { note: 'changed' }, contentType: MERGE }],
+  ['events.k8s.io merge patch with a series of 1', 'PATCH', `${EV1}/ev`, { body: { series: { count: 1 } }, contentType: MERGE }],
+  ['protobuf garbage as an events.k8s.io Event', 'POST', EV1, { body: Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0xff]), contentType: 'application/vnd.kubernetes.protobuf' }],
+  ['core field selector on events.k8s.io', 'GET', `${EV1}?fieldSelector=involvedObject.name=x`, {}],
+  ['continue token not base64', 'GET', `${EV1}?limit=1&continue=a%2Bbc`, {}],
+  ['continue token of a JSON array', 'GET', `${EV1}?limit=1&continue=${token('[1]')}`, {}],
+  ['continue token with rv a string', 'GET', `${EV1}?limit=1&continue=${token('{"v":"meta.k8s.io/v1","rv":"1","start":"a"}')}`, {}],
+  ['continue token with rv 0', 'GET', `${EV1}?limit=1&continue=${token('{"v":"meta.k8s.io/v1","rv":0,"start":"a"}')}`, {}],
+  ['continue token climbing out of the collection', 'GET', `${EVC}?limit=1&continue=${token('{"v":"meta.k8s.io/v1","rv":1,"start":"../../secrets/x"}')}`, {}],
   // URLs
   ['unknown subresource', 'GET', `${SA}/existing/bogus`, {}],
   ['PUT to a collection', 'PUT', SA, { body: { metadata: { name: 'x' } } }],
