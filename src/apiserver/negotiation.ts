@@ -9,10 +9,10 @@ import { type MediaRange, parseAccept } from './discovery/negotiate.js';
 import { errors } from './errors.js';
 import { decodeProtobufObject } from './codec/protobuf.js';
 import { normalizeTimeFields } from './codec/time-fields.js';
-import { parseJsonStrict } from './validation/json-body.js';
+import { parseJsonStrict, unrecognizedObject } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { dropNullFields } from './validation/nulls.js';
-import { decodeTypeError, unstructuredTypeError } from './validation/field-types.js';
+import { decodeTypeError, goJsonKind, unstructuredTypeError } from './validation/field-types.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -107,6 +107,8 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
   }
   const object = value as KObject;
   dropNullFields(object);
+  const sniff = typeMetaTypeError(object);
+  if (sniff) throw unrecognizedObject(gvk.kind, sniff, body.toString('utf8'));
   checkTypeMeta(object, gvk);
   // Time fields first: their unmarshaler's error ends Go's decoding, ahead of any saved type error.
   let typeError: string | undefined;
@@ -129,16 +131,32 @@ const STRATEGIC = 'application/strategic-merge-patch+json';
  * not the JSON decoder, hence its own wording of a type error.
  */
 export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string): void {
-  checkTypeMeta(object, gvk);
-  let detail: string | undefined;
-  try {
-    normalizeTimeFields(object, gvk);
-    detail = mediaType(patchType) === STRATEGIC ? unstructuredTypeError(object, gvk) : decodeTypeError(object, gvk);
-  } catch (e) {
-    detail = (e as Error).message;
+  let detail = typeMetaTypeError(object);
+  if (detail === undefined) {
+    checkTypeMeta(object, gvk);
+    try {
+      normalizeTimeFields(object, gvk);
+      detail = mediaType(patchType) === STRATEGIC ? unstructuredTypeError(object, gvk) : decodeTypeError(object, gvk);
+    } catch (e) {
+      detail = (e as Error).message;
+    }
   }
   if (detail === undefined) return;
   throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
+}
+
+/**
+ * What the version/kind sniff (SimpleMetaFactory.Interpret, which reads only those two fields into
+ * strings) says of a non-string apiVersion or kind, before any typed decoding.
+ */
+function typeMetaTypeError(object: KObject): string | undefined {
+  for (const field of ['apiVersion', 'kind'] as const) {
+    const v: unknown = object[field];
+    if (v !== undefined && typeof v !== 'string') {
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonKind(v)} into Go struct field .${field} of type string`;
+    }
+  }
+  return undefined;
 }
 
 /** Defaults missing apiVersion/kind from the endpoint; a different one is a 400. */

@@ -126,6 +126,21 @@ describe('values Go accepts still go through', () => {
   });
 });
 
+describe('apiVersion and kind are read as strings before anything else', () => {
+  it('a number for apiVersion is an unrecognized object (400), with the start of the body', async () => {
+    const r = await raw(s, 'POST', SA, { body: '{"apiVersion":1,"metadata":{"name":"a"}}' });
+    expect([r.status, r.json.reason, r.json.message]).toEqual([400, 'BadRequest',
+      'the object provided is unrecognized (must be of type ServiceAccount): couldn\'t get version/kind; json parse error: ' +
+        'json: cannot unmarshal number into Go struct field .apiVersion of type string ({"apiVersion":1,"metadata":{"n ...)']);
+  });
+
+  it('a merge patch making kind an object is an invalid patch (422)', async () => {
+    const r = await raw(s, 'PATCH', `${SA}/existing`, { body: '{"kind":{}}', contentType: 'application/merge-patch+json' });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toMatch(/}": couldn't get version\/kind; json parse error: json: cannot unmarshal object into Go struct field \.kind of type string$/);
+  });
+});
+
 describe('an update body is checked as a create body', () => {
   it('PUT with a mistyped field is a 400 and the object is unchanged', async () => {
     const before = (await raw(s, 'GET', `${SA}/existing`)).json;

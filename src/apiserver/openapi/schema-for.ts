@@ -1,5 +1,5 @@
 /** Self-contained kind schemas (every `$ref` inlined), for validating objects against them. */
-import { goTyped, goTypeName, META, REF_PREFIX, type Schema } from './builder.js';
+import { goTyped, goTypeName, REF_PREFIX, type Schema } from './builder.js';
 import { ALL_SCHEMAS, resolveRef, schemaNameFor } from './schemas.js';
 
 /** `io.k8s.api.core.v1.ObjectReference` → `v1.ObjectReference`: Go's package-qualified type name. */
@@ -52,6 +52,3 @@ export function schemaFor(group: string, version: string, kind: string): Schema 
   const name = schemaNameFor({ group, version, kind });
   return name ? inlinedDefinition(name) : undefined;
 }
-
-/** ObjectMeta's schema, inlined: the type checks of kinds we have no schema for still cover metadata. */
-export const objectMetaSchema = (): Schema => inlinedDefinition(`${META}ObjectMeta`);

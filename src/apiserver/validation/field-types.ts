@@ -12,15 +12,9 @@
  * - structured-merge-diff for an apply configuration (`.secrets: expected list, got &{x}`), which
  *   reports them all.
  */
-import { goTyped, type Schema } from '../openapi/builder.js';
-import { objectMetaSchema, schemaFor } from '../openapi/schema-for.js';
+import type { GVK } from '../openapi/builder.js';
+import { schemaFor } from '../openapi/schema-for.js';
 import { type GoKind, type Mismatch, QUANTITY, walkObject } from '../openapi/schema-walk.js';
-
-export interface Gvk {
-  group: string;
-  version: string;
-  kind: string;
-}
 
 /** resource.ErrFormatWrong: what Quantity's unmarshaler says of anything but a well-formed quantity. */
 export const QUANTITY_FORMAT_ERROR = `quantities must match the regular expression '${QUANTITY.source}'`;
@@ -43,24 +37,12 @@ const ZERO: Partial<Record<GoKind, () => unknown>> = {
   bool: () => false,
 };
 
-const METADATA_ONLY = new Map<string, Schema>();
-
-/** The kind's schema; for a kind we do not describe, one that knows only its metadata. */
-function schemaOf(gvk: Gvk): Schema {
-  const s = schemaFor(gvk.group, gvk.version, gvk.kind);
-  if (s) return s;
-  let bare = METADATA_ONLY.get(gvk.kind);
-  if (!bare) {
-    bare = goTyped(gvk.kind, { type: 'object', properties: { metadata: objectMetaSchema() }, additionalProperties: { 'x-kubernetes-preserve-unknown-fields': true } });
-    METADATA_ONLY.set(gvk.kind, bare);
-  }
-  return bare;
-}
-
 /** Every mismatch in `object`, in document order; null list items become their type's zero value. */
-function mismatches(object: unknown, gvk: Gvk): Mismatch[] {
+function mismatches(object: unknown, gvk: GVK): Mismatch[] {
   const found: Mismatch[] = [];
-  walkObject(object, schemaOf(gvk), {
+  const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
+  if (!schema) return found;
+  walkObject(object, schema, {
     mismatch: (m) => found.push(m),
     nullItem: (list, i, kind) => {
       const zero = ZERO[kind];
@@ -92,7 +74,7 @@ function jsonMessage(m: Mismatch): string {
  * merge patch result, or undefined. Null list items become their type's zero value, as Go decodes
  * them. Quantity strings are checked too (they fail in the same decoder).
  */
-export function decodeTypeError(object: unknown, gvk: Gvk): string | undefined {
+export function decodeTypeError(object: unknown, gvk: GVK): string | undefined {
   const found = mismatches(object, gvk);
   const first = found.find((m) => UNMARSHALERS.has(m.kind)) ?? found[0];
   return first ? jsonMessage(first) : undefined;
@@ -144,7 +126,7 @@ function unstructuredMessage(m: Mismatch): string | undefined {
 }
 
 /** The unstructured converter's error for a strategic merge patch result, or undefined. */
-export function unstructuredTypeError(object: unknown, gvk: Gvk): string | undefined {
+export function unstructuredTypeError(object: unknown, gvk: GVK): string | undefined {
   const found = mismatches(object, gvk);
   for (const m of found) {
     const message = unstructuredMessage(m);
@@ -210,9 +192,11 @@ function typedMessage(m: Mismatch): string | undefined {
  * What structured-merge-diff reports converting an apply configuration to its typed form: every
  * field the schema does not declare and every mistyped one, `<path>: <problem>`, in walk order.
  */
-export function typedPatchErrors(applied: unknown, gvk: Gvk): string[] {
+export function typedPatchErrors(applied: unknown, gvk: GVK): string[] {
   const out: string[] = [];
-  walkObject(applied, schemaOf(gvk), {
+  const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
+  if (!schema) return out;
+  walkObject(applied, schema, {
     unknown: (p) => out.push(`${p}: field not declared in schema`),
     mismatch: (m) => {
       const message = typedMessage(m);

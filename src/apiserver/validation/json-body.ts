@@ -44,9 +44,15 @@ export function parseJsonStrict(text: string, opts: ParseJsonOptions = {}): Stri
 
 function syntaxError(message: string, text: string, opts: ParseJsonOptions): Error {
   if (!opts.kind) return errors.badRequest(message);
-  return errors.badRequest(
-    `the object provided is unrecognized (must be of type ${opts.kind}): couldn't get version/kind; json parse error: ${message} (${summarize(text)})`,
-  );
+  return unrecognizedObject(opts.kind, `couldn't get version/kind; json parse error: ${message}`, text);
+}
+
+/**
+ * The create/update decoder's 400 when it cannot even read the body's apiVersion and kind
+ * (transformDecodeError without a kind), with upstream's summary of the body.
+ */
+export function unrecognizedObject(kind: string, message: string, text: string): Error {
+  return errors.badRequest(`the object provided is unrecognized (must be of type ${kind}): ${message} (${summarize(text)})`);
 }
 
 /** summarizeData: the first 30 bytes, verbatim for an object and hex otherwise. */
