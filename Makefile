@@ -67,6 +67,9 @@ image: ## Build the container image (IMAGE=name:tag, default kube-identity:dev; 
 	@$(require-docker)
 	docker build -t $(IMAGE) --build-arg GIT_COMMIT=$$(git rev-parse HEAD 2>/dev/null || echo unknown) --build-arg BUILD_DATE=$$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 
+image-check: ## Without Docker: build the Dockerfile with buildah on local stand-ins for its base images, run `version` in it (root, apt; slow)
+	@hack/image-check.sh
+
 chart-check: deps tools ## Check the Helm chart without helm: render with Go text/template + sprig (hack/render-chart), schema, RBAC = deploy/
 	npm run test:jest -- test/deploy/chart.test.ts test/deploy/template.test.ts
 
@@ -111,4 +114,4 @@ kind-e2e: build ## Run `kube-identity demo` against the kind cluster (after kind
 	kind get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
 	node dist/src/cmd/main.js demo --kubeconfig $(KIND_KUBECONFIG)
 
-.PHONY: image chart-check chart-lint manifests-check kind-up kind-deploy kind-e2e
+.PHONY: image image-check chart-check chart-lint manifests-check kind-up kind-deploy kind-e2e
