@@ -141,6 +141,21 @@ describe('apiVersion and kind are read as strings before anything else', () => {
   });
 });
 
+describe('a DeleteOptions body is checked by the same walk', () => {
+  it.each([
+    [{ dryRun: [1] }, 'number into Go struct field DeleteOptions.dryRun of type string'],
+    [{ gracePeriodSeconds: 1.5 }, 'number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
+    [{ propagationPolicy: 1 }, 'number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation'],
+    [{ orphanDependents: 'yes' }, 'string into Go struct field DeleteOptions.orphanDependents of type bool'],
+    [{ preconditions: { uid: 1 } }, 'number into Go struct field Preconditions.preconditions.uid of type string'],
+  ])('%j', async (body, message) => {
+    const r = await raw(s, 'DELETE', `${SA}/existing`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', ...body } });
+    expect([r.status, r.json.reason, r.json.message]).toEqual([400, 'BadRequest',
+      `DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal ${message}`]);
+    expect((await raw(s, 'GET', `${SA}/existing`)).status).toBe(200);
+  });
+});
+
 describe('an update body is checked as a create body', () => {
   it('PUT with a mistyped field is a 400 and the object is unchanged', async () => {
     const before = (await raw(s, 'GET', `${SA}/existing`)).json;

@@ -11,7 +11,9 @@ import { parseListOptions } from './list-options.js';
 import { queryBool, queryInt64 } from '../query-params.js';
 import { type RequestScope, respondObject, respondValue } from './scope.js';
 import { dryRunErrors } from './write-options.js';
-import { goJsonKind } from '../validation/field-types.js';
+import { schemaTypeError } from '../validation/field-types.js';
+import { META } from '../openapi/builder.js';
+import { definitionSchema } from '../openapi/schema-for.js';
 
 interface DeleteOptions {
   dryRun?: string[];
@@ -27,33 +29,15 @@ const POLICIES = ['Foreground', 'Background', 'Orphan'];
 
 const BAD_BODY = 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions';
 
+const DELETE_OPTIONS_FIELDS = ['dryRun', 'gracePeriodSeconds', 'propagationPolicy', 'orphanDependents', 'preconditions'] as const;
+
 /** The fields of a DeleteOptions body, type-checked as Go's decoder would; `null` means absent. */
 function bodyOptions(v: Record<string, unknown>): DeleteOptions {
-  const opts: DeleteOptions = {};
-  const typeError = (field: string, want: string): Error =>
-    errors.badRequest(`${BAD_BODY}: json: cannot unmarshal ${goJsonKind(v[field])} into Go struct field DeleteOptions.${field} of type ${want}`);
-  const { dryRun, gracePeriodSeconds, propagationPolicy, orphanDependents, preconditions } = v;
-  if (dryRun != null) {
-    if (!Array.isArray(dryRun) || dryRun.some((d) => typeof d !== 'string')) throw typeError('dryRun', '[]string');
-    opts.dryRun = dryRun as string[];
-  }
-  if (gracePeriodSeconds != null) {
-    if (!Number.isInteger(gracePeriodSeconds)) throw typeError('gracePeriodSeconds', 'int64');
-    opts.gracePeriodSeconds = gracePeriodSeconds as number;
-  }
-  if (propagationPolicy != null) {
-    if (typeof propagationPolicy !== 'string') throw typeError('propagationPolicy', 'v1.DeletionPropagation');
-    opts.propagationPolicy = propagationPolicy;
-  }
-  if (orphanDependents != null) {
-    if (typeof orphanDependents !== 'boolean') throw typeError('orphanDependents', 'bool');
-    opts.orphanDependents = orphanDependents;
-  }
-  if (preconditions != null) {
-    if (typeof preconditions !== 'object' || Array.isArray(preconditions)) throw typeError('preconditions', 'v1.Preconditions');
-    opts.preconditions = preconditions as DeleteOptions['preconditions'];
-  }
-  return opts;
+  const typeError = schemaTypeError(v, definitionSchema(`${META}DeleteOptions`));
+  if (typeError) throw errors.badRequest(`${BAD_BODY}: ${typeError}`);
+  const opts: Record<string, unknown> = {};
+  for (const field of DELETE_OPTIONS_FIELDS) if (v[field] != null) opts[field] = v[field];
+  return opts as DeleteOptions;
 }
 
 /** DeleteOptions from the query string, converted as the parameter codec does. */

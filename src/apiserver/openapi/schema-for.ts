@@ -35,10 +35,13 @@ function inline(node: unknown): unknown {
 
 const INLINED = new Map<string, Schema>();
 
-function inlinedDefinition(name: string): Schema {
+/** A definition (e.g. `io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions`) inlined, or undefined. */
+export function definitionSchema(name: string): Schema | undefined {
   let s = INLINED.get(name);
   if (!s) {
-    s = goTyped(goNameOfDefinition(name), inline(ALL_SCHEMAS[name]) as Schema);
+    const definition = ALL_SCHEMAS[name];
+    if (!definition) return undefined;
+    s = goTyped(goNameOfDefinition(name), inline(definition) as Schema);
     INLINED.set(name, s);
   }
   return s;
@@ -50,5 +53,5 @@ function inlinedDefinition(name: string): Schema {
  */
 export function schemaFor(group: string, version: string, kind: string): Schema | undefined {
   const name = schemaNameFor({ group, version, kind });
-  return name ? inlinedDefinition(name) : undefined;
+  return name ? definitionSchema(name) : undefined;
 }

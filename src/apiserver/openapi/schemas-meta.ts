@@ -97,7 +97,7 @@ export const META_SCHEMAS: Schemas = {
     kind: str(),
     orphanDependents: bool(),
     preconditions: ref(`${META}Preconditions`),
-    propagationPolicy: str(),
+    propagationPolicy: enumStr('v1.DeletionPropagation'),
   }),
   [`${META}WatchEvent`]: obj(
     { object: ref('io.k8s.apimachinery.pkg.runtime.RawExtension'), type: str() },

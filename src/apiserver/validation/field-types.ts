@@ -12,7 +12,7 @@
  * - structured-merge-diff for an apply configuration (`.secrets: expected list, got &{x}`), which
  *   reports them all.
  */
-import type { GVK } from '../openapi/builder.js';
+import type { GVK, Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { type GoKind, type Mismatch, QUANTITY, walkObject } from '../openapi/schema-walk.js';
 
@@ -38,9 +38,8 @@ const ZERO: Partial<Record<GoKind, () => unknown>> = {
 };
 
 /** Every mismatch in `object`, in document order; null list items become their type's zero value. */
-function mismatches(object: unknown, gvk: GVK): Mismatch[] {
+function mismatches(object: unknown, schema: Schema | undefined): Mismatch[] {
   const found: Mismatch[] = [];
-  const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
   if (!schema) return found;
   walkObject(object, schema, {
     mismatch: (m) => found.push(m),
@@ -70,14 +69,19 @@ function jsonMessage(m: Mismatch): string {
 }
 
 /**
- * The Go decoder's error for the first wrongly typed field of a create/update body or JSON or
- * merge patch result, or undefined. Null list items become their type's zero value, as Go decodes
+ * The Go decoder's error for the first wrongly typed field of an object decoded into the Go type
+ * `schema` describes, or undefined. Null list items become their type's zero value, as Go decodes
  * them. Quantity strings are checked too (they fail in the same decoder).
  */
-export function decodeTypeError(object: unknown, gvk: GVK): string | undefined {
-  const found = mismatches(object, gvk);
+export function schemaTypeError(object: unknown, schema: Schema | undefined): string | undefined {
+  const found = mismatches(object, schema);
   const first = found.find((m) => UNMARSHALERS.has(m.kind)) ?? found[0];
   return first ? jsonMessage(first) : undefined;
+}
+
+/** schemaTypeError for a create/update body or a JSON or merge patch result of the kind `gvk`. */
+export function decodeTypeError(object: unknown, gvk: GVK): string | undefined {
+  return schemaTypeError(object, schemaFor(gvk.group, gvk.version, gvk.kind));
 }
 
 /** The reflect kind the unstructured converter sees for a JSON value. */
@@ -127,7 +131,7 @@ function unstructuredMessage(m: Mismatch): string | undefined {
 
 /** The unstructured converter's error for a strategic merge patch result, or undefined. */
 export function unstructuredTypeError(object: unknown, gvk: GVK): string | undefined {
-  const found = mismatches(object, gvk);
+  const found = mismatches(object, schemaFor(gvk.group, gvk.version, gvk.kind));
   for (const m of found) {
     const message = unstructuredMessage(m);
     if (message) return message;
