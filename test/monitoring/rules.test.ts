@@ -56,7 +56,7 @@ const THRESHOLDS: Record<string, { rule: RegExp; says: string }> = {
   KubeIdentityReconcileErrorsHigh: { rule: /> 0\.1$/, says: '10%' },
   KubeIdentityNoLeader: { rule: /^for 5m$/, says: '5 minutes' },
   KubeIdentityInformerStale: { rule: /> 10 \* 60$/, says: '10 minutes' },
-  KubeIdentityCertificatesFailing: { rule: /\[15m\]\)\) > 0$/, says: '15 minutes' },
+  KubeIdentityCertificatesFailing: { rule: /offset 15m[\s\S]*\[15m\]\)\s*\) > 0$/, says: '15 minutes' },
 };
 
 it('defines the alerts an on-call engineer acts on, each with a summary, a description and its runbook section', () => {
