@@ -33,8 +33,13 @@ export interface EmbeddedServerOptions {
   dataDir: string;
   logger: Logger;
   storage?: 'sqlite' | 'memory' | 'etcd';
-  /** With storage 'etcd': the cluster, and how long Events live (kube-apiserver's --event-ttl). */
-  etcd?: Omit<EtcdStoreOptions, 'ttlSeconds' | 'logger'> & { eventTtlSeconds: number };
+  /** With storage 'etcd': the cluster. */
+  etcd?: Omit<EtcdStoreOptions, 'ttlSeconds' | 'logger'>;
+  /**
+   * kube-apiserver's --event-ttl: how long an Event lives after its last write (on etcd its lease,
+   * on the other stores a sweep deletes it). Absent: Events are kept.
+   */
+  eventTtlSeconds?: number;
   /** A ready store (tests); overrides `storage` and is closed with the server. */
   store?: Store;
   host?: string;
@@ -122,6 +127,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     rootCaPem: identity.caPem,
+    // On etcd the Events' leases expire them.
+    eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
   });
   return {
     url: server.url,
@@ -144,11 +151,11 @@ async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<
   if (opts.storage === 'memory') return new MemoryStore();
   if (opts.storage !== 'etcd') return openSqlite(path.join(dataDir, 'store.db'));
   if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
-  const { eventTtlSeconds, ...etcd } = opts.etcd;
+  const ttl = opts.eventTtlSeconds;
   const events = [storageKey('', 'events', undefined), storageKey('events.k8s.io', 'events', undefined)];
   return EtcdStore.open({
-    ...etcd,
-    ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? eventTtlSeconds : undefined),
+    ...opts.etcd,
+    ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? ttl : undefined),
     logger: opts.logger.child({ component: 'etcd' }),
   });
 }

@@ -22,6 +22,8 @@ import { serveDiscovery } from './discovery/index.js';
 import { ClusterRoleAggregation } from './controllers/clusterrole-aggregation.js';
 import { KubernetesServiceController } from './controllers/kubernetes-service.js';
 import { RootCaPublisher } from './controllers/root-ca-publisher.js';
+import { EventExpiry } from './controllers/event-expiry.js';
+import { realClock } from '../lib/clock.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
@@ -57,6 +59,8 @@ export interface ApiServerOptions {
   metricsRegistry?: Registry;
   /** The bundle that verifies this server, published in every namespace as ConfigMap kube-root-ca.crt. */
   rootCaPem?: string;
+  /** --event-ttl for a store without leases: Events are deleted this long after their last write. */
+  eventTtlSeconds?: number;
 }
 
 export interface StaticRoute {
@@ -252,6 +256,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const caPem = opts.rootCaPem;
   const rootCa = caPem !== undefined && configMaps ? new RootCaPublisher({ store: opts.store, configMaps, context: registries.systemContext, logger, caPem }) : undefined;
   await rootCa?.start();
+  const ttl = opts.eventTtlSeconds;
+  const eventExpiry = ttl === undefined ? undefined : new EventExpiry({ store: opts.store, ttlMs: ttl * 1000, clock: realClock, logger });
+  eventExpiry?.start();
   const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
   const pipeline = new Pipeline(opts, registries, metrics);
   const server: Server = createServer(
@@ -307,6 +314,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         pipeline.endWatches();
         aggregation?.stop();
         rootCa?.stop();
+        eventExpiry?.stop();
         kubernetesService?.stop();
         server.close(() => resolve());
         server.closeIdleConnections();

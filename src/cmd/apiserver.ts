@@ -30,11 +30,11 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
           prefix: config.etcdPrefix,
           tls: { ca: read('etcdCafile'), cert: read('etcdCertfile'), key: read('etcdKeyfile') },
           compactionIntervalMs: config.etcdCompactionInterval,
-          eventTtlSeconds: Math.ceil(config.eventTtl / 1000),
         }
       : undefined;
   return {
     etcd,
+    eventTtlSeconds: Math.ceil(config.eventTtl / 1000),
     dataDir: config.dataDir,
     storage: config.storage as EmbeddedServerOptions['storage'],
     host: config.host,

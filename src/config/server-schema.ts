@@ -24,7 +24,7 @@ export const APISERVER_CONFIG_SCHEMA = {
   etcdCertfile: { type: 'string', default: '', description: 'Client certificate (PEM) presented to etcd.' },
   etcdKeyfile: { type: 'string', default: '', description: 'Private key (PEM) of --etcd-certfile.' },
   etcdCompactionInterval: { type: 'duration', default: '5m', description: 'How often etcd history is compacted (0 disables; replicas take turns).' },
-  eventTtl: { type: 'duration', default: '1h', description: 'How long Events are kept (an etcd lease) with --storage etcd.' },
+  eventTtl: { type: 'duration', default: '1h', description: 'How long an Event is kept after its last write (an etcd lease with --storage etcd).' },
   logLevel: CONTROLLER_CONFIG_SCHEMA.logLevel,
   bookmarkIntervalMs: { type: 'int', default: 60_000, min: 1, description: 'Interval of watch bookmarks, in milliseconds.' },
   kubeconfigOut: { type: 'string', default: '', description: 'Where to write the admin kubeconfig; empty means DATA_DIR/kubeconfig.' },

@@ -1,7 +1,8 @@
 /**
  * Where Events live: once, as core/v1, at kube-apiserver's `/registry/events/<ns>/<name>` whichever
- * group wrote them, on an etcd lease (--event-ttl); and the upgrade of data directories written
- * before, which kept events.k8s.io Events apart (`/registry/events.k8s.io/events/...`): moved on start.
+ * group wrote them, for --event-ttl after their last write (an etcd lease; a sweep on SQLite); and the
+ * upgrade of data directories written before, which kept events.k8s.io Events apart
+ * (`/registry/events.k8s.io/events/...`): moved on start.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,7 @@ import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
-import { raw, type RawTarget } from '../helpers/http.js';
+import { openWatch, raw, type RawTarget } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 import { describeWithTools } from '../helpers/tools.js';
 
@@ -75,6 +76,29 @@ it('moves the events.k8s.io Events of an older SQLite data directory to the core
   }
 });
 
+it('deletes Events --event-ttl after their last write on SQLite, as their etcd lease would', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'events-ttl-'));
+  const server = await startEmbeddedServer({ dataDir, storage: 'sqlite', eventTtlSeconds: 1, logger: silentLogger() });
+  try {
+    const target = { url: server.url, caPem: server.identity.caPem, adminToken: server.identity.adminToken };
+    const created = await raw(target, 'POST', V1, { body: { ...legacyEvent('short-lived'), metadata: { name: 'short-lived' } } });
+    expect(created.status).toBe(201);
+    await raw(target, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'kept' } } });
+    const watch = await openWatch(target, `${CORE}?watch=1&resourceVersion=${created.json.metadata.resourceVersion}`);
+    try {
+      const [gone] = await watch.waitFor(1, 10_000);
+      expect(gone).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'short-lived' } } });
+    } finally {
+      watch.close();
+    }
+    expect((await raw(target, 'GET', `${V1}/short-lived`)).status).toBe(404);
+    expect((await raw(target, 'GET', '/api/v1/namespaces/default/configmaps/kept')).status).toBe(200);
+  } finally {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 describeWithTools(['etcd'])('Events on etcd', () => {
   let etcd: EtcdCluster;
   let client: Etcd3;
@@ -88,7 +112,7 @@ describeWithTools(['etcd'])('Events on etcd', () => {
     // What the previous release left in etcd: an events.k8s.io Event under its group's own path.
     await client.put('/registry/events.k8s.io/events/default/legacy-ev').value(JSON.stringify(legacyEvent('legacy-ev')));
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'events-etcd-'));
-    server = await startEmbeddedServer({ dataDir, storage: 'etcd', etcd: { endpoints: etcd.endpoints, eventTtlSeconds: 600 }, logger: silentLogger() });
+    server = await startEmbeddedServer({ dataDir, storage: 'etcd', etcd: { endpoints: etcd.endpoints }, eventTtlSeconds: 600, logger: silentLogger() });
     target = { url: server.url, caPem: server.identity.caPem, adminToken: server.identity.adminToken };
   }, 60_000);
   afterAll(async () => {
