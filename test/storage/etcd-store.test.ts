@@ -8,6 +8,7 @@ import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
 import { StoreError, type Store } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { trackHandles } from '../helpers/handles.js';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 import { describeWithTools } from '../helpers/tools.js';
@@ -66,6 +67,27 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     const size = await (await open({ prefix: '/size' })).sizeBytes();
     expect(etcd.endpoints).toContain(size.endpoint);
     expect(size.bytes).toBeGreaterThan(0);
+  });
+
+  it('leaves no timer, connection or stream of its own once closed, even with its watch reconnecting to a stopped etcd', async () => {
+    const handles = trackHandles();
+    const own = await startEtcd();
+    try {
+      const store = await open({ endpoints: own.endpoints, prefix: '/close' });
+      const seen: string[] = [];
+      store.watch('/r/', { fromRevision: store.currentRevision(), onEvent: (e) => seen.push(e.key) });
+      await store.create('/r/a', obj('a'));
+      await until('the watch to deliver the write', () => seen.length === 1);
+      await own.stop();
+      // The watch keeps trying to reconnect, waiting longer each time (up to 2 s).
+      await new Promise((r) => setTimeout(r, 3_000));
+      await store.close();
+      // etcd3 keeps a channel it closes while connecting open up to 1 s (its workaround for a grpc-js bug); nothing else may linger.
+      expect(await handles.settle(1_200)).toEqual([]);
+    } finally {
+      handles.stop();
+      await own.stop();
+    }
   });
 
   it('answers 410 Expired through the API for a watch from a compacted resourceVersion', async () => {

@@ -9,7 +9,7 @@
  * retried once on another member (`retryRead`). Each member keeps the client's circuit breaker, so
  * calls skip a member that keeps failing and try it again a few seconds later.
  */
-import { ExponentialBackoff, isBrokenCircuitError, noop } from 'cockatiel';
+import { type IBackoff, isBrokenCircuitError, noop } from 'cockatiel';
 import { Etcd3, GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError, type IOptions } from 'etcd3';
 import { StoreError } from './store.js';
 
@@ -22,13 +22,21 @@ export interface EtcdClientOptions {
   requestTimeoutMs?: number;
 }
 
+/**
+ * etcd3's own wait before re-opening a broken watch stream: none, as EtcdWatch re-opens its watch
+ * itself, after a backoff it can cancel. The client's wait was a timer nothing could clear (it runs
+ * even when the stream broke because the client closed), which kept the process alive up to 2 s after
+ * close. With no wait, the client's retry runs at once and finds no watcher left (EtcdWatch detaches
+ * on every disconnect), so it ends there.
+ */
+const NO_DELAY: IBackoff<unknown> = { duration: 0, next: () => NO_DELAY };
+
 export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
   const timeout = opts.requestTimeoutMs ?? 10_000;
   const options: IOptions = {
     hosts: opts.endpoints,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-    // Watch streams are re-opened within 2 s of etcd coming back (the client's default waits up to 30 s).
-    faultHandling: { global: noop, watchBackoff: new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 }).next() },
+    faultHandling: { global: noop, watchBackoff: NO_DELAY },
     // Keepalive pings notice a dead member on an idle watch stream (etcd's Go client does the same).
     grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 },
   };

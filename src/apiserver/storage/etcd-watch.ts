@@ -2,13 +2,16 @@
  * A Store watch served by an etcd watch on the prefix from `fromRevision + 1`, with previous
  * values (MODIFIED and DELETED carry `prevObject`) and progress notifications (`onProgress`).
  *
- * Resumption is ours: the etcd3 client re-creates a watch after a broken stream from the last
+ * Resumption is ours: the etcd3 client would re-create a watch after a broken stream from the last
  * response *header* revision, which is past events etcd had not sent yet when it answers a watch
- * catching up on history in several batches. So each time the stream breaks we point it at the
- * revision after the last event delivered, and events at or below it are never delivered twice:
- * the watch stays ordered, unique and reliable across etcd restarts and leader changes. A start
- * revision older than the compacted history ends the watch with Compacted (410 upstream).
+ * catching up on history in several batches, and it waits on a timer nobody can clear. So each time
+ * the stream breaks we drop the client's watcher and, after a backoff we cancel on stop, open a new
+ * one from the revision after the last event delivered: events at or below it are never delivered
+ * twice, the watch stays ordered, unique and reliable across etcd restarts and leader changes, and
+ * a stopped watch leaves nothing running. A start revision older than the compacted history ends
+ * the watch with Compacted (410 upstream).
  */
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Etcd3, IEvent, IWatchResponse, Watcher } from 'etcd3';
 import { decode } from './etcd-value.js';
 import type { StoreEvent, WatchHandle, WatchOptions } from './store.js';
@@ -28,10 +31,15 @@ export interface EtcdWatchContext {
   onStop: (watch: EtcdWatch) => void;
 }
 
+/** Re-opened within 2 s of etcd coming back. */
+const RECONNECT_BACKOFF = new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 });
+
 export class EtcdWatch implements WatchHandle {
   private last: number;
   private stopped = false;
   private watcher: Watcher | undefined;
+  private backoff: IBackoff<unknown> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly client: Etcd3,
@@ -46,6 +54,18 @@ export class EtcdWatch implements WatchHandle {
       queueMicrotask(() => this.fail(this.compactedError()));
       return;
     }
+    this.open();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.ctx.onStop(this);
+    clearTimeout(this.reconnectTimer);
+    this.watcher?.cancel().catch(() => undefined);
+  }
+
+  private open(): void {
     const watcher = this.client
       .watch()
       .prefix(this.ctx.etcdPrefix)
@@ -53,18 +73,22 @@ export class EtcdWatch implements WatchHandle {
       .startRevision(String(this.last + 1))
       .watcher();
     this.watcher = watcher;
+    watcher.on('connected', () => (this.backoff = undefined));
     watcher.on('data', (res: IWatchResponse) => this.receive(res));
-    watcher.on('disconnected', () => {
-      watcher.request.start_revision = this.last + 1;
-    });
+    watcher.on('disconnected', () => this.reopen(watcher));
     watcher.on('error', (err: Error) => void this.cancelled(err));
   }
 
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.ctx.onStop(this);
-    this.watcher?.cancel().catch(() => undefined);
+  /** The stream broke: detach the client's watcher (at once, it is not connected) and open another later. */
+  private reopen(watcher: Watcher): void {
+    watcher.cancel().catch(() => undefined);
+    if (this.stopped || watcher !== this.watcher) return;
+    this.watcher = undefined;
+    this.backoff = this.backoff ? this.backoff.next(undefined) : RECONNECT_BACKOFF.next();
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (!this.stopped) this.open();
+    }, this.backoff.duration);
   }
 
   private receive(res: IWatchResponse): void {
