@@ -15,7 +15,8 @@ import { dropNullFields } from './validation/nulls.js';
 import { decodeTypeError, goJsonKind, unstructuredTypeError } from './validation/field-types.js';
 import { compactJson } from '../lib/frozen-json.js';
 
-export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF];
 
 export type OutputKind = 'json' | 'yaml' | 'table' | 'partial';
 
@@ -82,26 +83,29 @@ function cannotHandle(gvk: Gvk, why: string): Error {
   return errors.badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: ${why}`);
 }
 
-/** Decodes a create/update body and checks it addresses the endpoint's kind and version. */
-export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk): DecodedBody {
-  const type = mediaType(contentType) || 'application/json';
-  let value: unknown;
-  let duplicateFields: string[] = [];
-  if (type === 'application/json') {
-    ({ value, duplicateFields } = parseJsonStrict(body.toString('utf8'), { kind: gvk.kind }));
-  } else if (type === 'application/yaml') {
+/** The body parsed by its media type (nesting capped), with the duplicate fields JSON had. */
+function parseBody(type: string, body: Buffer, gvk: Gvk): { value: unknown; duplicateFields: string[] } {
+  if (type === 'application/json') return parseJsonStrict(body.toString('utf8'), { kind: gvk.kind });
+  if (type === 'application/yaml') {
     try {
-      value = parseYamlCapped(body.toString('utf8'));
+      return { value: parseYamlCapped(body.toString('utf8')), duplicateFields: [] };
     } catch (e) {
       throw cannotHandle(gvk, `error converting YAML to JSON: ${(e as Error).message.split('\n')[0] ?? ''}`);
     }
-  } else if (type === 'application/vnd.kubernetes.protobuf') {
-    value = decodeProtobufObject(body, gvk);
+  }
+  if (type === PROTOBUF) {
+    const value = decodeProtobufObject(body, gvk);
     const deep = tooDeepAt(value);
     if (deep) throw cannotHandle(gvk, depthSyntaxError(deep));
-  } else {
-    throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
+    return { value, duplicateFields: [] };
   }
+  throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
+}
+
+/** Decodes a create/update body and checks it addresses the endpoint's kind and version. */
+export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk): DecodedBody {
+  const type = mediaType(contentType) || 'application/json';
+  const { value, duplicateFields } = parseBody(type, body, gvk);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
   }
@@ -111,10 +115,11 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
   if (sniff) throw unrecognizedObject(gvk.kind, sniff, body.toString('utf8'));
   checkTypeMeta(object, gvk);
   // Time fields first: their unmarshaler's error ends Go's decoding, ahead of any saved type error.
+  // A protobuf body is typed by its wire format: no field type to check.
   let typeError: string | undefined;
   try {
     normalizeTimeFields(object, gvk);
-    typeError = decodeTypeError(object, gvk);
+    if (type !== PROTOBUF) typeError = decodeTypeError(object, gvk);
   } catch (e) {
     typeError = (e as Error).message;
   }

@@ -156,6 +156,14 @@ describe('a DeleteOptions body is checked by the same walk', () => {
   });
 });
 
+describe('a YAML body is checked as a JSON one', () => {
+  it('is a 400 with the same message', async () => {
+    const r = await raw(s, 'POST', LEASES, { body: 'metadata:\n  name: y\nspec:\n  leaseDurationSeconds: "10"\n', contentType: 'application/yaml' });
+    expect([r.status, r.json.message]).toEqual([400,
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32']);
+  });
+});
+
 describe('an update body is checked as a create body', () => {
   it('PUT with a mistyped field is a 400 and the object is unchanged', async () => {
     const before = (await raw(s, 'GET', `${SA}/existing`)).json;
