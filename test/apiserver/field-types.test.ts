@@ -15,6 +15,7 @@ beforeAll(async () => {
   s = await startTestServer();
   await raw(s, 'POST', SA, { body: { metadata: { name: 'existing' } } });
   await raw(s, 'POST', LEASES, { body: { metadata: { name: 'l' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 10 } } });
+  await raw(s, 'POST', `${NS}/services`, { body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80, targetPort: 8080 }] } } });
 });
 afterAll(async () => {
   await s.close();
@@ -189,6 +190,10 @@ const PATCHES: [string, string, string, unknown, string][] = [
   ['strategic, an int for a string', `${LEASES}/l`, SMP, { spec: { holderIdentity: 1 } }, 'cannot convert int64 to string'],
   ['strategic, a string for an int32', `${LEASES}/l`, SMP, { spec: { leaseDurationSeconds: 'x' } }, 'unrecognized type: int32'],
   ['strategic, a string for a struct', `${LEASES}/l`, SMP, { spec: 'x' }, 'cannot restore struct from: string'],
+  ['strategic, a bool for an int-or-string', `${NS}/services/web`, SMP, { spec: { ports: [{ port: 80, targetPort: true }] } },
+    'json: cannot unmarshal bool into Go value of type int32'],
+  ['merge, a bool for an int-or-string', `${NS}/services/web`, MERGE, { spec: { ports: [{ port: 80, targetPort: true }] } },
+    'json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32'],
 ];
 
 describe('a patch whose result is mistyped is upstream\'s invalid patch (422), and nothing changes', () => {
@@ -220,6 +225,13 @@ describe('an apply configuration with mistyped fields', () => {
         '  .spec.acquireTime: expected string, got &value.valueUnstructured{Value:true}\n' +
         '  .spec.bogus: field not declared in schema',
     );
+  });
+
+  it('a fraction for an int32, which structured-merge-diff takes as numeric, fails decoding the merged object (422)', async () => {
+    const body = JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' }, spec: { leaseDurationSeconds: 1.5 } });
+    const r = await raw(s, 'PATCH', `${LEASES}/l?fieldManager=m&force=true`, { body, contentType: 'application/apply-patch+yaml' });
+    expect(r.status).toBe(422);
+    expect(r.json.message.endsWith('}": json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32')).toBe(true);
   });
 
   it('a single mistyped list is one error', async () => {
