@@ -19,8 +19,10 @@ export interface Comparison {
 
 /** What changed between two objects, as field sets. */
 export function compareObjects(oldObj: KObject | undefined, newObj: KObject, schema: Schema | undefined): Comparison {
-  const oldSet = oldObj ? objectFieldSet(oldObj, schema) : new FieldSet();
   const newSet = objectFieldSet(newObj, schema);
+  // A create changes every field: the set itself, not a copy rebuilt path by path.
+  if (!oldObj) return { changed: newSet, removed: new FieldSet() };
+  const oldSet = objectFieldSet(oldObj, schema);
   const changed = new FieldSet();
   for (const p of newSet.paths()) {
     if (!oldSet.has(p)) changed.insert(p);
@@ -60,13 +62,13 @@ function baseManagers(old: KObject | undefined, next: KObject): Manager[] {
 export function trackUpdate(old: KObject | undefined, next: KObject, gvk: Gvk, entry: UpdateEntry): void {
   const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
   const { changed, removed } = compareObjects(old, next, schema);
-  const lost = changed.union(removed);
+  const lost = removed.isEmpty() ? changed : changed.union(removed);
   let managers = baseManagers(old, next).map((m) => ({ entry: m.entry, set: m.set.difference(lost) }));
   const mine: ManagedFieldsEntry = { manager: entry.manager, operation: 'Update', apiVersion: entry.apiVersion, time: entry.time };
   if (entry.subresource) mine.subresource = entry.subresource;
   const prev = managers.find((m) => sameManager(m.entry, mine));
   if (!changed.isEmpty()) {
-    const set = (prev?.set ?? new FieldSet()).union(changed);
+    const set = prev ? prev.set.union(changed) : changed;
     managers = putManager(managers, { entry: { ...mine, fieldsType: 'FieldsV1' }, set });
   }
   const meta = (next.metadata ??= {});

@@ -16,10 +16,14 @@ export type WriteOp =
   | { kind: 'update'; key: string; object: KObject; expectedRevision?: number }
   | { kind: 'delete'; key: string; expectedRevision?: number };
 
-/** A validated write that has not been applied yet; `json` is the new value's stored text. */
+/**
+ * A validated write that has not been applied yet; `json` is the new value's stored text,
+ * `prevRevision` the revision of the key's value it replaces (null when there is none).
+ */
 export interface PreparedWrite {
   event: StoreEvent;
   json: string;
+  prevRevision: number | null;
 }
 
 export class MvccIndex {
@@ -91,7 +95,7 @@ export class MvccIndex {
   private build(type: StoreEvent['type'], key: string, json: string, revision: number, prev?: StoredObject): PreparedWrite {
     const event: StoreEvent = { type, key, object: parseFrozen(json), revision };
     if (prev) event.prevObject = prev.object;
-    return { event: Object.freeze(event), json };
+    return { event: Object.freeze(event), json, prevRevision: prev?.revision ?? null };
   }
 
   /** Applies a prepared write; it must be the next revision. */

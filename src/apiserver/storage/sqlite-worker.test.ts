@@ -33,7 +33,7 @@ function replies(port: MessagePort): Reply[] {
 
 /** A group of `n` writes of `size` bytes each, at the revisions after `after`. */
 function group(id: number, after: number, n: number, size = 10): CommitRequest {
-  const rows = Array.from({ length: n }, (_, i) => ({ revision: after + i + 1, key: `/r/g${id}-${i}`, type: 'ADDED' as const, value: 'x'.repeat(size) }));
+  const rows = Array.from({ length: n }, (_, i) => ({ revision: after + i + 1, key: `/r/g${id}-${i}`, type: 'ADDED' as const, value: 'x'.repeat(size), prev: null }));
   return { type: 'commit', id, rows, revision: after + n };
 }
 

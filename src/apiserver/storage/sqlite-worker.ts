@@ -9,12 +9,17 @@ import Database from 'better-sqlite3';
 
 export type RowType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** One write of a commit group: the new value's stored text (for DELETED, the object's last state). */
+/**
+ * One write of a commit group: the new value's stored text (for DELETED, the object's last state)
+ * and the revision of the key's live row it replaces (null if the key has none). The main thread
+ * knows it from its index, so the commit does not look it up.
+ */
 export interface WriteRow {
   revision: number;
   key: string;
   type: RowType;
   value: string;
+  prev: number | null;
 }
 
 /** What the file held at open. */
@@ -165,7 +170,6 @@ function loadFile(db: Database.Database, historyLimit: number): LoadedFile {
  * delete, so the previous row of any later event is still there.
  */
 export function commitTransaction(db: Database.Database): Commit {
-  const lastRow = db.prepare('SELECT revision, type FROM log WHERE key = ? ORDER BY revision DESC LIMIT 1');
   const insertRow = db.prepare('INSERT INTO log (revision, key, type, value, prev) VALUES (?, ?, ?, ?, ?)');
   const setMeta = db.prepare('UPDATE meta SET value = ? WHERE name = ?');
   const compacted = db.prepare("SELECT value FROM meta WHERE name = 'compacted'").pluck();
@@ -178,10 +182,7 @@ export function commitTransaction(db: Database.Database): Commit {
     for (const group of groups) {
       const first = group.rows[0]?.revision;
       if (first !== revision + 1) throw new Error(`commit group at revision ${String(first)} does not follow revision ${revision}: a commit before it failed`);
-      for (const row of group.rows) {
-        const last = lastRow.get(row.key) as { revision: number; type: RowType } | undefined;
-        insertRow.run(row.revision, row.key, row.type, row.value, last && last.type !== 'DELETED' ? last.revision : null);
-      }
+      for (const row of group.rows) insertRow.run(row.revision, row.key, row.type, row.value, row.prev);
       revision = group.revision;
       compactTo = group.compactTo ?? compactTo;
     }

@@ -71,7 +71,7 @@ export class SqliteStore extends IndexedStore {
     // Counted once sent, so the groups sent behind it do not trim again; if its commit fails, the
     // next trim starts from what the file holds (the thread reads it there).
     if (compactTo !== undefined) this.fileCompacted = compactTo;
-    const rows = writes.map(({ event, json }) => ({ revision: event.revision, key: event.key, type: event.type, value: json }));
+    const rows = writes.map(({ event, json, prevRevision }) => ({ revision: event.revision, key: event.key, type: event.type, value: json, prev: prevRevision }));
     return this.writer.commit(rows, last.event.revision, compactTo);
   }
 
