@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ResourceInfo } from '../api/resources.js';
 import type { RequestInfo } from './request-info.js';
-import { type Store, storageKey } from './storage/store.js';
+import type { Store } from './storage/store.js';
 
 type RequestLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component';
 
@@ -47,11 +47,17 @@ export interface RequestTracker {
   setInfo(info: RequestInfo): void;
 }
 
+/** A stored resource; its count reads its registry's own storage (events.k8s.io's is the core Events'). */
+export interface StoredResource {
+  info: ResourceInfo;
+  count(): Promise<number>;
+}
+
 export interface ApiServerMetricsOptions {
   registry: Registry;
   store: Store;
-  /** The served resources, for apiserver_storage_objects. */
-  resources: () => Iterable<ResourceInfo>;
+  /** The stored resources and how many objects each holds, for apiserver_storage_objects. */
+  resources: () => Iterable<StoredResource>;
 }
 
 export class ApiServerMetrics {
@@ -171,13 +177,11 @@ function registerStorageGauges(opts: ApiServerMetricsOptions): void {
     async collect() {
       this.reset();
       const seen = new Set<string>();
-      for (const r of resources()) {
-        const prefix = storageKey(r.group, r.plural, undefined);
+      for (const { info: r, count } of resources()) {
         const label = r.group === '' ? r.plural : `${r.plural}.${r.group}`;
         if (seen.has(label)) continue;
         seen.add(label);
-        const page = await store.range({ prefix, limit: 1 });
-        this.set({ resource: label }, page.items.length + page.remaining);
+        this.set({ resource: label }, await count());
       }
     },
   });

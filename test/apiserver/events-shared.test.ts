@@ -349,6 +349,19 @@ describe('kubectl-facing output', () => {
   });
 });
 
+describe('apiserver_storage_objects', () => {
+  it('counts the one set of Events for both resources', async () => {
+    const text = (await raw(s, 'GET', '/metrics')).text;
+    const count = (resource: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`apiserver_storage_objects{resource="${resource}"}`));
+      return Number(line?.split(' ').pop());
+    };
+    const listed = (await raw(s, 'GET', '/api/v1/events')).json.items.length;
+    expect(listed).toBeGreaterThan(5);
+    expect([count('events'), count('events.events.k8s.io')]).toEqual([listed, listed]);
+  });
+});
+
 describe('continue tokens', () => {
   it.each([
     ['garbage', "invalid character '\\u0081' looking for beginning of value"],

@@ -24,6 +24,7 @@ import { defaultServiceAccount, serviceAccountStrategy } from './core/service-ac
 import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../auth/types.js';
+import type { StoredResource } from '../metrics.js';
 
 /** Every built-in kind; the identity layer adds RBAC, the reviews and the ServiceAccount token subresource. */
 const BUILTIN_STRATEGIES: readonly Strategy[] = [
@@ -43,8 +44,8 @@ const BUILTIN_STRATEGIES: readonly Strategy[] = [
 
 export interface Registries {
   find(group: string, version: string, plural: string): GenericRegistry | undefined;
-  /** The kinds kept in the store (not the computed ones: reviews, token requests). */
-  storedResources(): ResourceInfo[];
+  /** The kinds kept in the store (not the computed ones: reviews, token requests), with their object counts. */
+  storedResources(): StoredResource[];
   readonly reader: ObjectReader;
   /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
   bootstrap(objects: readonly KObject[]): Promise<void>;
@@ -74,6 +75,12 @@ async function ignoreExists(p: Promise<unknown>): Promise<void> {
   } catch (e) {
     if (!(e instanceof ApiError && e.code === 409)) throw e;
   }
+}
+
+/** How many objects a registry's storage holds (one key read; the store counts the rest). */
+async function countObjects(registry: GenericRegistry): Promise<number> {
+  const page = await registry.store.range({ prefix: registry.prefix(undefined), limit: 1 });
+  return page.items.length + page.remaining;
 }
 
 /** Reads stored objects straight from the store (the identity layer needs one before the server runs). */
@@ -148,7 +155,10 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
 
   return {
     find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
-    storedResources: () => [...strategies.values()].filter((s) => !s.virtual).map((s) => s.info),
+    storedResources: () =>
+      [...registries.values()]
+        .filter((r) => !r.strategy.virtual)
+        .map((r) => ({ info: r.info, count: () => countObjects(r) })),
     reader,
     close: () => finalizer.stop(),
     systemContext: () => systemContext(reader),
