@@ -90,6 +90,7 @@ async function load(run: MonitoredRun, seconds: number): Promise<Record<string, 
 const describeLoad = (s: Record<string, Sent>): string[] => [
   `${s.kubeletCsrs?.ok} kubelet client CSRs from a bootstrap token (1, 4, then 2 per second); ${s.kubeletsJoined?.ok} kubelets joined by \`kube-identity demo\` (client and serving certificates, ${s.kubeletsJoined?.failed} runs failed);`,
   `${s.serverAuth?.ok} client CSRs asking for server auth, approved by the admin (the signer marks them Failed); ${s.forAHuman?.ok} client CSRs left for a human; ${s.servingFromNonNode?.ok} serving CSRs from the admin (the serving approver's requester rule refuses them).`,
+  "Both controllers act on every CSR (up's runs without leader election), so one of each pair of writes meets a 409 Conflict and is requeued: the PUT 409 and retry lines. With leader election one replica acts.",
 ];
 
 /** The panels with no series at all: a picture with such a panel is not made. */
