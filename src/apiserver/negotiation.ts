@@ -139,15 +139,28 @@ export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string)
   let detail = typeMetaTypeError(object);
   if (detail === undefined) {
     checkTypeMeta(object, gvk);
-    try {
-      normalizeTimeFields(object, gvk);
-      detail = mediaType(patchType) === STRATEGIC ? unstructuredTypeError(object, gvk) : decodeTypeError(object, gvk);
-    } catch (e) {
-      detail = (e as Error).message;
-    }
+    detail = patchedTypeError(object, gvk, mediaType(patchType) === STRATEGIC);
   }
   if (detail === undefined) return;
   throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
+}
+
+/** Time fields parsed and field types checked, as the decoder that reads this patch result would. */
+function patchedTypeError(object: KObject, gvk: Gvk, strategic: boolean): string | undefined {
+  try {
+    if (strategic) {
+      // The converter meets a non-string time as any other mistyped field, then parses the times.
+      const converterError = unstructuredTypeError(object, gvk);
+      if (converterError) return converterError;
+      normalizeTimeFields(object, gvk);
+      return undefined;
+    }
+    // The JSON decoder's time unmarshaler error wins over the type errors it saved.
+    normalizeTimeFields(object, gvk);
+    return decodeTypeError(object, gvk);
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 /**

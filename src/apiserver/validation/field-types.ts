@@ -92,15 +92,12 @@ function sourceKind(v: unknown): string {
 }
 
 /**
- * The converter between scalars: integers convert to any number type (without a range check) and
- * int64 to string only to fail; a fraction does not become an integer; anything else is a type it
- * does not recognize.
+ * The converter between scalars (a mismatch, so never an integer into a number type): int64 to
+ * string fails, a fraction does not become an integer, anything else is a type it does not
+ * recognize.
  */
-function scalarConversion(src: string, dst: GoKind): string | undefined {
-  if (src === 'int64') {
-    if (dst === 'string') return 'cannot convert int64 to string';
-    if (dst !== 'bool') return undefined;
-  }
+function scalarConversion(src: string, dst: GoKind): string {
+  if (src === 'int64' && dst === 'string') return 'cannot convert int64 to string';
   if (src === 'float64' && (dst === 'int32' || dst === 'int64')) return `cannot convert float64 to ${dst}`;
   return `unrecognized type: ${dst}`;
 }
@@ -124,6 +121,11 @@ function unstructuredMessage(m: Mismatch): string | undefined {
       return QUANTITY_FORMAT_ERROR;
     case 'any':
       return undefined;
+    case 'int32':
+    case 'int64':
+      // An integer out of the type's range: the converter truncates it silently; stored, it would
+      // be a value no client decodes, so it is refused in the JSON decoder's words.
+      return src === 'int64' ? jsonMessage(m) : scalarConversion(src, m.kind);
     default:
       return scalarConversion(src, m.kind);
   }
