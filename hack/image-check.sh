@@ -8,7 +8,8 @@
 #   gcr.io/distroless/nodejs<V>-debian12:nonroot  only the files of base-files, tzdata, libc6, libgcc-s1, libstdc++6,
 #                                                  the CA bundle and Node at /nodejs/bin/node; no shell; user 65532
 # Then podman runs the image as a user would and the check compares what `version` prints with HEAD.
-# Everything lives under IMAGE_CHECK_DIR (default /var/tmp/kube-identity-image-check) and is removed at the end.
+# Everything lives under IMAGE_CHECK_DIR (default /var/tmp/kube-identity-image-check) and is removed at the end
+# (containers/image still writes its small blob-info cache to /var/lib/containers/cache, as any buildah run does).
 set -euo pipefail
 
 cd "$(git rev-parse --show-toplevel)"
