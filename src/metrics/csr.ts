@@ -40,7 +40,8 @@ export class CsrMetrics {
       name: 'kube_identity_csr_issuance_latency_seconds',
       help: 'Time from CSR creation to its certificate being written',
       labelNames: ['signer'],
-      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      // From milliseconds (an auto-approved CSR is issued in a few) to a day (one waiting for a human).
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
       registers,
     });
     this.caExpiry = new Gauge({ name: 'kube_identity_signer_ca_expiry_timestamp_seconds', help: 'NotAfter of the current CA certificate of each signer', labelNames: ['signer'], registers });
@@ -73,6 +74,21 @@ export class CsrMetrics {
 
   static for(registry: Registry): CsrMetrics {
     return once(registry, 'csr', () => new CsrMetrics(registry));
+  }
+
+  /**
+   * Zeroes a signer's series, as controller-runtime zeroes its own at start: a counter first seen at 1
+   * has no increase for rate() or increase() to find, so its first issuance or failure went unseen.
+   */
+  initSigner(signer: string, failureReasons: readonly string[]): void {
+    this.issuances.inc({ signer }, 0);
+    this.issuanceLatency.zero({ signer });
+    for (const reason of failureReasons) this.failures.inc({ signer, reason }, 0);
+  }
+
+  /** Zeroes an approver's approval series, for the same reason. */
+  initApprovals(signer: string, reasons: readonly string[]): void {
+    for (const reason of reasons) this.approvals.inc({ signer, reason }, 0);
   }
 
   /** Registers where the oldest-pending gauge reads from (the CSR informer cache). */

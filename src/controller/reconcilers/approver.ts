@@ -49,7 +49,9 @@ export function approverSkips(csr: CertificateSigningRequest): boolean {
 }
 
 export class ApproverReconciler implements Reconciler {
-  constructor(private readonly o: ApproverOptions) {}
+  constructor(private readonly o: ApproverOptions) {
+    o.metrics.initApprovals(SIGNER_KUBE_APISERVER_CLIENT_KUBELET, RECOGNIZERS.map((r) => r.subresource));
+  }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
     // Decided on the informer's copy; the approval carries its resourceVersion, so a stale copy

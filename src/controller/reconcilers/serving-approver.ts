@@ -6,7 +6,7 @@
  * pending with a Warning Event and a violation metric, or Denied with `--kubelet-serving-deny`);
  * waiting for the requester's Node. A dry run records every decision and writes nothing.
  */
-import { CONDITION_APPROVED, CONDITION_DENIED, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
+import { CONDITION_APPROVED, CONDITION_DENIED, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
 import type { KObject } from '../../api/meta.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import { wrapError } from '../errors.js';
@@ -50,7 +50,9 @@ type Refusal = Extract<ServingVerdict, { decision: 'refuse' }>;
 export class ServingApproverReconciler implements Reconciler {
   private readonly reported = new Reported();
 
-  constructor(private readonly o: ServingApproverOptions) {}
+  constructor(private readonly o: ServingApproverOptions) {
+    if (!o.dryRun) o.metrics.initApprovals(SIGNER_KUBELET_SERVING, [SERVING_METRIC_REASON]);
+  }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
     const csr = this.o.csrs.get(key);

@@ -35,7 +35,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
   });
 
   /** Runs one reconcile of an approved CSR carrying `request`; returns the /status body written. */
-  async function signOnce(request: string, requests: ParsedRequests): Promise<CertificateSigningRequest> {
+  async function signOnce(request: string, requests: ParsedRequests, registry = new Registry()): Promise<CertificateSigningRequest> {
     const csr: CertificateSigningRequest = {
       apiVersion: 'certificates.k8s.io/v1',
       kind: 'CertificateSigningRequest',
@@ -62,7 +62,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
       api: new CsrApi(raw),
       csrs,
       events,
-      metrics: CsrMetrics.for(new Registry()),
+      metrics: CsrMetrics.for(registry),
       clock,
       requests,
     });
@@ -93,5 +93,16 @@ describe('SignerReconciler with a parse shared by the approver', () => {
     expect(Buffer.from(written.status?.certificate ?? '', 'base64').toString('latin1')).toMatch(/^-----BEGIN CERTIFICATE-----\n/);
     expect(written.metadata?.resourceVersion).toBe('5');
     expect(requests.size).toBe(1);
+  });
+
+  it('has every series of its signer from the start, so a first issuance or failure is an increase', async () => {
+    const registry = new Registry();
+    await signOnce(await kubeletRequest(true), new ParsedRequests(), registry);
+    const text = await registry.metrics();
+    const signer = `signer="${SIGNER_KUBE_APISERVER_CLIENT_KUBELET}"`;
+    expect(text).toContain(`kube_identity_csr_issuances_total{${signer}} 0`);
+    expect(text).toContain(`kube_identity_csr_issuance_latency_seconds_count{${signer}} 0`);
+    expect(text).toContain(`kube_identity_csr_failures_total{${signer},reason="policy"} 0`);
+    expect(text).toContain(`kube_identity_csr_failures_total{${signer},reason="unparseable"} 1`);
   });
 });

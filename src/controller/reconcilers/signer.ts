@@ -22,6 +22,8 @@ import type { SignerPolicy } from './signer-policy.js';
 
 export const FAILED_REASON = 'SignerValidationFailure';
 export const ISSUED_EVENT_REASON = 'CertificateIssued';
+/** The `reason` label of kube_identity_csr_failures_total: why a signer marked a CSR Failed. */
+const FAILURE_REASONS = ['unparseable', 'policy'] as const;
 
 export interface SignerOptions extends CsrReconcilerDeps {
   policy: SignerPolicy;
@@ -40,6 +42,7 @@ export class SignerReconciler implements Reconciler {
 
   constructor(private readonly o: SignerOptions) {
     this.signerName = o.policy.signerName;
+    o.metrics.initSigner(this.signerName, FAILURE_REASONS);
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
@@ -102,7 +105,7 @@ export class SignerReconciler implements Reconciler {
     }
   }
 
-  private async fail(csr: CertificateSigningRequest, message: string, why: 'unparseable' | 'policy', ctx: ReconcileContext): Promise<void> {
+  private async fail(csr: CertificateSigningRequest, message: string, why: (typeof FAILURE_REASONS)[number], ctx: ReconcileContext): Promise<void> {
     const conditions = [...(csr.status?.conditions ?? [])];
     conditions.push({ type: CONDITION_FAILED, status: 'True', reason: FAILED_REASON, message, lastUpdateTime: new Date(this.o.clock.now()).toISOString() });
     const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, conditions } };
