@@ -37,6 +37,13 @@ export interface SideFigures {
   perSec: number;
   latencyMs: LatencySummary;
   errors: number;
+  /** What perSec counts that the phase did: requests, objects listed or events delivered. */
+  done: number;
+  /**
+   * CPU (user + system, every thread, from /proc) the server process spent per unit of perSec
+   * during the phase, in µs. Unlike throughput it barely depends on what else the machine runs.
+   */
+  cpuUsPerOp: number;
 }
 
 export interface OpFigures {
@@ -44,7 +51,12 @@ export interface OpFigures {
   api: SideFigures;
   /** api.perSec / bare.perSec */
   ratio: number;
+  /** bare.cpuUsPerOp / api.cpuUsPerOp: the share of the bare server's efficiency the API server has (0: too short to measure). */
+  cpuRatio: number;
 }
+
+/** A phase's figures before the CPU they cost is known. */
+type PhaseFigures = Omit<SideFigures, 'cpuUsPerOp'>;
 
 export interface ApiBenchResult extends Machine {
   name: 'api';
@@ -75,22 +87,29 @@ const PAYLOAD = 'x'.repeat(256);
 const pad = (i: number): string => String(i).padStart(6, '0');
 const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'kube-identity-bench' } }, data: { payload: PAYLOAD } });
 
-function figures(r: LoadResult): SideFigures {
+function figures(r: LoadResult): PhaseFigures {
   if (r.ok === 0 && r.errors > 0) throw new Error(`every request failed: ${r.firstError}`);
-  return { perSec: r.perSec, latencyMs: r.latencyMs, errors: r.errors };
+  return { perSec: r.perSec, latencyMs: r.latencyMs, errors: r.errors, done: r.ok };
 }
 
-async function create(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+/** Runs a phase against one server and adds the CPU that server spent on it. */
+async function measured(proc: NodeProcess, phase: () => Promise<PhaseFigures>): Promise<SideFigures> {
+  const before = proc.cpuMs();
+  const f = await phase();
+  return { ...f, cpuUsPerOp: round(((proc.cpuMs() - before) * 1000) / Math.max(1, f.done), 1) };
+}
+
+async function create(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   return figures(await closedLoop({ concurrency: p.concurrency, maxOps: p.objects, maxMs: 120_000, op: (i) => side.client.json('POST', side.collection, configMap(`cm-${pad(i)}`)).then(() => undefined) }));
 }
 
-async function get(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+async function get(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   const op = (i: number): Promise<void> => side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined);
   return figures(await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.getMs, op }));
 }
 
 /** Objects/s over full paginated lists; latency per page. */
-async function list(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+async function list(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   const pages: number[] = [];
   let objects = 0;
   let own = 0;
@@ -108,11 +127,11 @@ async function list(side: Side, p: ApiBenchParams): Promise<SideFigures> {
     } while (cont);
   }
   if (own !== p.objects * p.listRounds) throw new Error(`listed ${own} of the bench's objects, expected ${p.objects * p.listRounds}`);
-  return { perSec: Math.round(objects / ((performance.now() - start) / 1000)), latencyMs: summarize(pages), errors: 0 };
+  return { perSec: Math.round(objects / ((performance.now() - start) / 1000)), latencyMs: summarize(pages), errors: 0, done: objects };
 }
 
 /** Events/s delivered to all watchers; latency from sending the create to each watcher's receipt. */
-async function watch(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+async function watch(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   const sent = new Map<string, number>();
   const latencies: number[] = [];
   const expected = p.watchers * p.watchEvents;
@@ -142,14 +161,14 @@ async function watch(side: Side, p: ApiBenchParams): Promise<SideFigures> {
     });
     await Promise.race([done, new Promise((r) => setTimeout(r, 30_000).unref())]);
     const secs = (performance.now() - start) / 1000;
-    return { perSec: Math.round(latencies.length / secs), latencyMs: summarize(latencies), errors: created.errors + (expected - latencies.length) };
+    return { perSec: Math.round(latencies.length / secs), latencyMs: summarize(latencies), errors: created.errors + (expected - latencies.length), done: latencies.length };
   } finally {
     for (const h of handles) h.close();
   }
 }
 
 /** TokenReviews/s, each checked to authenticate (a refused review counts as an error). */
-async function tokenReview(side: Side, p: ApiBenchParams): Promise<SideFigures> {
+async function tokenReview(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   return figures(await closedLoop({ concurrency: p.reviewConcurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.reviewMs, op: (i) => side.review(i) }));
 }
 
@@ -223,10 +242,11 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
 
     const results = {} as ApiBenchResult['results'];
     const phases = { create, get, list, watch, tokenreview: tokenReview } as const;
-    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<SideFigures>][]) {
-      const b = await run(bare.side, p);
-      const a = await run(api, p);
-      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)) };
+    const ceiling = bare;
+    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<PhaseFigures>][]) {
+      const b = await measured(ceiling.proc, () => run(ceiling.side, p));
+      const a = await measured(server.proc, () => run(api, p));
+      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)), cpuRatio: a.cpuUsPerOp > 0 ? round(b.cpuUsPerOp / a.cpuUsPerOp) : 0 };
     }
     return { name: 'api', params: p, storage: 'sqlite', results, apiserverPeakRssMb: mb(server.proc.memory().peakRss), ...machine() };
   } finally {
@@ -238,12 +258,23 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
 
 export function formatApiTable(r: ApiBenchResult): string {
   const p = r.params;
-  const rows = Object.entries(r.results).map(([op, f]) => [op, String(f.bare.perSec), String(f.api.perSec), f.ratio.toFixed(3), formatLatency(f.bare.latencyMs), formatLatency(f.api.latencyMs), String(f.api.errors)]);
+  const rows = Object.entries(r.results).map(([op, f]) => [
+    op,
+    String(f.bare.perSec),
+    String(f.api.perSec),
+    f.ratio.toFixed(3),
+    `${f.bare.cpuUsPerOp}/${f.api.cpuUsPerOp}`,
+    f.cpuRatio.toFixed(3),
+    formatLatency(f.bare.latencyMs),
+    formatLatency(f.api.latencyMs),
+    String(f.api.errors),
+  ]);
   return [
     `api: ${p.objects} ConfigMaps, ${p.concurrency} clients, list pages of ${p.pageSize} x${p.listRounds}, ${p.watchers} watchers x ${p.watchEvents} events; storage ${r.storage}; API server peak RSS ${r.apiserverPeakRssMb} MB; ${r.cores} cores; node ${r.node}`,
     '(create/get: requests/s; list: objects/s, latency per page; watch: events/s delivered over all watchers, latency create-sent -> received;' +
       ` tokenreview: reviews/s of a Secret-bound ServiceAccount token at ${p.reviewConcurrency} clients, beside bare creates of the same body)`,
-    formatTable(['op', 'bare/s', 'api/s', 'x bare', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
+    '(CPU: µs of server CPU per request/object/event, from /proc; x bare CPU = bare CPU / api CPU, which barely depends on the load of a shared machine)',
+    formatTable(['op', 'bare/s', 'api/s', 'x bare', 'CPU µs bare/api', 'x bare CPU', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
   ].join('\n');
 }
 

@@ -10,15 +10,24 @@ describe('bench/api', () => {
         expect(side.errors).toBe(0);
         expect(side.perSec).toBeGreaterThan(0);
         expect(side.latencyMs.p50).toBeLessThanOrEqual(side.latencyMs.max);
+        // /proc counts CPU in 10 ms ticks, so a phase this small may show none.
+        expect(side.cpuUsPerOp).toBeGreaterThanOrEqual(0);
       }
       expect(f.ratio).toBeCloseTo(f.api.perSec / f.bare.perSec, 2);
     }
     expect(r.results.create.api.latencyMs.count).toBe(30);
+    expect(r.results.create.api.done).toBe(30);
+    expect(r.results.list.bare.done).toBe(30);
+    expect(r.results.list.api.done).toBe(31); // and the namespace's kube-root-ca.crt
+    // 200 ms of back-to-back GETs keep both servers busy for several ticks.
+    expect(r.results.get.api.cpuUsPerOp).toBeGreaterThan(0);
+    expect(r.results.get.bare.cpuUsPerOp).toBeGreaterThan(0);
+    expect(r.results.get.cpuRatio).toBeCloseTo(r.results.get.bare.cpuUsPerOp / r.results.get.api.cpuUsPerOp, 2);
     expect(r.results.list.api.latencyMs.count).toBe(5); // ceil(30 / 7) pages
     expect(r.results.watch.api.latencyMs.count).toBe(15); // every event at every watcher
     expect(r.apiserverPeakRssMb).toBeGreaterThan(0);
     expect(r.cores).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatApiTable(r).split('\n')).toHaveLength(3 + 5);
+    expect(formatApiTable(r).split('\n')).toHaveLength(4 + 5);
   }, 120_000);
 });
