@@ -12,7 +12,8 @@ import { normalizeTimeFields } from './codec/time-fields.js';
 import { parseJsonStrict, unrecognizedObject } from './validation/json-body.js';
 import { depthSyntaxError, parseYamlCapped, tooDeepAt } from './validation/depth.js';
 import { dropNullFields } from './validation/nulls.js';
-import { decodeTypeError, goJsonKind, unstructuredTypeError } from './validation/field-types.js';
+import { goJsonKind } from '../lib/json.js';
+import { decodeTypeError, unstructuredTypeError } from './validation/field-types.js';
 import { compactJson } from '../lib/frozen-json.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';

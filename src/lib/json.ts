@@ -46,3 +46,10 @@ export function deepFreeze<T>(value: T): Readonly<T> {
   }
   return value;
 }
+
+/** encoding/json's name for a JSON value's type, as its UnmarshalTypeError prints it. */
+export function goJsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'object' ? 'object' : typeof v;
+}

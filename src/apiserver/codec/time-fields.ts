@@ -7,7 +7,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
-import { isRecord } from '../../lib/json.js';
+import { goJsonKind, isRecord } from '../../lib/json.js';
 import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from '../../lib/rfc3339.js';
 
 type TimeKind = 'Time' | 'MicroTime';
@@ -72,18 +72,12 @@ export function timeFieldsOf(gvk: { group: string; version: string; kind: string
   return [...META, ...(BY_KIND[`${apiVersionOf(gvk)}/${gvk.kind}`] ?? [])];
 }
 
-/** Go's name for a JSON value's type in an UnmarshalTypeError. */
-function jsonType(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  return typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v;
-}
-
 /** The value a time field is stored as; throws the Go decoder's message for a malformed one. */
 function normalize(v: unknown, [path, type, goStruct]: TimeField): unknown {
   if (v === null) return null;
   if (typeof v !== 'string') {
     // The decoder adds the struct and the field path to a type error (encoding/json addErrorContext).
-    throw new Error(`json: cannot unmarshal ${jsonType(v)} into Go struct field ${goStruct}.${path.replaceAll('[]', '')} of type string`);
+    throw new Error(`json: cannot unmarshal ${goJsonKind(v)} into Go struct field ${goStruct}.${path.replaceAll('[]', '')} of type string`);
   }
   const t = parseGoTime(v, type === 'Time' ? TIME_LAYOUT : MICRO_TIME_LAYOUT);
   if (isZeroTime(t)) return null;

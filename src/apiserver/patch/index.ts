@@ -7,12 +7,11 @@ import { type ApplyOptions, serverSideApply } from '../apply/index.js';
 import { errors } from '../errors.js';
 import { invalid } from '../field-errors.js';
 import { applyJsonPatch } from './json-patch.js';
-import { goJsonKind } from '../validation/field-types.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
-import { isRecord } from '../../lib/json.js';
+import { goJsonKind, isRecord } from '../../lib/json.js';
 import { dropNullFields } from '../validation/nulls.js';
 
 export const JSON_PATCH = 'application/json-patch+json';

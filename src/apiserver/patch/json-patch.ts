@@ -9,7 +9,7 @@ import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { patchRejected } from './patch-errors.js';
-import { goJsonKind } from '../validation/field-types.js';
+import { goJsonKind } from '../../lib/json.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 /** Upstream's JSONPatchMaxCopyBytes: the body limit, so copies cannot multiply a small body. */

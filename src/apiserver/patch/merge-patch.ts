@@ -5,8 +5,7 @@
 import { errors } from '../errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
-import { goJsonKind } from '../validation/field-types.js';
-import { isRecord } from '../../lib/json.js';
+import { goJsonKind, isRecord } from '../../lib/json.js';
 
 type Obj = Record<string, unknown>;
 

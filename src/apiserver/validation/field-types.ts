@@ -15,16 +15,10 @@
 import type { GVK, Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { type GoKind, type Mismatch, QUANTITY, walkObject } from '../openapi/schema-walk.js';
+import { goJsonKind } from '../../lib/json.js';
 
 /** resource.ErrFormatWrong: what Quantity's unmarshaler says of anything but a well-formed quantity. */
 export const QUANTITY_FORMAT_ERROR = `quantities must match the regular expression '${QUANTITY.source}'`;
-
-/** encoding/json's name for a JSON value's type in an UnmarshalTypeError. */
-export function goJsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v === 'object' ? 'object' : typeof v;
-}
 
 /** Go zero values for null list items of scalar and struct types (slices and maps stay nil). */
 const ZERO: Partial<Record<GoKind, () => unknown>> = {

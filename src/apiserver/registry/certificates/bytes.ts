@@ -4,6 +4,7 @@
  * is a 400 BadRequest before any validation runs; this reproduces that decoder and its messages.
  */
 import { errors } from '../../errors.js';
+import { goJsonKind } from '../../../lib/json.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const DECODE = new Map<number, number>([...ALPHABET].map((c, i) => [c.charCodeAt(0), i]));
@@ -103,13 +104,6 @@ export function sameBytes(a: unknown, b: unknown): boolean {
   return fieldBytes(a).equals(fieldBytes(b));
 }
 
-function jsonTypeName(value: unknown): string {
-  if (typeof value === 'number') return 'number';
-  if (typeof value === 'boolean') return 'bool';
-  if (Array.isArray(value)) return 'array';
-  return 'object';
-}
-
 /**
  * The decode step upstream runs before any strategy: each []byte field must be a string of valid
  * base64. Throws the 400 that the body decoder gives (`... cannot be handled as a ...: <why>`).
@@ -128,7 +122,7 @@ export function checkBytesFields(obj: Record<string, unknown>): void {
       const why =
         err instanceof Base64Error
           ? err.message
-          : `json: cannot unmarshal ${jsonTypeName(value)} into Go struct field ${goType}.${path} of type []uint8`;
+          : `json: cannot unmarshal ${goJsonKind(value)} into Go struct field ${goType}.${path} of type []uint8`;
       throw errors.badRequest(`CertificateSigningRequest in version "v1" cannot be handled as a CertificateSigningRequest: ${why}`);
     }
   }

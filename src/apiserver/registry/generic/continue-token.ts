@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ApiError, errors } from '../../errors.js';
 import { goJsonSyntaxError } from '../../validation/json-body.js';
 import { quoteChar } from '../../validation/json-syntax.js';
+import { goJsonKind } from '../../../lib/json.js';
 
 const TOKEN_VERSION = 'meta.k8s.io/v1';
 const INVALID = 'continue key is not valid';
@@ -62,13 +63,6 @@ function jsonSyntaxError(data: Buffer): string | undefined {
   return goJsonSyntaxError(data.toString('utf8'));
 }
 
-/** Go's name for a JSON value's type in an UnmarshalTypeError. */
-function jsonType(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return 'number';
-  return typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : 'string';
-}
-
 type TokenFields = { v: string; rv: number; start: string };
 
 /** One key of the token object into its field (null leaves it); Go's UnmarshalTypeError text on a mismatch. */
@@ -79,7 +73,7 @@ function setField(token: TokenFields, field: keyof TokenFields, value: unknown):
   if (!fits) {
     // Go names the number only when it missed an integer field.
     const shown = typeof value === 'number' && field === 'rv' ? ` ${value}` : '';
-    return `json: cannot unmarshal ${jsonType(value)}${shown} into Go struct field continueToken.${field} of type ${goType}`;
+    return `json: cannot unmarshal ${goJsonKind(value)}${shown} into Go struct field continueToken.${field} of type ${goType}`;
   }
   if (field === 'rv') token.rv = value as number;
   else token[field] = value as string;
@@ -91,7 +85,7 @@ function unmarshalToken(parsed: unknown): TokenFields | string {
   const token: TokenFields = { v: '', rv: 0, start: '' };
   if (parsed === null) return token;
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return `json: cannot unmarshal ${jsonType(parsed)} into Go value of type storage.continueToken`;
+    return `json: cannot unmarshal ${goJsonKind(parsed)} into Go value of type storage.continueToken`;
   }
   let first: string | undefined;
   // Go matches keys case-insensitively; a later duplicate overwrites an earlier one.
