@@ -6,6 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { trackHandles } from '../helpers/handles.js';
+import { openWatch, raw } from '../helpers/http.js';
+import { startTestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 
@@ -22,5 +25,21 @@ it('writes the admin kubeconfig to --kubeconfig-out and serves kubectl from memo
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('leaves no socket, timer or thread of its own once closed, with a watch and kept-alive connections open', async () => {
+  const handles = trackHandles();
+  try {
+    const server = await startTestServer({ storage: 'sqlite', bookmarkIntervalMs: 100 });
+    const watch = await openWatch(server, '/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true');
+    expect((await raw(server, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'a' } } })).status).toBe(201);
+    await watch.waitFor(1);
+    await server.close();
+    await watch.ended;
+    // Within jest's grace before it kills a worker that does not exit.
+    expect(await handles.settle(500)).toEqual([]);
+  } finally {
+    handles.stop();
   }
 });

@@ -17,9 +17,8 @@ async function startChild(dataDir: string): Promise<{ child: ChildProcess; targe
   return started;
 }
 
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+// Waits for each child to be gone: a child still exiting holds the jest worker open.
+afterAll(() => Promise.all(children.map(kill9)));
 
 it('keeps every acknowledged object across kill -9 and continues the revision', async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-restart-'));

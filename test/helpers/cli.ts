@@ -50,7 +50,11 @@ export function startCliChild<T>(args: string[], ready: (stdout: string) => T | 
       resolve({ child, ready: found, output: () => out });
     };
     child.stdout?.on('data', check);
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
+    child.once('exit', (code) => {
+      // A child that died before it was ready must not leave the 60 s timer holding the jest worker.
+      clearTimeout(timer);
+      reject(new Error(`${args[0]} exited ${code}: ${err}`));
+    });
   });
 }
 
