@@ -10,6 +10,7 @@ import type { CertificateSigningRequest } from '../../src/api/certificates.js';
 import { parseCertificatePem } from '../../src/pki/certificate.js';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
+import { kill9 } from '../helpers/cli.js';
 import { openWatch, raw, type WatchStream } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from './harness.js';
@@ -50,14 +51,6 @@ function waitForCertificates(n: number): Promise<true> {
     if (exits.length > 0) throw new Error(exits.join('\n'));
     return certificatesSeen().size >= n ? true : undefined;
   }, 30_000);
-}
-
-function kill9(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }
 
 /** A kubelet client CSR created by the admin, which the approver may approve through the nodeclient SAR. */
