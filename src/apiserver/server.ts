@@ -308,17 +308,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   return {
     url,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        registries.close();
-        pipeline.endWatches();
-        aggregation?.stop();
-        rootCa?.stop();
-        eventExpiry?.stop();
-        kubernetesService?.stop();
+    async close() {
+      registries.close();
+      pipeline.endWatches();
+      aggregation?.stop();
+      kubernetesService?.stop();
+      // Their writes under way finish before close resolves: the caller closes the store next.
+      const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 1000).unref();
-      }),
+      });
+      await background;
+    },
   };
 }

@@ -50,7 +50,39 @@ it('deletes the Events written longer than the TTL ago, on its schedule, and not
   expect(await names(storageKey('', 'events', undefined))).toEqual(['fresh', 'rewritten']);
   await minute();
   expect(await names(storageKey('', 'events', undefined))).toEqual(['fresh']);
-  expiry.stop();
+  await expiry.stop();
+  expect(clock.pendingTimers()).toBe(0);
+  await store.close();
+});
+
+it('stops part-way through a sweep, and stop resolves once it has', async () => {
+  const store = new MemoryStore();
+  const clock = new FakeClock(T0 + 7_200_000);
+  for (let i = 0; i < 50; i++) await store.create(key(`e${i}`), event(`e${i}`, T0));
+  let inFlight = 0;
+  let deletes = 0;
+  const del = store.delete.bind(store);
+  // Each delete takes a turn of the event loop, as a real store's would, so stop() lands mid-sweep.
+  store.delete = async (k, revision) => {
+    inFlight++;
+    deletes++;
+    try {
+      await new Promise((r) => setImmediate(r));
+      return await del(k, revision);
+    } finally {
+      inFlight--;
+    }
+  };
+  const expiry = new EventExpiry({ store, ttlMs: 3_600_000, clock, logger: silentLogger() });
+  expiry.start();
+  clock.advance(60_000);
+  while (deletes === 0) await new Promise((r) => setImmediate(r));
+  await expiry.stop();
+  expect(inFlight).toBe(0);
+  const done = deletes;
+  expect(done).toBeLessThan(50);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  expect(deletes).toBe(done);
   expect(clock.pendingTimers()).toBe(0);
   await store.close();
 });

@@ -31,6 +31,7 @@ export function lastWrite(event: KObject): number {
 
 export class EventExpiry {
   private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
   private stopped = false;
   private readonly intervalMs: number;
 
@@ -42,17 +43,23 @@ export class EventExpiry {
     this.schedule();
   }
 
-  stop(): void {
+  /** Stops; resolves once a sweep under way has ended, so the store can be closed after it. */
+  stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
+    return this.running ?? Promise.resolve();
   }
 
   private schedule(): void {
     if (this.stopped) return;
     this.timer = this.opts.clock.setTimeout(() => {
-      this.sweep()
+      this.running = this.sweep()
+        .then(() => undefined)
         .catch((err: unknown) => this.opts.logger.warn({ err }, 'event expiry sweep failed'))
-        .finally(() => this.schedule());
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
     }, this.intervalMs);
   }
 
@@ -64,6 +71,7 @@ export class EventExpiry {
     for (;;) {
       const page = await this.opts.store.range({ prefix: EVENTS, after, limit: PAGE });
       for (const item of page.items) {
+        if (this.stopped) break;
         if (lastWrite(item.object) > deadline) continue;
         try {
           await this.opts.store.delete(item.key, item.revision);

@@ -66,10 +66,12 @@ export class RootCaPublisher {
     await this.idle();
   }
 
-  stop(): void {
+  /** Stops; resolves once a publish under way has ended, so the store can be closed after it. */
+  stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
     for (const w of this.watches) w.stop();
+    return this.draining ?? Promise.resolve();
   }
 
   /** Resolves when nothing is queued or being published (tests wait on it). */
