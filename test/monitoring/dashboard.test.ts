@@ -9,7 +9,7 @@
  */
 import { dashboardSvg } from '../../bench/lib/dashboard-svg.js';
 import { grafanaExpr, queryPanels, readDashboard } from '../../bench/lib/grafana.js';
-import { CSR_PATH, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from '../../bench/lib/kubelet-csr.js';
+import { CSR_PATH, KUBELET_CLIENT_SIGNER, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from '../../bench/lib/kubelet-csr.js';
 import { CLIENT_SIGNER, SERVING_SIGNER, startMonitoredRun, type MonitoredRun } from '../../bench/lib/monitored-run.js';
 import { DASHBOARD_FILE, emptyPanels } from '../../bench/dashboard.js';
 import { describeWithTools } from '../helpers/tools.js';
@@ -55,16 +55,20 @@ describeWithTools(['prometheus'])('the dashboard on a real Prometheus', () => {
     // first sample rate() cannot see as an increase, and the demo's two client certificates may share a scrape.
     const bootstrap = r.admin.withToken(await createBootstrapToken(r.admin));
     const [pem = ''] = await kubeletCsrPems(1);
+    // Only once Prometheus is scraping the signer's series (they start at 0) can it see these as increases.
+    await waitForSeries([`kube_identity_csr_issuance_latency_seconds_count{signer="${KUBELET_CLIENT_SIGNER}"}`]);
     for (let i = 0; i < 3; i++) {
       await bootstrap.json('POST', CSR_PATH, kubeletCsrObject(`kubelet-${i}`, pem));
       await new Promise((res) => setTimeout(res, 1_500));
     }
     bootstrap.close();
+    // The decision series exist from the start at 0, so wait for the counts themselves: the demo's two kubelet
+    // client certificates and the three above issued, a CSR failed, one refused by policy.
     await waitForSeries([
-      'kube_identity_csr_issuances_total',
-      'kube_identity_csr_failures_total',
+      `sum(kube_identity_csr_issuance_latency_seconds_count{signer="${KUBELET_CLIENT_SIGNER}"}) >= 5`,
+      'kube_identity_csr_failures_total > 0',
       'kube_identity_csr_oldest_pending_age_seconds',
-      'kube_identity_csr_policy_violations_total',
+      'kube_identity_csr_policy_violations_total > 0',
       'leader_election_master_status == 1',
     ]);
     // A few more scrapes, so that every rate window holds two samples of each series.
