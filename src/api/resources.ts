@@ -34,6 +34,11 @@ export interface ResourceInfo {
   shortNames?: string[];
   categories?: string[];
   subresources?: SubresourceInfo[];
+  /**
+   * DELETE answers the object rather than a Status: upstream's stores with ReturnDeletedObject
+   * (pods, services, serviceaccounts, namespaces). The served OpenAPI says the same.
+   */
+  returnsDeletedObject?: boolean;
 }
 
 const CRUD: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -68,21 +73,25 @@ export const RESOURCES: readonly ResourceInfo[] = [
     namespaced: false,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
     shortNames: ['ns'],
+    returnsDeletedObject: true,
     subresources: [sub('finalize', 'Namespace', '', 'v1', ['update']), sub('status', 'Namespace', '', 'v1', ['get', 'patch', 'update'])],
   }),
   resource('', 'v1', 'ServiceAccount', 'serviceaccounts', {
     shortNames: ['sa'],
+    returnsDeletedObject: true,
     subresources: [sub('token', 'TokenRequest', 'authentication.k8s.io', 'v1', ['create'])],
   }),
   resource('', 'v1', 'Secret', 'secrets'),
   resource('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] }),
   resource('', 'v1', 'Service', 'services', {
     shortNames: ['svc'],
+    returnsDeletedObject: true,
     categories: ['all'],
     subresources: [sub('status', 'Service', '', 'v1', ['get', 'patch', 'update'])],
   }),
   resource('', 'v1', 'Pod', 'pods', {
     shortNames: ['po'],
+    returnsDeletedObject: true,
     categories: ['all'],
     subresources: [sub('status', 'Pod', '', 'v1', ['get', 'patch', 'update'])],
   }),

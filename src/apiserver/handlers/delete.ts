@@ -23,8 +23,6 @@ interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
-/** Kinds whose delete answers with the object rather than a Status (upstream ReturnDeletedObject). */
-const RETURNS_DELETED_OBJECT = new Set(['Pod', 'Namespace']);
 const POLICIES = ['Foreground', 'Background', 'Orphan'];
 
 const BAD_BODY = 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions';
@@ -104,7 +102,7 @@ export async function handleDelete(scope: RequestScope): Promise<void> {
     preconditions: opts.preconditions,
   });
   if (result.deleted) {
-    if (RETURNS_DELETED_OBJECT.has(scope.registry.info.kind)) respondObject(scope, 200, result.object);
+    if (scope.registry.info.returnsDeletedObject) respondObject(scope, 200, result.object);
     else respondValue(scope, 200, successStatus(scope, result.object));
     return;
   }

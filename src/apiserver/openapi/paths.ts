@@ -96,6 +96,8 @@ interface Target {
   id: string;
   verbs: readonly string[];
   params: Schema[];
+  /** DELETE answers the object (upstream's ReturnDeletedObject); otherwise a Status. */
+  returnsDeletedObject?: boolean;
 }
 
 /** get, put, patch, post and delete on one object (or one object's subresource). */
@@ -108,7 +110,7 @@ function itemOps(t: Target, kind: string): Schema {
   if (can('update')) item.put = op('put', 'replace', WRITE, json(t.name));
   if (can('patch')) item.patch = op('patch', 'patch', [...WRITE, FORCE], PATCH_BODY);
   if (can('create')) item.post = op('post', 'create', WRITE, json(t.name));
-  if (can('delete')) item.delete = op('delete', 'delete', DELETE, json(`${META}DeleteOptions`));
+  if (can('delete')) item.delete = op('delete', 'delete', DELETE, json(`${META}DeleteOptions`), t.returnsDeletedObject ? t.name : `${META}Status`);
   return item;
 }
 
@@ -129,7 +131,7 @@ function collectionOps(t: Target, listName: string): Schema {
 function resourcePaths(r: ResourceInfo, prefix: string): Record<string, Schema> {
   const gvk: GVK = { group: r.group, version: r.version, kind: r.kind };
   const params = r.namespaced ? [pathParam('namespace', 'object name and auth scope, such as for teams and projects')] : [];
-  const main: Target = { gvk, name: nameOf(gvk), id: `${r.kind}${r.namespaced ? 'Namespaced' : ''}`, verbs: r.verbs, params };
+  const main: Target = { gvk, name: nameOf(gvk), id: `${r.kind}${r.namespaced ? 'Namespaced' : ''}`, verbs: r.verbs, params, returnsDeletedObject: r.returnsDeletedObject };
   const listName = r.verbs.includes('list') ? nameOf({ ...gvk, kind: r.listKind }) : '';
   const base = `${prefix}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.plural}`;
   const out: Record<string, Schema> = { [base]: collectionOps(main, listName) };
