@@ -7,7 +7,8 @@
  * - kube_identity_csr_failures_total{signer,reason}: Failed conditions written by a signer;
  * - kube_identity_csr_issuance_latency_seconds{signer}: creationTimestamp → certificate written;
  * - kube_identity_csr_oldest_pending_age_seconds{signer}: age of the oldest CSR without a certificate
- *   and without a Denied/Failed condition, computed on scrape from the informer cache;
+ *   and without a Denied/Failed condition, computed on scrape from the informer cache (0 for a signer
+ *   this controller serves with nothing pending);
  * - kube_identity_signer_ca_expiry_timestamp_seconds{signer}: NotAfter of each signer's current CA;
  * - kube_identity_csr_policy_violations_total{signer,rule}: CSRs a policy approver refused, by the rule broken
  *   (counted once per CSR and rule, dry runs included);
@@ -29,6 +30,8 @@ export class CsrMetrics {
   readonly policyViolations: Counter<'signer' | 'rule'>;
   readonly dryRunDecisions: Counter<'signer' | 'decision' | 'reason'>;
   private readonly sources: { source: OldestPendingSource; now: () => number }[] = [];
+  /** Signers this controller approves or signs for: each has an oldest-pending series, 0 when none waits. */
+  private readonly signers = new Set<string>();
 
   private constructor(registry: Registry) {
     const registers = [registry];
@@ -57,7 +60,7 @@ export class CsrMetrics {
       labelNames: ['signer', 'decision', 'reason'],
       registers,
     });
-    const sources = this.sources;
+    const { sources, signers } = this;
     new Gauge({
       name: 'kube_identity_csr_oldest_pending_age_seconds',
       help: 'Age of the oldest pending CSR (no certificate, not denied or failed), by signer',
@@ -65,6 +68,7 @@ export class CsrMetrics {
       registers,
       collect() {
         this.reset();
+        for (const signer of signers) this.set({ signer }, 0);
         for (const { source, now } of sources) {
           for (const [signer, created] of source()) this.set({ signer }, Math.max(0, (now() - created) / 1000));
         }
@@ -81,6 +85,7 @@ export class CsrMetrics {
    * has no increase for rate() or increase() to find, so its first issuance or failure went unseen.
    */
   initSigner(signer: string, failureReasons: readonly string[]): void {
+    this.signers.add(signer);
     this.issuances.inc({ signer }, 0);
     this.issuanceLatency.zero({ signer });
     for (const reason of failureReasons) this.failures.inc({ signer, reason }, 0);
@@ -88,7 +93,15 @@ export class CsrMetrics {
 
   /** Zeroes an approver's approval series, for the same reason. */
   initApprovals(signer: string, reasons: readonly string[]): void {
+    this.signers.add(signer);
     for (const reason of reasons) this.approvals.inc({ signer, reason }, 0);
+  }
+
+  /** Zeroes a policy approver's refusal series: one per rule it checks, one denial per rule it may deny on. */
+  initPolicy(signer: string, rules: readonly string[], denialReasons: readonly string[]): void {
+    this.signers.add(signer);
+    for (const rule of rules) this.policyViolations.inc({ signer, rule }, 0);
+    for (const reason of denialReasons) this.denials.inc({ signer, reason }, 0);
   }
 
   /** Registers where the oldest-pending gauge reads from (the CSR informer cache). */

@@ -10,7 +10,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { once } from './registry.js';
 
-export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'watchdog';
+export const WATCH_RESTART_REASONS = ['closed', 'error', 'expired', 'watchdog'] as const;
+export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
 
 export class InformerMetrics {
   readonly lastWatchEvent: Gauge<'informer'>;
@@ -37,6 +38,12 @@ export class InformerMetrics {
     });
     this.synced = new Gauge({ name: 'kube_identity_informer_synced', help: '1 once the informer cache has synced', labelNames, registers });
     this.objects = new Gauge({ name: 'kube_identity_informer_objects', help: 'Objects in the informer cache', labelNames, registers });
+  }
+
+  /** Zeroes an informer's counters, as controller-runtime zeroes its own: rate() cannot see a first increase from nothing. */
+  initInformer(informer: string): void {
+    this.relists.inc({ informer }, 0);
+    for (const reason of WATCH_RESTART_REASONS) this.watchRestarts.inc({ informer, reason }, 0);
   }
 
   static for(registry: Registry): InformerMetrics {

@@ -100,6 +100,7 @@ export class Informer<T extends KObject = KObject> {
     this.transform = opts.transform ?? stripManagedFields;
     this.backoff = new Backoff({ initialMs: opts.backoffInitialMs ?? 800, maxMs: opts.backoffMaxMs ?? 30_000, jitter: 1, random: this.random });
     opts.metrics?.synced.set({ informer: opts.name }, 0);
+    opts.metrics?.initInformer(opts.name);
   }
 
   get store(): ReadonlyCache<T> {

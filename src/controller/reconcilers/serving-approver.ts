@@ -13,7 +13,7 @@ import { wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import type { CsrReconcilerDeps } from './csr-deps.js';
 import { servingSkips, type PendingServing } from './serving-pending.js';
-import { DENIABLE_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
+import { DENIABLE_RULES, SERVING_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
 
 export const SERVING_APPROVER_NAME = 'csrapproving-kubelet-serving';
 export const SERVING_APPROVED_REASON = 'AutoApproved';
@@ -52,6 +52,8 @@ export class ServingApproverReconciler implements Reconciler {
 
   constructor(private readonly o: ServingApproverOptions) {
     if (!o.dryRun) o.metrics.initApprovals(SIGNER_KUBELET_SERVING, [SERVING_METRIC_REASON]);
+    // A dry run writes no denial; without --kubelet-serving-deny the denial series stay at 0, which is what happened.
+    o.metrics.initPolicy(SIGNER_KUBELET_SERVING, SERVING_RULES, o.dryRun ? [] : [...DENIABLE_RULES]);
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {

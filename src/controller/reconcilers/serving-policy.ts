@@ -15,17 +15,8 @@ import { formatIp, parseIp } from '../../pki/san.js';
 import { usagesMatch, KUBELET_SERVING_USAGES, goList } from './csr-policy.js';
 
 /** The rules a serving CSR can break; each is a metric label and the start of every refusal message. */
-export type ServingRule =
-  | 'requester'
-  | 'request'
-  | 'subject'
-  | 'usages'
-  | 'san-missing'
-  | 'san-type'
-  | 'dns-name'
-  | 'ip-range'
-  | 'node-address'
-  | 'max-pending';
+export const SERVING_RULES = ['requester', 'request', 'subject', 'usages', 'san-missing', 'san-type', 'dns-name', 'ip-range', 'node-address', 'max-pending'] as const;
+export type ServingRule = (typeof SERVING_RULES)[number];
 
 /** Rules whose refusal `--kubelet-serving-deny` turns into a Denied condition (the others only wait). */
 export const DENIABLE_RULES: ReadonlySet<ServingRule> = new Set(['request', 'subject', 'usages', 'san-missing', 'san-type', 'dns-name', 'ip-range', 'node-address']);
