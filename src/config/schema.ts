@@ -50,6 +50,12 @@ export const CONTROLLER_CONFIG_SCHEMA = {
   clusterSigningKubeletClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client-kubelet only.' },
   clusterSigningKubeApiserverClientCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/kube-apiserver-client only (excludes the shared pair).' },
   clusterSigningKubeApiserverClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client only.' },
+  signerMinRsaBits: {
+    type: 'int',
+    default: 2048,
+    min: 1024,
+    description: 'Smallest RSA key any signer issues for; ECDSA keys must be P-256 or P-384, or Ed25519. An approved CSR with another key is marked Failed.',
+  },
   customSigners: {
     type: 'string',
     default: '',

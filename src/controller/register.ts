@@ -228,7 +228,13 @@ function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): Revisi
       name: policy.controllerName,
       workers: config.signerWorkers,
       rateLimiter: ctx.rateLimiter,
-      reconciler: new SignerReconciler({ ...ctx.deps(policy.controllerName), policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration }),
+      reconciler: new SignerReconciler({
+        ...ctx.deps(policy.controllerName),
+        policy,
+        ca: sourceFor(files),
+        maxDurationMs: config.clusterSigningDuration,
+        keyPolicy: { minRsaBits: config.signerMinRsaBits },
+      }),
       watches: [
         { informer: ctx.csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
         // A new signer configuration (a rotated CA) gives pending approved CSRs another try.

@@ -3,6 +3,7 @@ import { TAG, bitString, children, decodeOid, expectTlv, explicit, malformed, oc
 import { PkiError } from './errors.js';
 import { describeSpki, importSpki, signWith, signatureSchemeFor } from './keys.js';
 import { encodeName, parseName, type ParsedName } from './name.js';
+import { goPublicKeyError } from './public-key.js';
 import { decodePemBlocks, encodePem } from './pem.js';
 import { encodeSubjectAltNames, parseSubjectAltNames } from './san.js';
 
@@ -72,6 +73,7 @@ const FAILURE_TEXT: Record<string, string> = {
 export function parseCertificateRequestDer(der: Uint8Array, opts: ParseCsrOptions = {}): ParsedCsr {
   const t = csrStructure(der);
   const publicKeyDer = whole(der, t.spki);
+  assertGoParsesKey(publicKeyDer);
   const info = describeSpki(publicKeyDer);
   const sigOidTlv = readTlv(der, t.sigAlg.valueStart, t.sigAlg.end);
   if (sigOidTlv.tag !== TAG.OID) throw malformed('signature algorithm is not an OID');
@@ -94,6 +96,12 @@ export function parseCertificateRequestDer(der: Uint8Array, opts: ParseCsrOption
     verifySignature(whole(der, t.info), signatureAlgorithm, value(der, t.signature), publicKeyDer, info);
   }
   return parsed;
+}
+
+/** As Go's parser: a key Go cannot load fails the request before anything else is looked at. */
+function assertGoParsesKey(spki: Uint8Array): void {
+  const keyError = goPublicKeyError(spki);
+  if (keyError !== undefined) throw new PkiError(keyError, 'unsupported');
 }
 
 /**

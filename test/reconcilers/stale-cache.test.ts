@@ -47,7 +47,7 @@ describe('reconcilers on a stale informer copy (real server)', () => {
 
   const kubeletCsr = (name: string) =>
     createCsr(h, 'bootstrap', { name, signerName: KUBELET, usages: ['digital signature', 'client auth'], subject: { commonName: `system:node:${name}`, organizations: ['system:nodes'] } });
-  const signer = () => new SignerReconciler({ ...deps, policy: signerPolicy(KUBELET), ca: new CaSource(h.caFiles), maxDurationMs: 3600_000 });
+  const signer = () => new SignerReconciler({ ...deps, policy: signerPolicy(KUBELET), ca: new CaSource(h.caFiles), maxDurationMs: 3600_000, keyPolicy: { minRsaBits: 2048 } });
 
   it('the approver, on a pending copy of a CSR approved meanwhile, gets 409 and approves nothing', async () => {
     await kubeletCsr('stale-approve');

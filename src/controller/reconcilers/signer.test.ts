@@ -59,6 +59,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
       policy: signerPolicy(SIGNER_KUBE_APISERVER_CLIENT_KUBELET),
       ca: { signer: () => ca },
       maxDurationMs: HOUR_MS,
+      keyPolicy: { minRsaBits: 2048 },
       api: new CsrApi(raw),
       csrs,
       events,

@@ -14,6 +14,7 @@ import { verifyCertificateRequestSignature, type ParsedCsr } from '../../pki/csr
 import { PkiError } from '../../pki/errors.js';
 import { certificateLifetime, issueCertificateDer } from '../../pki/issue.js';
 import { encodePem } from '../../pki/pem.js';
+import { keyPolicyError, type KeyPolicy } from '../../pki/public-key.js';
 import { wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import { hasCertificate, isApproved, isFailed } from './csr-conditions.js';
@@ -23,13 +24,15 @@ import type { SignerPolicy } from './signer-policy.js';
 export const FAILED_REASON = 'SignerValidationFailure';
 export const ISSUED_EVENT_REASON = 'CertificateIssued';
 /** The `reason` label of kube_identity_csr_failures_total: why a signer marked a CSR Failed. */
-const FAILURE_REASONS = ['unparseable', 'policy'] as const;
+const FAILURE_REASONS = ['unparseable', 'policy', 'key-policy'] as const;
 
 export interface SignerOptions extends CsrReconcilerDeps {
   policy: SignerPolicy;
   ca: CaSignerSource;
   /** Maximum certificate lifetime in ms (--cluster-signing-duration). */
   maxDurationMs: number;
+  /** Which public keys any signer issues for (--signer-min-rsa-bits; fixed curves). */
+  keyPolicy: KeyPolicy;
 }
 
 /** True when this signer has nothing to do with the CSR (upstream's base-controller and handler skips). */
@@ -59,6 +62,12 @@ export class SignerReconciler implements Reconciler {
       if (!(err instanceof PkiError)) throw err;
       // The request is immutable: no retry can make it parse, so it is terminal.
       await this.fail(csr, `unable to parse csr "${key}": ${err.message}`, 'unparseable', ctx);
+      return 'done';
+    }
+    // Beyond upstream: a key we would not sign for ends the request (Failed), never leaves it pending.
+    const weakKey = keyPolicyError(parsed.publicKeyDer, this.o.keyPolicy);
+    if (weakKey !== undefined) {
+      await this.fail(csr, weakKey, 'key-policy', ctx);
       return 'done';
     }
     const refusal = this.o.policy.check(parsed, usages);
