@@ -21,18 +21,41 @@ type RequestLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 
 /** Upstream's buckets for apiserver_request_duration_seconds. */
 const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
-/** The verb label as upstream's CleanVerb reports it: the HTTP method, except LIST, WATCH, DELETECOLLECTION, APPLY. */
-function reportedVerb(req: IncomingMessage, info: RequestInfo | undefined): string {
+/** The HTTP methods that are their own verb label; any other is `other`, as upstream bounds it. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/**
+ * The labels of a request, taken only from the route that served it (upstream's InstrumentRouteFunc):
+ * group, version, resource and subresource come from an installed resource and its declared
+ * subresources, never from the URL. A request that reached no route (refused before routing, an
+ * unknown group, resource or path) is labelled by its verb alone, so no client can mint new series.
+ */
+function requestLabels(req: IncomingMessage, info: RequestInfo | undefined, route: ResourceInfo | undefined): Record<RequestLabel, string> {
   const method = req.method ?? 'GET';
-  if (!info?.isResourceRequest) return method;
+  if (!info || !route) {
+    return { verb: KNOWN_METHODS.has(method) ? method : 'other', group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver' };
+  }
+  const subresource = route.subresources?.some((s) => s.name === info.subresource) ? (info.subresource ?? '') : '';
+  return {
+    verb: reportedVerb(method, req, info),
+    group: route.group,
+    version: route.version,
+    resource: route.plural,
+    subresource,
+    scope: reportedScope(info),
+    component: 'apiserver',
+  };
+}
+
+/** The verb label as upstream's CleanVerb reports it: the HTTP method, except LIST, WATCH, DELETECOLLECTION, APPLY. */
+function reportedVerb(method: string, req: IncomingMessage, info: RequestInfo): string {
   if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') return info.verb.toUpperCase();
   if (method === 'PATCH' && (req.headers['content-type'] ?? '').startsWith('application/apply-patch')) return 'APPLY';
-  return method;
+  return KNOWN_METHODS.has(method) ? method : 'other';
 }
 
 /** Upstream's CleanScope: a named object (or a create) is `resource`, else `namespace` or `cluster`. */
-function reportedScope(info: RequestInfo | undefined): string {
-  if (!info?.isResourceRequest) return '';
+function reportedScope(info: RequestInfo): string {
   if (info.name || info.verb === 'create') return 'resource';
   return info.namespace ? 'namespace' : 'cluster';
 }
@@ -45,6 +68,8 @@ function compressUsername(username: string): string {
 
 export interface RequestTracker {
   setInfo(info: RequestInfo): void;
+  /** The request reached this installed resource (after authentication): its labels may name it. */
+  routed(route: ResourceInfo): void;
 }
 
 /** A stored resource; its count reads its registry's own storage (events.k8s.io's is the core Events'). */
@@ -117,6 +142,7 @@ export class ApiServerMetrics {
     const started = process.hrtime.bigint();
     const kind = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS' ? 'readOnly' : 'mutating';
     let info: RequestInfo | undefined;
+    let route: ResourceInfo | undefined;
     let inflight = true;
     this.inflight.inc({ request_kind: kind });
     const leaveInflight = (): void => {
@@ -125,15 +151,7 @@ export class ApiServerMetrics {
     };
     res.once('close', () => {
       leaveInflight();
-      const labels = {
-        verb: reportedVerb(req, info),
-        group: info?.apiGroup ?? '',
-        version: info?.apiVersion ?? '',
-        resource: info?.resource ?? '',
-        subresource: info?.subresource ?? '',
-        scope: reportedScope(info),
-        component: 'apiserver',
-      };
+      const labels = requestLabels(req, info, route);
       this.requests.inc({ ...labels, code: String(res.statusCode) });
       if (labels.verb !== 'WATCH') this.durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
@@ -142,6 +160,9 @@ export class ApiServerMetrics {
         info = parsed;
         // Watches are long-running: upstream keeps them out of the inflight gauge and the latency histogram.
         if (parsed.isResourceRequest && parsed.verb === 'watch') leaveInflight();
+      },
+      routed(resource) {
+        route = resource;
       },
     };
   }

@@ -26,6 +26,7 @@ import { EventExpiry } from './controllers/event-expiry.js';
 import { realClock } from '../lib/clock.js';
 import { buildRegistries, type Registries } from './registry/registries.js';
 import type { AdmissionPlugin } from './registry/generic/admission.js';
+import type { GenericRegistry } from './registry/generic/registry.js';
 import type { RequestContext, Strategy } from './registry/generic/strategy.js';
 import type { Authorizer } from './auth/authorizer.js';
 import { parseRequestInfo, requestPath, type RequestInfo } from './request-info.js';
@@ -143,14 +144,17 @@ class Pipeline {
       return;
     }
     const user = await this.authenticate(req);
+    // Only an authenticated request to an installed resource may name it in the metrics' labels.
+    const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
+    if (entry) tracker?.routed(entry.info);
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
-    return this.serveResource(req, res, info, url, user);
+    if (!entry) throw errors.pathNotFound();
+    return this.serveResource(req, res, { info, url, user, entry });
   }
 
-  private async serveResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL, user: UserInfo): Promise<void> {
-    const entry = this.registries.find(info.apiGroup, info.apiVersion, info.resource);
-    if (!entry) throw errors.pathNotFound();
+  private async serveResource(req: IncomingMessage, res: ServerResponse, target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry }): Promise<void> {
+    const { info, url, user, entry } = target;
     const ctx: RequestContext = {
       user,
       now: new Date(),
