@@ -42,13 +42,17 @@ export function buildProgram(): Command {
     .name('kube-identity')
     .description('Hands out identities in a Kubernetes cluster')
     .version(versionLine(), '--version', 'print the version and exit')
-    .showHelpAfterError();
+    .showHelpAfterError("(run 'kube-identity --help' for usage)");
   registerUpCommand(program);
   registerApiserverCommand(program);
   registerControllerCommand(program);
   registerDemoCommand(program);
   registerVersionCommand(program);
-  program.commands.forEach(addExamples);
+  for (const cmd of program.commands) {
+    addExamples(cmd);
+    // One line after the error, not the whole help above which the error would scroll away.
+    cmd.showHelpAfterError(`(run 'kube-identity ${cmd.name()} --help' for usage)`);
+  }
   program.addHelpText('after', `\nExamples:\n  kube-identity up\n  kube-identity controller --help\n  kube-identity version\n`);
   return program;
 }

@@ -43,10 +43,10 @@ describe('loadControllerConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join('\n');
     expect(problems).toMatch(/unknown field "bogus"/);
-    expect(problems).toMatch(/logLevel: must be one of/);
-    expect(problems).toMatch(/KUBE_IDENTITY_LEADER_ELECT leaderElect: must be true or false/);
-    expect(problems).toMatch(/resyncPeriod: must be a duration/);
-    expect(problems).toMatch(/approverWorkers: must be at least 1/);
+    expect(problems).toContain(`config file ${file}: logLevel: must be one of`);
+    expect(problems).toMatch(/^env KUBE_IDENTITY_LEADER_ELECT: must be true or false/m);
+    expect(problems).toMatch(/^env KUBE_IDENTITY_RESYNC_PERIOD: must be a duration/m);
+    expect(problems).toMatch(/^flag --approver-workers: must be at least 1, got 0$/m);
     expect(problems).toMatch(/clusterSigningCertFile and clusterSigningKeyFile must be set together/);
     // Renew deadline 20s is not below the default 15s lease duration.
     expect(problems).toMatch(/LeaseDuration must be greater than leaderElectionRenewDeadline/);
@@ -79,10 +79,10 @@ describe('loadApiserverConfig and loadUpConfig', () => {
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
-      'flag --port port: must be an integer, got "abc"',
-      'flag --storage storage: must be one of sqlite, memory, etcd, got "mongo"',
-      'flag --log-level logLevel: must be one of debug, info, warn, error, got "loud"',
-      'flag --bookmark-interval-ms bookmarkIntervalMs: must be at least 1, got 0',
+      'flag --port: must be an integer, got "abc"',
+      'flag --storage: must be one of sqlite, memory, etcd, got "mongo"',
+      'flag --log-level: must be one of debug, info, warn, error, got "loud"',
+      'flag --bookmark-interval-ms: must be at least 1, got 0',
       'metricsBindAddress: must be HOST:PORT such as 127.0.0.1:8080 or :8080, got "8080"',
     ]);
   });
@@ -103,7 +103,7 @@ describe('loadApiserverConfig and loadUpConfig', () => {
   it('says a token file cannot be read along with the other problems', async () => {
     const err = await loadUpConfig({ flags: { tokenAuthFile: '/no/such/tokens.csv', port: '-1' } }).catch((e: unknown) => e);
     expect((err as ConfigError).problems).toEqual([
-      'flag --port port: must be at least 0, got -1',
+      'flag --port: must be at least 0, got -1',
       "tokenAuthFile: cannot read /no/such/tokens.csv: ENOENT: no such file or directory, access '/no/such/tokens.csv'",
     ]);
   });
@@ -111,6 +111,6 @@ describe('loadApiserverConfig and loadUpConfig', () => {
   it('refuses ports outside 0-65535 and unknown file keys', async () => {
     const file = await yamlFile('prot: 1\n');
     const err = await loadApiserverConfig({ file, flags: { port: '70000' } }).catch((e: unknown) => e);
-    expect((err as ConfigError).problems).toEqual([`config file ${file}: unknown field "prot"`, 'flag --port port: must be at most 65535, got 70000']);
+    expect((err as ConfigError).problems).toEqual([`config file ${file}: unknown field "prot"`, 'flag --port: must be at most 65535, got 70000']);
   });
 });

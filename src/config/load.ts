@@ -33,6 +33,7 @@ export interface ConfigSources {
   file?: string;
 }
 
+/** A value and where it came from, in the words the user gave it (`flag --port`, `env KUBE_IDENTITY_PORT`). */
 type Raw = { value: unknown; source: string };
 
 type Converter = (text: unknown, spec: FieldSpec) => { value: unknown } | { problem: string };
@@ -66,10 +67,10 @@ const CONVERTERS: Record<FieldSpec['type'], Converter> = {
   string: (text) => (typeof text === 'string' ? { value: text } : { problem: 'must be a string' }),
 };
 
-function convert(key: string, spec: FieldSpec, { value, source }: Raw, problems: string[]): unknown {
+function convert(spec: FieldSpec, { value, source }: Raw, problems: string[]): unknown {
   const out = CONVERTERS[spec.type](typeof value === 'string' ? value.trim() : value, spec);
   if ('problem' in out) {
-    problems.push(`${source} ${key}: ${out.problem}`);
+    problems.push(`${source}: ${out.problem}`);
     return undefined;
   }
   return out.value;
@@ -186,11 +187,11 @@ export async function loadConfig<S extends ConfigSchema>(
   for (const [key, spec] of Object.entries(schema)) {
     const flag = sources.flags?.[key];
     const env = sources.env?.[envName(key)];
-    let raw: Raw = { value: spec.default, source: 'default' };
+    let raw: Raw = { value: spec.default, source: `default ${key}` };
     if (flag !== undefined) raw = { value: flag, source: `flag --${flagName(key)}` };
     else if (env !== undefined) raw = { value: env, source: `env ${envName(key)}` };
-    else if (fileValues[key] !== undefined) raw = { value: fileValues[key], source: 'config file' };
-    out[key] = convert(key, spec, raw, problems);
+    else if (fileValues[key] !== undefined) raw = { value: fileValues[key], source: `config file ${sources.file ?? ''}: ${key}` };
+    out[key] = convert(spec, raw, problems);
   }
   crossCheck(out, problems);
   if (problems.length > 0) throw new ConfigError(problems);

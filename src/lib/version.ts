@@ -2,8 +2,10 @@
  * What version of kube-identity this is, in one place so `kube-identity version`, the
  * kube_identity_build_info gauge, the startup log line and the API server's /version agree:
  * package.json's version, the git commit and build date the image build records in
- * build-info.json beside package.json ("unknown" and "" in a plain checkout), and the Node version.
+ * build-info.json beside package.json (in a git checkout without it, the checkout's HEAD; elsewhere
+ * "unknown" and ""), and the Node version.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +14,7 @@ import { record, text } from './json.js';
 export interface BuildVersion {
   /** package.json's version, e.g. 0.1.0. */
   version: string;
-  /** Full git commit the image was built from, or "unknown". */
+  /** Full git commit the image was built from (or the checkout's HEAD in a local build), or "unknown". */
   commit: string;
   /** RFC 3339 build time, or "" when not recorded. */
   buildDate: string;
@@ -30,10 +32,22 @@ export function readBuildVersion(root: string): BuildVersion {
   const info = existsSync(infoFile) ? record(JSON.parse(readFileSync(infoFile, 'utf8'))) : {};
   return {
     version: text(pkg.version) || '0.0.0',
-    commit: text(info.commit) || 'unknown',
+    commit: text(info.commit) || checkoutCommit(root) || 'unknown',
     buildDate: text(info.buildDate),
     nodeVersion: process.version,
   };
+}
+
+/** HEAD of the git checkout at `root` (a local build), or undefined when it is none or git is missing. */
+function checkoutCommit(root: string): string | undefined {
+  // .git is a directory in a clone and a file in a worktree.
+  if (!existsSync(path.join(root, '.git'))) return undefined;
+  try {
+    const out = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+    return /^[0-9a-f]{40,64}$/.test(out) ? out : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The package root: the nearest directory above this module holding package.json (src/ or dist/src/). */

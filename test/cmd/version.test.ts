@@ -4,7 +4,7 @@
  * --help ends with examples.
  */
 import { jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,9 @@ const ROOT = process.cwd();
 const NODE_ARGS = ['--import', path.join(ROOT, 'test/helpers/register-ts.mjs'), path.join(ROOT, 'src/cmd/main.ts')];
 const env = { ...process.env, NODE_OPTIONS: '' };
 const pkgVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+/** The tests run in a git checkout (CI clones the repository): a local build reports its HEAD. */
+const HEAD = git(ROOT, 'rev-parse', 'HEAD');
 
 describe('readBuildVersion', () => {
   let dir: string;
@@ -29,8 +32,24 @@ describe('readBuildVersion', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('reads package.json alone in a checkout: commit unknown, no build date', () => {
+  it('reads package.json alone outside a git checkout: commit unknown, no build date', () => {
     expect(readBuildVersion(dir)).toEqual({ version: '1.2.3', commit: 'unknown', buildDate: '', nodeVersion: process.version });
+  });
+
+  it('reads the commit from git in a git checkout without build-info.json (a local build)', () => {
+    git(dir, 'init', '-q');
+    git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'first');
+    const v = readBuildVersion(dir);
+    expect(v.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(v.commit).toBe(git(dir, 'rev-parse', 'HEAD'));
+    expect(versionLine(v)).toBe(`1.2.3 (commit ${v.commit.slice(0, 12)}, node ${process.version})`);
+  });
+
+  it('prefers the commit the image build recorded', () => {
+    git(dir, 'init', '-q');
+    git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'first');
+    writeFileSync(path.join(dir, BUILD_INFO_FILE), JSON.stringify({ commit: 'abcdef0', buildDate: '' }));
+    expect(readBuildVersion(dir).commit).toBe('abcdef0');
   });
 
   it('adds the commit and build date the image build recorded', () => {
@@ -74,15 +93,15 @@ async function cli(args: string[]): Promise<string> {
 
 describe('the command line', () => {
   it('prints the version with `version`, `version -o json` and `--version`', async () => {
-    expect(await cli(['version'])).toBe(`kube-identity ${pkgVersion}\n  commit  unknown\n  built   unknown\n  node    ${process.version}\n`);
-    expect(JSON.parse(await cli(['version', '-o', 'json']))).toEqual({ version: pkgVersion, commit: 'unknown', buildDate: '', nodeVersion: process.version });
-    expect(await cli(['--version'])).toBe(`${pkgVersion} (commit unknown, node ${process.version})\n`);
+    expect(await cli(['version'])).toBe(`kube-identity ${pkgVersion}\n  commit  ${HEAD}\n  built   unknown\n  node    ${process.version}\n`);
+    expect(JSON.parse(await cli(['version', '-o', 'json']))).toEqual({ version: pkgVersion, commit: HEAD, buildDate: '', nodeVersion: process.version });
+    expect(await cli(['--version'])).toBe(`${pkgVersion} (commit ${HEAD.slice(0, 12)}, node ${process.version})\n`);
     await expect(cli(['version', '-o', 'yaml'])).rejects.toThrow('--output must be text or json, not "yaml"');
   });
 
   it('answers `version` from the real entry point', async () => {
     const { stdout } = await run(process.execPath, [...NODE_ARGS, 'version', '-o', 'json'], { env });
-    expect(JSON.parse(stdout)).toMatchObject({ version: pkgVersion, nodeVersion: process.version });
+    expect(JSON.parse(stdout)).toMatchObject({ version: pkgVersion, commit: HEAD, nodeVersion: process.version });
   }, 60_000);
 
   it('ends every command help with examples of that command', async () => {
