@@ -15,6 +15,7 @@ import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw, type RawTarget, type WatchStream } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { describeWithTools } from '../helpers/tools.js';
+import { until } from '../helpers/wait.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -39,14 +40,6 @@ async function writeUntil(target: RawTarget, prefix: string, done: () => boolean
       if (done()) return;
       await new Promise((r) => setTimeout(r, 50));
     }
-  }
-}
-
-async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

@@ -3,7 +3,8 @@
  * etcd3 storage: keys laid out as kube-apiserver does (etcd-keys.ts), an object's resourceVersion
  * is the etcd revision of its last write (values are stored without it), create/update/delete are
  * transactions comparing the key's mod revision, a range reads at a revision, and a watch is an
- * etcd watch from a revision (etcd-watch.ts). Every read is linearizable, so a write acknowledged
+ * etcd watch from a revision on the replica's one watch stream (etcd-watch.ts, etcd/watch-stream.ts),
+ * which etcd3's own watcher never touches. Every read is linearizable, so a write acknowledged
  * by one replica is seen by the next read on any other.
  *
  * `currentRevision()` must answer at once: it is the newest revision this replica has seen in
@@ -21,6 +22,8 @@ import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
 import { decode, encode } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
+import { WatchStream } from './etcd/watch-stream.js';
+import { grpcWatchTransport, type WatchTransport } from './etcd/watch-transport.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from './store.js';
 import { StoreError } from './store.js';
 
@@ -32,6 +35,8 @@ export interface EtcdStoreOptions extends EtcdClientOptions {
   /** Compaction interval (--etcd-compaction-interval); 0 or absent leaves compaction to others. */
   compactionIntervalMs?: number;
   logger?: Logger;
+  /** The watch stream's way to etcd (default: gRPC to `endpoints`); tests interpose on it. */
+  watchTransport?: WatchTransport;
 }
 
 /** How long /readyz waits for etcd (kube-apiserver's --etcd-healthcheck-timeout). */
@@ -53,12 +58,15 @@ export class EtcdStore implements Store {
   private readonly watches = new Set<EtcdWatch>();
   private lease: Lease | undefined;
   private stopCompactor: (() => Promise<void>) | undefined;
+  private readonly stream: WatchStream;
 
   private constructor(
     private readonly client: Etcd3,
     private readonly keys: EtcdKeys,
     private readonly opts: EtcdStoreOptions,
-  ) {}
+  ) {
+    this.stream = new WatchStream(opts.watchTransport ?? grpcWatchTransport(opts), { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
+  }
 
   /** Connects and reads the current and compacted revisions; fails when etcd cannot be reached. */
   static async open(opts: EtcdStoreOptions): Promise<EtcdStore> {
@@ -66,6 +74,7 @@ export class EtcdStore implements Store {
     try {
       await store.refresh();
     } catch (err) {
+      store.stream.close();
       store.client.close();
       throw storeErrorOf(err, '');
     }
@@ -162,17 +171,12 @@ export class EtcdStore implements Store {
 
   watch(prefix: string, options: WatchOptions): WatchHandle {
     if (this.closed) throw new Error('store is closed');
-    const watch = new EtcdWatch(this.client, {
+    const watch = new EtcdWatch(this.stream, {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
       options,
       compacted: () => this.compacted,
-      observe: (revision) => this.observeRevision(revision),
-      isCompacted: (revision) =>
-        this.range({ prefix, revision, limit: 1 }).then(
-          () => false,
-          (err: unknown) => err instanceof StoreError && err.code === 'Compacted',
-        ),
+      observeCompacted: (revision) => this.observeCompacted(revision),
       onStop: (w) => this.watches.delete(w),
     });
     this.watches.add(watch);
@@ -205,6 +209,7 @@ export class EtcdStore implements Store {
     this.closed = true;
     await this.stopCompactor?.();
     for (const w of [...this.watches]) w.stop();
+    this.stream.close();
     await this.refreshing;
     this.client.close();
   }
