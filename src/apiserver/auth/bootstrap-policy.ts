@@ -5,7 +5,6 @@
  * they are offered separately for installations that want kubeadm's behaviour.
  */
 import type { KObject } from '../../api/meta.js';
-import { NODE_RULES } from './node-authorizer.js';
 import type { PolicyRule } from './rbac-authorizer.js';
 
 const RBAC_V1 = 'rbac.authorization.k8s.io/v1';
@@ -67,6 +66,32 @@ const OIDC = ['/.well-known/openid-configuration', '/.well-known/openid-configur
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+
+function policyRule(verbs: string[], apiGroups: string[], resources: string[]): PolicyRule {
+  return { verbs, apiGroups, resources, resourceNames: [], nonResourceURLs: [] };
+}
+
+/** Upstream's NodeRules: the system:node ClusterRole and the static part of the Node authorizer. */
+export const NODE_RULES: readonly PolicyRule[] = [
+  policyRule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+  policyRule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews', 'localsubjectaccessreviews']),
+  policyRule(READ, [''], ['services']),
+  policyRule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
+  policyRule(['update', 'patch'], [''], ['nodes/status']),
+  policyRule(['update', 'patch'], [''], ['nodes']),
+  policyRule(['create', 'update', 'patch'], [''], ['events']),
+  policyRule(READ, [''], ['pods']),
+  policyRule(['create', 'delete'], [''], ['pods']),
+  policyRule(['update', 'patch'], [''], ['pods/status']),
+  policyRule(['create'], [''], ['pods/eviction']),
+  policyRule(READ, [''], ['secrets', 'configmaps']),
+  policyRule(['get'], [''], ['persistentvolumeclaims', 'persistentvolumes']),
+  policyRule(['get'], [''], ['endpoints']),
+  policyRule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
+  policyRule(['get', 'create', 'update', 'patch', 'delete'], ['coordination.k8s.io'], ['leases']),
+  policyRule(['create'], [''], ['serviceaccounts/token']),
+];
+
 const AGGREGATE_TO = (role: string): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
 
 /** A ClusterRole whose rules the clusterrole-aggregation controller gathers from the labelled ones. */

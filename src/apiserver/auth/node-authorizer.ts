@@ -12,34 +12,10 @@ import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../api/nodes.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from './authorizer.js';
 import type { ObjectReader } from './types.js';
 import { podOnNode, reachableFromNode, type RelatedKind } from './node-graph.js';
-import { ruleAllows, type PolicyRule } from './rbac-authorizer.js';
+import { ruleAllows } from './rbac-authorizer.js';
+import { NODE_RULES } from './bootstrap-policy.js';
 
 const READ = ['get', 'list', 'watch'];
-
-function rule(verbs: string[], apiGroups: string[], resources: string[]): PolicyRule {
-  return { verbs, apiGroups, resources, resourceNames: [], nonResourceURLs: [] };
-}
-
-/** Upstream's NodeRules (bootstrappolicy), the static part of the Node authorizer. */
-export const NODE_RULES: readonly PolicyRule[] = [
-  rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
-  rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews', 'localsubjectaccessreviews']),
-  rule(READ, [''], ['services']),
-  rule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
-  rule(['update', 'patch'], [''], ['nodes/status']),
-  rule(['update', 'patch'], [''], ['nodes']),
-  rule(['create', 'update', 'patch'], [''], ['events']),
-  rule(READ, [''], ['pods']),
-  rule(['create', 'delete'], [''], ['pods']),
-  rule(['update', 'patch'], [''], ['pods/status']),
-  rule(['create'], [''], ['pods/eviction']),
-  rule(READ, [''], ['secrets', 'configmaps']),
-  rule(['get'], [''], ['persistentvolumeclaims', 'persistentvolumes']),
-  rule(['get'], [''], ['endpoints']),
-  rule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
-  rule(['get', 'create', 'update', 'patch', 'delete'], ['coordination.k8s.io'], ['leases']),
-  rule(['create'], [''], ['serviceaccounts/token']),
-];
 
 /** Pod writes a node may attempt (NodeRestriction narrows them to its own pods), by subresource. */
 const POD_WRITES: Record<string, string[] | undefined> = { '': ['create', 'delete'], status: ['update', 'patch'], eviction: ['create'] };
