@@ -13,7 +13,7 @@
  */
 import 'reflect-metadata';
 import path from 'node:path';
-import { IDENTITY_FILES } from '../src/apiserver/bootstrap.js';
+import { IDENTITY_FILES } from '../src/apiserver/server/credentials.js';
 import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
 import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';

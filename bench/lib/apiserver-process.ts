@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { IDENTITY_FILES } from '../../src/apiserver/bootstrap.js';
+import { IDENTITY_FILES } from '../../src/apiserver/server/credentials.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';
 import { HttpClient, type HttpTarget } from './http-client.js';
 

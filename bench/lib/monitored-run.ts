@@ -7,7 +7,7 @@
 import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDENTITY_FILES } from '../../src/apiserver/bootstrap.js';
+import { IDENTITY_FILES } from '../../src/apiserver/server/credentials.js';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { EmbeddedServerOptions } from '../apiserver/embedded.js';
+import type { EmbeddedServerOptions } from '../apiserver/server/embedded.js';
 import { ConfigError, loadApiserverConfig } from '../config/load.js';
 import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
@@ -50,7 +50,7 @@ async function run(opts: Record<string, unknown>): Promise<void> {
   const options = await loadOrExit(async () => embeddedOptions(config));
   const logger = createLogger({ level: config.logLevel, name: 'kube-identity-apiserver' });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
-  const { startEmbeddedServer } = await import('../apiserver/embedded.js');
+  const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
   const server = await startEmbeddedServer({ ...options, logger }).catch((err: unknown) => {
     throw explainStartError(err, '--port');
   });

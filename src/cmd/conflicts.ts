@@ -2,7 +2,7 @@
  * What stands in the way of starting, in words a user can act on: another process on the data
  * directory or on a port, with the flag that picks another one.
  */
-import { DataDirInUseError } from '../apiserver/data-dir.js';
+import { DataDirInUseError } from '../apiserver/server/data-dir.js';
 
 /** The error to show for a failed start; `listenFlag` is the flag that chose the address that was busy. */
 export function explainStartError(err: unknown, listenFlag: '--port' | '--metrics-bind-address'): unknown {

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { IDENTITY_FILES } from '../apiserver/bootstrap.js';
+import { IDENTITY_FILES } from '../apiserver/server/credentials.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
@@ -75,7 +75,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
-  const { startEmbeddedServer } = await import('../apiserver/embedded.js');
+  const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
   const server = await startEmbeddedServer({ ...options, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
     throw explainStartError(err, '--port');
   });

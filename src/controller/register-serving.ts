@@ -5,8 +5,8 @@ import { NODE_USER_PREFIX } from '../api/nodes.js';
 import { parseIpRanges } from '../config/kubelet-serving.js';
 import { keyOf } from './informer/cache.js';
 import type { CsrControllerContext } from './register.js';
-import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './reconcilers/serving-approver.js';
-import { PendingServing, servingSkips } from './reconcilers/serving-pending.js';
+import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './serving-approver/serving-approver.js';
+import { PendingServing, servingSkips } from './serving-approver/serving-pending.js';
 
 /**
  * The serving approver, with a Node informer (only when enabled: the RBAC to list and watch nodes

@@ -17,17 +17,17 @@ import { apiSink, EventBroadcaster, type EventSink } from './events/broadcaster.
 import { keyOf, type ReadonlyCache } from './informer/cache.js';
 import type { Manager } from './manager.js';
 import type { Informer } from './informer/informer.js';
-import { APPROVER_NAME, ApproverReconciler, approverSkips } from './reconcilers/approver.js';
-import { CaSource, type CaFiles } from './reconcilers/ca-source.js';
-import { Cleaner } from './reconcilers/cleaner.js';
-import { CsrApi } from './reconcilers/csr-api.js';
-import type { CsrReconcilerDeps } from './reconcilers/csr-deps.js';
-import { csrCacheTransform } from './reconcilers/csr-cache-transform.js';
-import { hasCertificate, isDenied, isFailed } from './reconcilers/csr-conditions.js';
-import { ParsedRequests } from './reconcilers/parsed-requests.js';
-import { REVISION_SELECTOR, RevisionSync } from './reconcilers/revisions.js';
-import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './reconcilers/signer-policy.js';
-import { SignerReconciler, signerSkips } from './reconcilers/signer.js';
+import { APPROVER_NAME, ApproverReconciler, approverSkips } from './approver/approver.js';
+import { CaSource, type CaFiles } from './signer/ca-source.js';
+import { Cleaner } from './cleaner/cleaner.js';
+import { CsrApi } from './csr/csr-api.js';
+import type { CsrReconcilerDeps } from './csr/csr-deps.js';
+import { csrCacheTransform } from './csr/csr-cache-transform.js';
+import { hasCertificate, isDenied, isFailed } from './csr/csr-conditions.js';
+import { ParsedRequests } from './csr/parsed-requests.js';
+import { REVISION_SELECTOR, RevisionSync } from './revisions/revisions.js';
+import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
+import { SignerReconciler, signerSkips } from './signer/signer.js';
 import { addServingApprover } from './register-serving.js';
 import type { RateLimiterOptions } from './workqueue/rate-limiter.js';
 

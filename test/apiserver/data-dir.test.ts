@@ -1,9 +1,9 @@
-/** The data directory is private and claimed by one process at a time (src/apiserver/data-dir.ts). */
+/** The data directory is private and claimed by one process at a time (src/apiserver/server/data-dir.ts). */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DataDirInUseError, lockDataDir, PID_FILE, securePrivateDir } from '../../src/apiserver/data-dir.js';
+import { DataDirInUseError, lockDataDir, PID_FILE, securePrivateDir } from '../../src/apiserver/server/data-dir.js';
 
 let dir: string;
 beforeEach(() => {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
+import { startEmbeddedServer } from '../../src/apiserver/server/embedded.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { trackHandles } from '../helpers/handles.js';
 import { openWatch, raw } from '../helpers/http.js';

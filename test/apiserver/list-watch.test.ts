@@ -1,4 +1,4 @@
-import { MemoryStore } from '../../src/apiserver/storage/memory.js';
+import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

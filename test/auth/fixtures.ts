@@ -5,8 +5,8 @@ import * as x509 from '@peculiar/x509';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
 import type { ResourceInfo } from '../../src/api/resources.js';
 import type { RequestContext } from '../../src/apiserver/registry/generic/strategy.js';
-import type { Authorizer } from '../../src/apiserver/auth/authorizer.js';
-import type { ObjectReader } from '../../src/apiserver/auth/types.js';
+import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
+import type { ObjectReader } from '../../src/apiserver/authentication/types.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 

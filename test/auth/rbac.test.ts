@@ -1,9 +1,9 @@
-import { ApiError } from '../../src/apiserver/errors.js';
-import { bootstrapPolicyObjects, kubeadmAutoApproveBindings } from '../../src/apiserver/auth/bootstrap-policy.js';
-import { createImpersonatingAuthenticator } from '../../src/apiserver/auth/impersonation.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/auth/resource-infos.js';
-import { createRbacAuthorizer } from '../../src/apiserver/auth/rbac-authorizer.js';
-import type { Authenticator } from '../../src/apiserver/auth/types.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
+import { bootstrapPolicyObjects, kubeadmAutoApproveBindings } from '../../src/apiserver/authorization/rbac/default-policy.js';
+import { createImpersonatingAuthenticator } from '../../src/apiserver/server/impersonation.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/authentication/resource-infos.js';
+import { createRbacAuthorizer } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
+import type { Authenticator } from '../../src/apiserver/authentication/types.js';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
 import { rbacStrategies } from '../../src/apiserver/registry/rbac/rbac.js';
 import { reviewStrategies } from '../../src/apiserver/registry/authorization/reviews.js';

@@ -1,10 +1,10 @@
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CompactSign } from 'jose';
-import { SERVICE_ACCOUNTS, PODS, SECRETS } from '../../src/apiserver/auth/resource-infos.js';
-import { loadSigningKey, keyIdFor } from '../../src/apiserver/auth/sa-keys.js';
-import { issueServiceAccountToken, type IssueTokenOptions } from '../../src/apiserver/auth/sa-token.js';
-import { createServiceAccountTokenAuthenticator } from '../../src/apiserver/auth/sa-verify.js';
-import { createTokenChain } from '../../src/apiserver/auth/token-union.js';
+import { SERVICE_ACCOUNTS, PODS, SECRETS } from '../../src/apiserver/authentication/resource-infos.js';
+import { loadSigningKey, keyIdFor } from '../../src/apiserver/authentication/sa-keys.js';
+import { issueServiceAccountToken, type IssueTokenOptions } from '../../src/apiserver/authentication/sa-token.js';
+import { createServiceAccountTokenAuthenticator } from '../../src/apiserver/authentication/sa-verify.js';
+import { createTokenChain } from '../../src/apiserver/authentication/token-union.js';
 import { MemoryObjects } from './fixtures.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';

@@ -1,10 +1,10 @@
 /** The identity layer behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
 import { generateKeyPairSync } from 'node:crypto';
-import { createIdentity } from '../../src/apiserver/identity.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/auth/resource-infos.js';
+import { createIdentity } from '../../src/apiserver/server/access-control.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/authentication/resource-infos.js';
 import { buildRegistries } from '../../src/apiserver/registry/registries.js';
-import { startApiServer, type RunningApiServer } from '../../src/apiserver/server.js';
-import { MemoryStore } from '../../src/apiserver/storage/memory.js';
+import { startApiServer, type RunningApiServer } from '../../src/apiserver/server/server.js';
+import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { raw } from '../helpers/http.js';

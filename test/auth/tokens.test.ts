@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { ApiError } from '../../src/apiserver/errors.js';
-import { createIdentity, type Identity } from '../../src/apiserver/identity.js';
-import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../src/apiserver/auth/resource-infos.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
+import { createIdentity, type Identity } from '../../src/apiserver/server/access-control.js';
+import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../src/apiserver/authentication/resource-infos.js';
 import type { KObject } from '../../src/api/meta.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { ctxFor, MemoryObjects } from './fixtures.js';

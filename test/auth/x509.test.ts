@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createX509Authenticator } from '../../src/apiserver/auth/x509.js';
+import { createX509Authenticator } from '../../src/apiserver/authentication/x509.js';
 import { createCa, issueLeaf, type TestCa } from './fixtures.js';
 
 describe('x509 client certificate authenticator', () => {

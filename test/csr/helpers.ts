@@ -6,7 +6,7 @@ import 'reflect-metadata';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
 import { csrStrategy } from '../../src/apiserver/registry/certificates/csr.js';
 import type { RequestContext, SubresourceStrategy } from '../../src/apiserver/registry/generic/strategy.js';
-import type { AuthorizationAttributes, Authorizer } from '../../src/apiserver/auth/authorizer.js';
+import type { AuthorizationAttributes, Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { createCertificateAuthority, type CaMaterial } from '../../src/pki/ca.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
 import { issueCertificate } from '../../src/pki/issue.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { UserInfo } from '../../src/api/meta.js';
 import { csrStrategy } from '../../src/apiserver/registry/certificates/csr.js';
-import type { Authorizer } from '../../src/apiserver/auth/authorizer.js';
+import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { staticTokenAuthenticator } from '../helpers/static-auth.js';
 import { raw, type RawOptions, type RawResponse } from '../helpers/http.js';
 import { startTestServer, tokenKubeConfig } from '../helpers/server.js';

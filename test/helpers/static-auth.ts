@@ -4,9 +4,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../src/api/meta.js';
-import type { Authenticator } from '../../src/apiserver/auth/types.js';
-import { errors } from '../../src/apiserver/errors.js';
-import type { Authorizer } from '../../src/apiserver/auth/authorizer.js';
+import type { Authenticator } from '../../src/apiserver/authentication/types.js';
+import { errors } from '../../src/apiserver/http/errors.js';
+import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 
 export const ADMIN_USER: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/apiserver/errors.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
 import { decodeProtobufObject, messageFor } from '../../src/apiserver/codec/protobuf.js';
 import { CORE_MESSAGES } from '../../src/apiserver/codec/protobuf-core.js';
 import { GROUP_MESSAGES } from '../../src/apiserver/codec/protobuf-groups.js';

@@ -12,7 +12,7 @@ import { grafanaExpr, queryPanels, readDashboard } from '../../bench/lib/grafana
 import { CSR_PATH, KUBELET_CLIENT_SIGNER, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from '../../bench/lib/kubelet-csr.js';
 import { CLIENT_SIGNER, SERVING_SIGNER, startMonitoredRun, type MonitoredRun } from '../../bench/lib/monitored-run.js';
 import { DASHBOARD_FILE, emptyPanels } from '../../bench/dashboard.js';
-import { SERVING_RULES } from '../../src/controller/reconcilers/serving-policy.js';
+import { SERVING_RULES } from '../../src/controller/serving-approver/serving-policy.js';
 import { describeWithTools } from '../helpers/tools.js';
 
 const dashboard = readDashboard(DASHBOARD_FILE);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { CertificateSigningRequest, CertificateSigningRequestCondition } from '../../src/api/certificates.js';
-import { cleanReason, DEFAULT_CLEANER_DURATIONS } from '../../src/controller/reconcilers/cleaner-policy.js';
-import { csrCacheTransform } from '../../src/controller/reconcilers/csr-cache-transform.js';
+import { cleanReason, DEFAULT_CLEANER_DURATIONS } from '../../src/controller/cleaner/cleaner-policy.js';
+import { csrCacheTransform } from '../../src/controller/csr/csr-cache-transform.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';

@@ -6,7 +6,7 @@ import {
   validateClientUsages,
   validateKubeletClientCsr,
   validateKubeletServingCsr,
-} from '../../src/controller/reconcilers/csr-policy.js';
+} from '../../src/controller/csr/csr-policy.js';
 
 const key = generateKeyPair('ECDSA-P256').privateKeyPem;
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import type { CertificateSigningRequest } from '../../src/api/certificates.js';
-import { KUBEADM_NODE_TOKEN_GROUP } from '../../src/apiserver/auth/bootstrap-policy.js';
+import { KUBEADM_NODE_TOKEN_GROUP } from '../../src/apiserver/authorization/rbac/default-policy.js';
 import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';

@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
+import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { kill9, startApiserverChild } from '../helpers/cli.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw, type RawTarget, type WatchStream } from '../helpers/http.js';

@@ -5,7 +5,7 @@
  */
 import { Etcd3 } from 'etcd3';
 import type { KObject } from '../../src/api/meta.js';
-import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
+import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { StoreError, type Store } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { trackHandles } from '../helpers/handles.js';

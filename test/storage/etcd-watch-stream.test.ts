@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { IWatchRequest, IWatchResponse } from 'etcd3';
-import { EtcdStore } from '../../src/apiserver/storage/etcd.js';
+import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { grpcWatchTransport, type WatchCall, type WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw, type WatchStream } from '../helpers/http.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
+import { SqliteStore } from '../../src/apiserver/storage/sqlite/sqlite.js';
 
 interface Ack {
   op: 'create' | 'update' | 'delete';

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { startEmbeddedServer } from '../../src/apiserver/embedded.js';
-import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
+import { startEmbeddedServer } from '../../src/apiserver/server/embedded.js';
+import { SqliteStore } from '../../src/apiserver/storage/sqlite/sqlite.js';
 import type { StoreEvent } from '../../src/apiserver/storage/store.js';
 import { silentLogger } from '../../src/log/logger.js';
 

@@ -3,7 +3,7 @@
  * per acknowledged write (`{"op","key","revision"}`) until it is killed.
  * Usage: node --import ./test/helpers/register-ts.mjs test/storage/sqlite-writer-child.ts DB_PATH HISTORY_LIMIT
  */
-import { SqliteStore } from '../../src/apiserver/storage/sqlite.js';
+import { SqliteStore } from '../../src/apiserver/storage/sqlite/sqlite.js';
 
 const [dbPath, historyLimit] = process.argv.slice(2);
 if (!dbPath || !historyLimit) throw new Error('usage: sqlite-writer-child DB_PATH HISTORY_LIMIT');

@@ -5,7 +5,7 @@
  * upstream's are Go byte slices.
  */
 import type { KObject } from '../../src/api/meta.js';
-import { fieldErrorString } from '../../src/apiserver/field-errors.js';
+import { fieldErrorString } from '../../src/apiserver/http/field-errors.js';
 import { validateCsr, validateCsrUpdate } from '../../src/apiserver/registry/certificates/validation.js';
 import { b64, certificatePem, csrPem } from '../csr/helpers.js';
 

@@ -4,7 +4,7 @@
  * TestDeterministicParse, TestSelectorMatches, TestRequiresExactMatch). The server checks fields against
  * each kind's selectable fields; these rows allow the fields they use.
  */
-import { ApiError } from '../../src/apiserver/errors.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
 import { escapeValue, parseFieldSelector, unescapeValue } from '../../src/apiserver/selectors/fields.js';
 
 const FIELDS = ['x', 'y', 'z', 'a', 'b', 'foo', 'baz', 'foobar', 'complex', 'notin', 'test'];

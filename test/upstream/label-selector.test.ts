@@ -4,7 +4,7 @@
  * TestSelectorMatches, TestRequirementConstructor, TestRequirementSelectorMatching, TestSetSelectorParser).
  * Upstream builds some selectors from Requirement values; here each is written as the text that parses to it.
  */
-import { ApiError } from '../../src/apiserver/errors.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
 import { type LabelOperator, parseLabelSelector } from '../../src/apiserver/selectors/labels.js';
 
 const parses = (text: string): boolean => {

@@ -10,7 +10,7 @@
  * label key ...").
  */
 import type { ObjectMeta, OwnerReference } from '../../src/api/meta.js';
-import { fieldErrorString } from '../../src/apiserver/field-errors.js';
+import { fieldErrorString } from '../../src/apiserver/http/field-errors.js';
 import { validateSubdomainName } from '../../src/apiserver/validation/names.js';
 import {
   TOTAL_ANNOTATION_SIZE_LIMIT,

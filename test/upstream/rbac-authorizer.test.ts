@@ -3,9 +3,9 @@
  * (TestAuthorizer, TestRuleMatches), run against our authorizer over a store holding the rows' roles and bindings.
  */
 import type { KObject, UserInfo } from '../../src/api/meta.js';
-import { createRbacAuthorizer, rulesOf, ruleAllows } from '../../src/apiserver/auth/rbac-authorizer.js';
+import { createRbacAuthorizer, rulesOf, ruleAllows } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
 import { objectReader } from '../../src/apiserver/registry/registries.js';
-import { MemoryStore } from '../../src/apiserver/storage/memory.js';
+import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 
 const RBAC = 'rbac.authorization.k8s.io';

@@ -3,7 +3,7 @@
  * pkg/registry/rbac/validation/policy_comparator_test.go (the TestCovers* functions and TestNonResourceURLCovers):
  * which broken-down parts of a requested rule set the owner's rules leave uncovered.
  */
-import type { PolicyRule } from '../../src/apiserver/auth/rbac-authorizer.js';
+import type { PolicyRule } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
 import { uncoveredRules } from '../../src/apiserver/registry/rbac/escalation.js';
 
 type R = Partial<PolicyRule>;

@@ -9,7 +9,7 @@
  * Changed: "delete map from nested map" expects the map gone rather than empty, as the typed object reads.
  */
 import { parse } from 'yaml';
-import { ApiError } from '../../src/apiserver/errors.js';
+import { ApiError } from '../../src/apiserver/http/errors.js';
 import type { PatchSchema } from '../../src/apiserver/patch/merge-keys.js';
 import { strategicMergePatch } from '../../src/apiserver/patch/strategic-merge-patch.js';
 

@@ -12,8 +12,8 @@ import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../api/nodes.js';
 import { findResource, type ResourceInfo } from '../../api/resources.js';
 import { record, records, text } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
-import { errors } from '../errors.js';
-import { podReferences } from '../auth/node-graph.js';
+import { errors } from '../http/errors.js';
+import { podReferences } from '../authorization/node/node-graph.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../registry/generic/admission.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');

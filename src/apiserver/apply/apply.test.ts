@@ -1,5 +1,5 @@
 import type { KObject } from '../../api/meta.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { FieldSet, pathString } from './field-set.js';
 import { serverSideApply, trackUpdate } from './index.js';
 

@@ -7,7 +7,7 @@
  */
 import { parseYamlCapped } from '../validation/depth.js';
 import type { KObject, ManagedFieldsEntry, StatusCause } from '../../api/meta.js';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../http/errors.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { typedPatchErrors } from '../validation/field-types.js';

@@ -4,7 +4,7 @@
  * with no fallback, so every kind we serve is decodable. Replies stay JSON (the client accepts it).
  */
 import type { KObject } from '../../api/meta.js';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../http/errors.js';
 import { decodeMessage, hasMessage, toJson } from './protobuf-json.js';
 import { apiVersionOf } from '../../api/resources.js';
 

@@ -2,7 +2,7 @@
 import type { KObject } from '../../api/meta.js';
 import { FakeClock } from '../../lib/clock.js';
 import { silentLogger } from '../../log/logger.js';
-import { MemoryStore } from '../storage/memory.js';
+import { MemoryStore } from '../storage/memory/memory.js';
 import { storageKey } from '../storage/store.js';
 import { EventExpiry, lastWrite } from './event-expiry.js';
 

@@ -4,7 +4,7 @@
  * deletes or changes it, checked at start and every 10 s (the server's port may differ per start).
  */
 import type { Logger } from '../../log/logger.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { record } from '../../lib/json.js';
 import { kubernetesService } from '../registry/core/service.js';

@@ -9,7 +9,7 @@ import type { KObject } from '../../api/meta.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { isRecord } from '../../lib/json.js';
 import type { Logger } from '../../log/logger.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 import { type Store, type StoreEvent, type WatchHandle, storageKey } from '../storage/store.js';

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import protobuf from 'protobufjs';
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import { openApiV3Document, openApiV3Index } from '../openapi/index.js';
 import { type AggregatedVersion, aggregatedContentType, aggregatedList } from './aggregated.js';
 import { findGroup, findGroupVersion } from '../../api/groups.js';

@@ -1,14 +1,14 @@
 /** DELETE of one object and of a collection, with DeleteOptions from the body or the query. */
 import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
-import { errors } from '../errors.js';
-import { type FieldError, invalid, notSupported } from '../field-errors.js';
-import { readBody } from '../http-io.js';
+import { errors } from '../http/errors.js';
+import { type FieldError, invalid, notSupported } from '../http/field-errors.js';
+import { readBody } from '../http/http-io.js';
 import { parseJsonStrict } from '../validation/json-body.js';
 import { listObjects } from '../registry/generic/list.js';
 import { buildSelection } from '../registry/generic/selection.js';
 import { parseListOptions } from './list-options.js';
-import { queryBool, queryInt64 } from '../query-params.js';
+import { queryBool, queryInt64 } from '../http/query-params.js';
 import { type RequestScope, respondObject, respondValue } from './scope.js';
 import { dryRunErrors } from './write-options.js';
 import { schemaTypeError } from '../validation/field-types.js';

@@ -2,9 +2,9 @@
  * ListOptions as list and watch receive them in the query string, validated with upstream's
  * messages (422 on `ListOptions.meta.k8s.io ""`, 400 for malformed values).
  */
-import { errors } from '../errors.js';
-import { type FieldError, forbidden, notSupported } from '../field-errors.js';
-import { queryBool, queryInt64 } from '../query-params.js';
+import { errors } from '../http/errors.js';
+import { type FieldError, forbidden, notSupported } from '../http/field-errors.js';
+import { queryBool, queryInt64 } from '../http/query-params.js';
 import type { ListOptions } from '../registry/generic/types.js';
 
 /** ValidateListOptions for a list (upstream's non-watch branch). */

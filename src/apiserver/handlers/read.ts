@@ -1,5 +1,5 @@
 /** GET of one object (and of read-only views of subresources) and LIST of a collection. */
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import { listObjects, waitForRevision } from '../registry/generic/list.js';
 import { buildSelection } from '../registry/generic/selection.js';
 import { parseListOptions } from './list-options.js';

@@ -5,12 +5,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KList, KObject } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
-import { setWarnings, writeBody } from '../http-io.js';
-import { type Output, encode, negotiateOutput } from '../negotiation.js';
+import { setWarnings, writeBody } from '../http/http-io.js';
+import { type Output, encode, negotiateOutput } from './negotiation.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
-import type { RequestInfo } from '../request-info.js';
-import { queryPretty } from '../query-params.js';
+import type { RequestInfo } from '../http/request-info.js';
+import { queryPretty } from '../http/query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
 
 /** Finds fields a body carries that the kind's schema does not know (dotted paths). */

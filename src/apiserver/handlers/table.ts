@@ -3,7 +3,7 @@
  * upstream's default one), with the request's includeObject.
  */
 import type { KObject, ListMeta } from '../../api/meta.js';
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import type { Strategy } from '../registry/generic/strategy.js';
 import { DEFAULT_TABLE } from '../registry/generic/table.js';
 

@@ -2,7 +2,7 @@ import type { KObject } from '../../api/meta.js';
 import { buildRegistries } from '../registry/registries.js';
 import { buildSelection } from '../registry/generic/selection.js';
 import type { ListOptions } from '../registry/generic/types.js';
-import { MemoryStore } from '../storage/memory.js';
+import { MemoryStore } from '../storage/memory/memory.js';
 import { storageKey } from '../storage/store.js';
 import { resolveWatchStart } from './watch-start.js';
 

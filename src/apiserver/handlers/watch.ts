@@ -5,7 +5,7 @@
  */
 import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
-import { errors, toApiError } from '../errors.js';
+import { errors, toApiError } from '../http/errors.js';
 import { buildSelection } from '../registry/generic/selection.js';
 import { type Store, StoreError, type StoreEvent, type WatchHandle } from '../storage/store.js';
 import { parseListOptions } from './list-options.js';

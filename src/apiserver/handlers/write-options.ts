@@ -3,10 +3,10 @@
  * fieldValidation, force) and the fieldValidation treatment of unknown or duplicate fields.
  */
 import type { KObject } from '../../api/meta.js';
-import { errors } from '../errors.js';
-import { type FieldError, forbidden, notSupported, required } from '../field-errors.js';
+import { errors } from '../http/errors.js';
+import { type FieldError, forbidden, notSupported, required } from '../http/field-errors.js';
 import { validateFieldManager } from '../validation/object-meta.js';
-import { queryBool } from '../query-params.js';
+import { queryBool } from '../http/query-params.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 
 export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';

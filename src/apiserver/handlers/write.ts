@@ -1,9 +1,9 @@
 /** POST (create, including computed "virtual" creates), PUT (update) and PATCH. */
 import type { KObject } from '../../api/meta.js';
-import { errors } from '../errors.js';
-import { readBody } from '../http-io.js';
+import { errors } from '../http/errors.js';
+import { readBody } from '../http/http-io.js';
 import { PATCH_TYPES, applyPatch } from '../patch/index.js';
-import { type Gvk, checkPatchedObject, checkTypeMeta, decodeObject, mediaType } from '../negotiation.js';
+import { type Gvk, checkPatchedObject, checkTypeMeta, decodeObject, mediaType } from './negotiation.js';
 import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';

@@ -1,6 +1,6 @@
 import { describeWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject } from '../../api/meta.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './index.js';
 
 const sa = (): KObject => readFixtureJson<KObject>('core.v1.ServiceAccount.json');

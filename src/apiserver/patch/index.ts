@@ -4,8 +4,8 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { type ApplyOptions, serverSideApply } from '../apply/index.js';
-import { errors } from '../errors.js';
-import { invalid } from '../field-errors.js';
+import { errors } from '../http/errors.js';
+import { invalid } from '../http/field-errors.js';
 import { applyJsonPatch } from './json-patch.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';

@@ -5,7 +5,7 @@
  * Accumulated `copy` growth is capped as upstream caps it (CVE-2019-1002100).
  */
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { patchRejected } from './patch-errors.js';

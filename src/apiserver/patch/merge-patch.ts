@@ -2,7 +2,7 @@
  * JSON Merge Patch (RFC 7386, application/merge-patch+json): objects merge recursively, `null`
  * deletes, anything else (arrays included) replaces. Decoding errors are upstream's 400s.
  */
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { goJsonKind, isRecord } from '../../lib/json.js';

@@ -3,7 +3,7 @@
  * decodes but cannot be applied is a 422 with a deliberately generic message and no causes
  * (NewGenericServerResponse); an undecodable one is a 400 with the decoder's text.
  */
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../http/errors.js';
 
 export const PATCH_REJECTED_MESSAGE = 'the server rejected our request due to an error in our request';
 

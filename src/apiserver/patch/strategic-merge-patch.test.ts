@@ -1,6 +1,6 @@
 import { describeWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject } from '../../api/meta.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { applyPatch, STRATEGIC_MERGE_PATCH } from './index.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';

@@ -6,7 +6,7 @@
  * the options the API server uses (parallel lists merged, unmatched nulls ignored).
  * The original is modified in place: callers pass a copy.
  */
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import type { ListStrategy, PatchSchema } from './merge-keys.js';
 import { SMP_ERRORS, smpError } from './patch-errors.js';
 import { isRecord } from '../../lib/json.js';

@@ -5,7 +5,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
-import { ApiError, errors, type Target } from '../errors.js';
+import { ApiError, errors, type Target } from '../http/errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { csrStrategy } from './certificates/csr.js';
 import { configMapStrategy } from './core/configmap.js';
@@ -23,8 +23,8 @@ import { serviceStrategy } from './core/service.js';
 import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
 import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
-import type { ObjectReader } from '../auth/types.js';
-import type { StoredResource } from '../metrics.js';
+import type { ObjectReader } from '../authentication/types.js';
+import type { StoredResource } from '../http/metrics.js';
 
 /** Every built-in kind; the identity layer adds RBAC, the reviews and the ServiceAccount token subresource. */
 const BUILTIN_STRATEGIES: readonly Strategy[] = [

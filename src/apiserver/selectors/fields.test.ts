@@ -1,5 +1,5 @@
 import type { KObject } from '../../api/meta.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { escapeValue, objectFields, parseFieldSelector } from './fields.js';
 import { selectableFields } from './selectable-fields.js';
 

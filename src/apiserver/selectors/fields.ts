@@ -4,7 +4,7 @@
  * upstream's two "unsupported field" messages it gives, is the caller's (see selectable-fields.ts).
  */
 import type { KObject } from '../../api/meta.js';
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 
 export interface FieldRequirement {
   field: string;

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { parseLabelSelector } from './labels.js';
 
 const QUALIFIED =

@@ -5,8 +5,8 @@
  *   selector    := requirement (',' requirement)*
  *   requirement := ['!'] KEY [ ('='|'=='|'!='|'>'|'<') VALUE | ('in'|'notin') '(' VALUE (',' VALUE)* ')' ]
  */
-import { ApiError, errors } from '../errors.js';
-import { type FieldError, fieldErrorString, invalid } from '../field-errors.js';
+import { ApiError, errors } from '../http/errors.js';
+import { type FieldError, fieldErrorString, invalid } from '../http/field-errors.js';
 import { isQualifiedName, isValidLabelValue } from '../validation/names.js';
 
 export type LabelOperator = 'exists' | '!' | '=' | '==' | '!=' | 'in' | 'notin' | 'gt' | 'lt';

@@ -13,9 +13,9 @@ import path from 'node:path';
 import type { KObject } from '../../api/meta.js';
 import { startEtcd, type EtcdCluster } from '../../../test/helpers/etcd.js';
 import { describeWithTools } from '../../../test/helpers/tools.js';
-import { EtcdStore } from './etcd.js';
-import { MemoryStore } from './memory.js';
-import { SqliteStore } from './sqlite.js';
+import { EtcdStore } from './etcd/etcd.js';
+import { MemoryStore } from './memory/memory.js';
+import { SqliteStore } from './sqlite/sqlite.js';
 import { StoreError, type Store, type StoreEvent } from './store.js';
 
 type Factory = (historyLimit?: number) => Store | Promise<Store>;

@@ -1,5 +1,5 @@
 import { itWithFixtures, readFixtureText } from '../../../test/helpers/fixtures.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import { duplicateFieldMessage, goJsonSyntaxError, parseJsonStrict } from './json-body.js';
 import { MAX_NESTING_DEPTH } from './depth.js';
 

@@ -6,7 +6,7 @@
  * pass counting object keys in the text; only when that count exceeds the parsed tree's key
  * count (i.e. some key repeated) does the slower path-tracking scan run.
  */
-import { errors } from '../errors.js';
+import { errors } from '../http/errors.js';
 import { goJsonSyntaxError } from './json-syntax.js';
 import { MAX_NESTING_DEPTH } from './depth.js';
 

@@ -1,7 +1,7 @@
 import { itWithFixtures, readFixtureJson } from '../../../test/helpers/fixtures.js';
 import type { KObject, ObjectMeta } from '../../api/meta.js';
-import { errors } from '../errors.js';
-import { fieldErrorString } from '../field-errors.js';
+import { errors } from '../http/errors.js';
+import { fieldErrorString } from '../http/field-errors.js';
 import { validateLabelName, validatePathSegmentName, validateSubdomainName } from './names.js';
 import { validateFieldManager, validateObjectMeta, validateObjectMetaUpdate } from './object-meta.js';
 

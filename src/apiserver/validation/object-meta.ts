@@ -3,7 +3,7 @@
  * ValidateObjectMetaAccessorUpdate), with upstream's field paths and messages.
  */
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../../api/meta.js';
-import { type FieldError, forbidden, invalid, required, tooLong } from '../field-errors.js';
+import { type FieldError, forbidden, invalid, required, tooLong } from '../http/field-errors.js';
 import { type NameValidator, byteLength, isQualifiedName, isValidLabelValue, validateLabelName } from './names.js';
 import { parseApiVersion } from '../../api/resources.js';
 

@@ -4,7 +4,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { type FieldError, invalid, required } from '../../field-errors.js';
+import { type FieldError, invalid, required } from '../../http/field-errors.js';
 import { deepEqual } from '../../../lib/json-value.js';
 import type { Strategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';

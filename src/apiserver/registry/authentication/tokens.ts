@@ -4,17 +4,17 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../auth/resource-infos.js';
+import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../authentication/resource-infos.js';
 import { record, str, strings } from '../../../lib/json.js';
-import { withAuthenticatedGroup } from '../../auth/request-authenticator.js';
-import type { SigningKey } from '../../auth/sa-keys.js';
-import { issueServiceAccountToken, type ObjectRefClaim } from '../../auth/sa-token.js';
-import type { TokenChain } from '../../auth/token-union.js';
-import { errors } from '../../errors.js';
-import { invalid } from '../../field-errors.js';
+import { withAuthenticatedGroup } from '../../authentication/request-authenticator.js';
+import type { SigningKey } from '../../authentication/sa-keys.js';
+import { issueServiceAccountToken, type ObjectRefClaim } from '../../authentication/sa-token.js';
+import type { TokenChain } from '../../authentication/token-union.js';
+import { errors } from '../../http/errors.js';
+import { invalid } from '../../http/field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { Strategy, VirtualCreate } from '../generic/strategy.js';
-import type { ObjectReader } from '../../auth/types.js';
+import type { ObjectReader } from '../../authentication/types.js';
 
 const AUTHN_GROUP = 'authentication.k8s.io';
 const AUTHN_V1 = 'authentication.k8s.io/v1';

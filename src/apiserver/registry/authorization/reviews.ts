@@ -6,12 +6,12 @@
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
 import { record, str, strings } from '../../../lib/json.js';
-import { errors } from '../../errors.js';
-import { type FieldError, invalid } from '../../field-errors.js';
+import { errors } from '../../http/errors.js';
+import { type FieldError, invalid } from '../../http/field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
-import type { AuthorizationAttributes } from '../../auth/authorizer.js';
-import type { PolicyRule } from '../../auth/rbac-authorizer.js';
+import type { AuthorizationAttributes } from '../../authorization/authorizer.js';
+import type { PolicyRule } from '../../authorization/rbac/rbac-authorizer.js';
 
 const AUTHZ = 'authorization.k8s.io';
 

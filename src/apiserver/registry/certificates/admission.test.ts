@@ -1,5 +1,5 @@
 import type { KObject } from '../../../api/meta.js';
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { b64, certificatePem, csrObject, csrPem, ctx, signerAuthorizer } from '../../../../test/csr/helpers.js';
 import { csrStrategy } from './csr.js';
 

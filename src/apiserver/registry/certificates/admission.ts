@@ -12,10 +12,10 @@ import {
 } from '../../../api/certificates.js';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { parseCertificateRequestPem } from '../../../pki/csr.js';
-import { errors, type ApiError } from '../../errors.js';
+import { errors, type ApiError } from '../../http/errors.js';
 import { sameBytes } from './bytes.js';
 import type { RequestContext } from '../generic/strategy.js';
-import type { Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer } from '../../authorization/authorizer.js';
 import { bytesText } from './validation.js';
 
 const signerNameOf = (obj: KObject): string => (obj.spec as Partial<CertificateSigningRequestSpec> | undefined)?.signerName ?? '';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { Base64Error, checkBytesFields, decodeStdBase64, goBytesLiteral, sameBytes } from './bytes.js';
 
 const offsetOf = (text: string): number | undefined => {

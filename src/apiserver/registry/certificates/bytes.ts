@@ -3,7 +3,7 @@
  * kube-apiserver decodes them with Go's base64.StdEncoding while decoding the body, so invalid text
  * is a 400 BadRequest before any validation runs; this reproduces that decoder and its messages.
  */
-import { errors } from '../../errors.js';
+import { errors } from '../../http/errors.js';
 import { goJsonKind } from '../../../lib/json.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -8,7 +8,7 @@ import {
   CONDITION_FAILED,
   type CertificateSigningRequestCondition,
 } from '../../../api/certificates.js';
-import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../field-errors.js';
+import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../http/field-errors.js';
 import { text } from '../../../lib/json.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 

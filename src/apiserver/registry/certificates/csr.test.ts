@@ -1,6 +1,6 @@
 import type { KObject } from '../../../api/meta.js';
-import { errors } from '../../errors.js';
-import { type FieldError, fieldErrorString } from '../../field-errors.js';
+import { errors } from '../../http/errors.js';
+import { type FieldError, fieldErrorString } from '../../http/field-errors.js';
 import { ALICE, b64, cond, csrObject, csrPem, ctx, storedCsr, type CsrFields } from '../../../../test/csr/helpers.js';
 import { csrStrategy } from './csr.js';
 

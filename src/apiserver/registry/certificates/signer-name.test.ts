@@ -1,4 +1,4 @@
-import { fieldErrorString } from '../../field-errors.js';
+import { fieldErrorString } from '../../http/field-errors.js';
 import { validateSignerName } from './signer-name.js';
 
 const texts = (name: string): string[] => validateSignerName('spec.signerName', name).map(fieldErrorString);

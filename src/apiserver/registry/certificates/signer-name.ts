@@ -3,7 +3,7 @@
  * a dotted name of DNS-1123 labels and each dot-separated piece of the path a DNS-1123 subdomain.
  * Errors and their order are upstream's, since clients and tests match on them.
  */
-import { type FieldError, invalid, required, tooLong } from '../../field-errors.js';
+import { type FieldError, invalid, required, tooLong } from '../../http/field-errors.js';
 import { byteLength as byteLen, isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
 
 const LABEL_MAX = 63;

@@ -1,5 +1,5 @@
 import type { KObject } from '../../../api/meta.js';
-import { type FieldError, fieldErrorString } from '../../field-errors.js';
+import { type FieldError, fieldErrorString } from '../../http/field-errors.js';
 import { b64, certificatePem, cond, csrPem, csrSubresource, ctx, storedCsr, type CsrFields } from '../../../../test/csr/helpers.js';
 
 const approval = csrSubresource('approval');

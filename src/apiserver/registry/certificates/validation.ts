@@ -13,7 +13,7 @@ import {
 import type { KObject } from '../../../api/meta.js';
 import { certificateDers } from '../../../pki/certificate.js';
 import { parseCertificateRequestPem } from '../../../pki/csr.js';
-import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../field-errors.js';
+import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../http/field-errors.js';
 import { fieldBytes, goBytesLiteral } from './bytes.js';
 import { type ConditionOptions, conditionOptions, readConditions, validateConditionUpdate, validateConditions } from './conditions.js';
 import { validateSignerName } from './signer-name.js';

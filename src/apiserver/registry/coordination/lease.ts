@@ -1,6 +1,6 @@
 /** coordination.k8s.io Leases: leader election does GET then CREATE or UPDATE with a resourceVersion. */
 import { findResource } from '../../../api/resources.js';
-import { type FieldError, invalid } from '../../field-errors.js';
+import { type FieldError, invalid } from '../../http/field-errors.js';
 import type { KObject } from '../../../api/meta.js';
 import type { Strategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';

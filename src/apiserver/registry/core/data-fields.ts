@@ -3,8 +3,8 @@
  * (a decoding error is a 400, as upstream's JSON decoder reports it), size limit and `immutable`.
  */
 import type { KObject } from '../../../api/meta.js';
-import { errors } from '../../errors.js';
-import { type FieldError, forbidden, invalid } from '../../field-errors.js';
+import { errors } from '../../http/errors.js';
+import { type FieldError, forbidden, invalid } from '../../http/field-errors.js';
 import { isConfigMapKey } from '../../validation/names.js';
 
 const IMMUTABLE = 'field is immutable when `immutable` is set';

@@ -6,7 +6,7 @@
  * events.k8s.io/v1 also passes the strict ones (ValidateEventCreate/Update with requestVersion).
  */
 import type { KObject } from '../../../api/meta.js';
-import { type FieldError, type GoSyntax, invalid, required } from '../../field-errors.js';
+import { type FieldError, type GoSyntax, invalid, required } from '../../http/field-errors.js';
 import { byteLength, isDns1123Subdomain, isQualifiedName, validateSubdomainName } from '../../validation/names.js';
 import { validateObjectMeta } from '../../validation/object-meta.js';
 import { deepEqual } from '../../../lib/json-value.js';

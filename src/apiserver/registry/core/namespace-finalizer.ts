@@ -7,7 +7,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { isStored } from '../../../api/resources.js';
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { type Store, StoreError, storageKey } from '../../storage/store.js';
 import type { GenericRegistry } from '../generic/registry.js';
 import { withoutKubernetesFinalizer } from './namespace.js';

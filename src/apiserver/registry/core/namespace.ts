@@ -6,9 +6,9 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../http/errors.js';
 import { finalizerNameErrors, validateLabelName } from '../../validation/names.js';
-import { invalid } from '../../field-errors.js';
+import { invalid } from '../../http/field-errors.js';
 import type { Strategy } from '../generic/strategy.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';

@@ -4,7 +4,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { forbidden, required } from '../../field-errors.js';
+import { forbidden, required } from '../../http/field-errors.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { record, records, text } from '../../../lib/json.js';

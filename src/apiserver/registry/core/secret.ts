@@ -1,7 +1,7 @@
 /** Secrets: `stringData` folded into `data`, base64 values, `type` defaulted and immutable. */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
-import { type FieldError, invalid, required } from '../../field-errors.js';
+import { type FieldError, invalid, required } from '../../http/field-errors.js';
 import { checkBase64, validateImmutable, validateKeys } from './data-fields.js';
 import type { Strategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';

@@ -3,7 +3,7 @@
  * tests): the accepted forms, and each refusal in upstream's words, base64 and JSON failures being
  * Go's encoding/base64 and encoding/json errors.
  */
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64url');

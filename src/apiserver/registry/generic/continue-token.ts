@@ -5,7 +5,7 @@
  * (`invalid continue token: continue key is not valid: ...`), the base64 and JSON failures in Go's words.
  */
 import path from 'node:path';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../http/errors.js';
 import { goJsonSyntaxError } from '../../validation/json-body.js';
 import { quoteChar } from '../../validation/json-syntax.js';
 import { goJsonKind } from '../../../lib/json.js';

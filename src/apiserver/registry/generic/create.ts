@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../http/errors.js';
 import { generateName } from '../../validation/names.js';
 import { invalidError, applyNamespace, isStoreError, omitEmptyMetadata, validateMeta } from './meta.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';

@@ -3,7 +3,7 @@
  * termination step, graceful deletion for objects with finalizers, and the removal itself.
  */
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../http/errors.js';
 import type { StoredObject } from '../../storage/store.js';
 import { cloneObject, deepEqual } from '../../../lib/json-value.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';

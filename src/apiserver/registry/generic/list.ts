@@ -5,7 +5,7 @@
  */
 import type { KList, KObject, Status } from '../../../api/meta.js';
 import { apiVersionOf } from '../../../api/resources.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../http/errors.js';
 import { type StoredObject, StoreError } from '../../storage/store.js';
 import type { GenericRegistry } from './registry.js';
 import type { Selection } from './selection.js';

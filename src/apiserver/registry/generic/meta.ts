@@ -4,8 +4,8 @@
  */
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
 import { apiVersionOf } from '../../../api/resources.js';
-import { ApiError, errors } from '../../errors.js';
-import type { FieldError } from '../../field-errors.js';
+import { ApiError, errors } from '../../http/errors.js';
+import type { FieldError } from '../../http/field-errors.js';
 import { validateSubdomainName } from '../../validation/names.js';
 import { validateObjectMeta } from '../../validation/object-meta.js';
 import { StoreError } from '../../storage/store.js';

@@ -7,7 +7,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import { type Target, errors } from '../../errors.js';
+import { type Target, errors } from '../../http/errors.js';
 import { type Store, storageKey } from '../../storage/store.js';
 import { cloneObject } from '../../../lib/json-value.js';
 import type { RequestContext, Strategy } from './strategy.js';

@@ -5,9 +5,9 @@
  */
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import type { Authorizer } from '../../auth/authorizer.js';
-import type { ObjectReader } from '../../auth/types.js';
-import type { FieldError } from '../../field-errors.js';
+import type { Authorizer } from '../../authorization/authorizer.js';
+import type { ObjectReader } from '../../authentication/types.js';
+import type { FieldError } from '../../http/field-errors.js';
 
 /** Everything a strategy may know about the request it serves. */
 export interface RequestContext {

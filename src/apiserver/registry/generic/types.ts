@@ -4,7 +4,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import type { Target } from '../../errors.js';
+import type { Target } from '../../http/errors.js';
 import type { Store } from '../../storage/store.js';
 import type { AdmissionPlugin } from './admission.js';
 import type { RequestContext, Strategy } from './strategy.js';

@@ -3,8 +3,8 @@
  * server-owned metadata over, validate and admit, then compare-and-swap the result into storage.
  */
 import type { KObject, ObjectMeta } from '../../../api/meta.js';
-import { errors } from '../../errors.js';
-import { invalid } from '../../field-errors.js';
+import { errors } from '../../http/errors.js';
+import { invalid } from '../../http/field-errors.js';
 import { validateObjectMetaUpdate } from '../../validation/object-meta.js';
 import type { StoredObject } from '../../storage/store.js';
 import { ownershipChanged } from '../../apply/index.js';

@@ -1,6 +1,6 @@
 /** Validation of the four RBAC kinds (upstream pkg/apis/rbac/validation), with upstream texts. */
 import type { KObject } from '../../../api/meta.js';
-import { type FieldError, invalid, notSupported, required } from '../../field-errors.js';
+import { type FieldError, invalid, notSupported, required } from '../../http/field-errors.js';
 import { deepEqual } from '../../../lib/json-value.js';
 import { list, record } from '../../../lib/json.js';
 

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { IWatchRequest, IWatchResponse } from 'etcd3';
-import type { EtcdClientOptions } from '../etcd-client.js';
+import type { EtcdClientOptions } from './etcd-client.js';
 
 /** One Watch RPC, as the multiplexer uses it (grpc-js's duplex call, or a test's stand-in). */
 export interface WatchCall {

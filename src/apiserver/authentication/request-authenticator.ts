@@ -1,0 +1,77 @@
+/**
+ * The request authenticator chain in kube-apiserver's order: client certificate, then bearer token
+ * (header, or the WebSocket subprotocol), then the authenticated-group adder. Like upstream's
+ * union, a failing method does not stop the next one; only when none succeeds does any failure
+ * become 401. Without credentials the caller is anonymous when enabled, otherwise undefined.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { UserInfo } from '../../api/meta.js';
+import { errors } from '../http/errors.js';
+import type { AuthenticationRequest, Authenticator } from './types.js';
+import type { CertificateAuthenticator } from './x509.js';
+import type { TokenChain } from './token-union.js';
+
+export const ALL_AUTHENTICATED = 'system:authenticated';
+export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
+export const ANONYMOUS_USER: UserInfo = { username: 'system:anonymous', groups: [ALL_UNAUTHENTICATED] };
+const WS_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
+
+export interface RequestAuthenticatorOptions {
+  x509?: CertificateAuthenticator;
+  tokens: TokenChain;
+  /** kube-apiserver's --anonymous-auth; off by default here (the pipeline answers 401). */
+  anonymous?: boolean;
+}
+
+/** Adds system:authenticated unless the user already has it or system:unauthenticated. */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.groups.includes(ALL_AUTHENTICATED) || user.groups.includes(ALL_UNAUTHENTICATED)) return user;
+  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string {
+  const v = headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? '';
+}
+
+/** The bearer token of the request, or undefined; follows upstream's parsing to the letter. */
+export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
+  const auth = header(headers, 'authorization').trim();
+  if (auth !== '') {
+    const parts = auth.split(' ');
+    if (parts.length < 2 || parts[0]?.toLowerCase() !== 'bearer') return undefined;
+    return parts[1] ? parts[1] : undefined;
+  }
+  if (header(headers, 'upgrade').toLowerCase() !== 'websocket') return undefined;
+  for (const p of header(headers, 'sec-websocket-protocol').split(',')) {
+    const proto = p.trim();
+    if (!proto.startsWith(WS_PROTOCOL_PREFIX)) continue;
+    const token = Buffer.from(proto.slice(WS_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
+    return token || undefined;
+  }
+  return undefined;
+}
+
+export function createRequestAuthenticator(o: RequestAuthenticatorOptions): Authenticator {
+  return {
+    async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+      let failed = false;
+      if (o.x509 && req.clientCertificateChain.length > 0) {
+        try {
+          const user = o.x509.authenticate(req.clientCertificateChain);
+          if (user) return withAuthenticatedGroup(user);
+        } catch {
+          failed = true;
+        }
+      }
+      const token = bearerToken(req.headers);
+      if (token !== undefined) {
+        const outcome = await o.tokens.authenticate(token);
+        if (outcome.response) return withAuthenticatedGroup(outcome.response.user);
+        failed = true;
+      }
+      if (failed) throw errors.unauthorized();
+      return o.anonymous ? { ...ANONYMOUS_USER, groups: [...ANONYMOUS_USER.groups] } : undefined;
+    },
+  };
+}

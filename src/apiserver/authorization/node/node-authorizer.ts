@@ -1,0 +1,126 @@
+/**
+ * The Node authorizer (kube-apiserver's `--authorization-mode=Node`, chained before RBAC): what a
+ * kubelet authenticated as `system:node:NAME` in `system:nodes` may do, for the kinds this server
+ * serves. Secrets, ConfigMaps and service-account tokens only through pods bound to the node; its
+ * own Node by name (every node may create, update and patch Nodes: NodeRestriction then limits
+ * that to its own); Leases only its own in kube-node-lease; pods by binding or a
+ * `spec.nodeName=NAME` field selector; the rest by upstream's static node rules (CSRs, Events,
+ * reviews). It never denies outright: without an allow the next authorizer (RBAC) is asked, and
+ * the reason given here is what the 403 says, in upstream's words.
+ */
+import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../../api/nodes.js';
+import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
+import type { ObjectReader } from '../../authentication/types.js';
+import { podOnNode, reachableFromNode, type RelatedKind } from './node-graph.js';
+import { ruleAllows } from '../rbac/rbac-authorizer.js';
+import { NODE_RULES } from '../rbac/default-policy.js';
+
+const READ = ['get', 'list', 'watch'];
+
+/** Pod writes a node may attempt (NodeRestriction narrows them to its own pods), by subresource. */
+const POD_WRITES: Record<string, string[] | undefined> = { '': ['create', 'delete'], status: ['update', 'patch'], eviction: ['create'] };
+
+const allow: Decision = { allowed: true };
+const noOpinion = (reason = ''): Decision => ({ allowed: false, reason });
+const noRelationship = (nodeName: string): Decision => noOpinion(`no relationship found between node '${nodeName}' and this object`);
+
+export interface NodeAuthorizerOptions {
+  objects: ObjectReader;
+}
+
+export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
+  const related = async (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): Promise<Decision> => {
+    if (!a.name) return noOpinion('No Object name found');
+    return (await reachableFromNode(o.objects, nodeName, kind, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
+  };
+
+  /** Secrets and ConfigMaps: read one object a pod on this node uses. */
+  const readNamespaced = async (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): Promise<Decision> => {
+    if (!READ.includes(a.verb)) return noOpinion('can only read resources of this type');
+    if (a.subresource) return noOpinion('cannot read subresource');
+    if (!a.namespace) return noOpinion('can only read namespaced object of this type');
+    return related(nodeName, kind, a);
+  };
+
+  const createToken = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+    if (a.verb !== 'create' || !a.name) return noOpinion('can only create tokens for individual service accounts');
+    if (a.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
+    return related(nodeName, 'serviceaccounts', a);
+  };
+
+  const boundPod = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+    if (!a.name) return noOpinion('No Object name found');
+    return (await podOnNode(o.objects, nodeName, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
+  };
+
+  /** Pods (AuthorizeNodeWithSelectors): its own by binding, lists pinned to it by field selector. */
+  const pod = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+    const sub = a.subresource ?? '';
+    if (sub === '' && a.verb === 'get') return boundPod(nodeName, a);
+    if (sub === '' && (a.verb === 'list' || a.verb === 'watch')) {
+      if (selectsNode(a.fieldSelector, nodeName)) return allow;
+      return a.name ? boundPod(nodeName, a) : noOpinion('can only list/watch pods with spec.nodeName field selector');
+    }
+    return POD_WRITES[sub]?.includes(a.verb) ? allow : noOpinion();
+  };
+
+  /** The kinds whose access is subdivided per node; the rest follow NODE_RULES. */
+  const subdivided: Record<string, ((nodeName: string, a: AuthorizationAttributes) => Decision | Promise<Decision>) | undefined> = {
+    'secrets.': (n, a) => readNamespaced(n, 'secrets', a),
+    'configmaps.': (n, a) => readNamespaced(n, 'configmaps', a),
+    'serviceaccounts.': createToken,
+    'leases.coordination.k8s.io': authorizeLease,
+    'nodes.': authorizeNode,
+    'pods.': pod,
+  };
+
+  return {
+    async authorize(a): Promise<Decision> {
+      const id = nodeIdentity(a.user);
+      if (!id.isNode) return noOpinion();
+      const { nodeName } = id;
+      if (nodeName === '') return noOpinion(`unknown node for user "${a.user.username}"`);
+      const special = a.resource === undefined ? undefined : subdivided[`${a.resource}.${a.apiGroup ?? ''}`];
+      if (special) return special(nodeName, a);
+      return NODE_RULES.some((r) => ruleAllows(a, r)) ? allow : noOpinion();
+    },
+    // Upstream's answer: a node's permissions depend on the objects bound to it, so they are not listed.
+    rulesFor: (user) =>
+      Promise.resolve(
+        nodeIdentity(user).isNode
+          ? { rules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution'] }
+          : { rules: [], incomplete: false, errors: [] },
+      ),
+  };
+}
+
+function authorizeLease(nodeName: string, a: AuthorizationAttributes): Decision {
+  if (!['get', 'create', 'update', 'patch', 'delete'].includes(a.verb)) {
+    return noOpinion('can only get, create, update, patch, or delete a node lease');
+  }
+  if (a.namespace !== NODE_LEASE_NAMESPACE) return noOpinion(`can only access leases in the "${NODE_LEASE_NAMESPACE}" system namespace`);
+  // On create the name is in the body: NodeRestriction checks it there.
+  if (a.verb !== 'create' && a.name !== nodeName) return noOpinion('can only access node lease with the same name as the requesting node');
+  return allow;
+}
+
+/** Upstream with AuthorizeNodeWithSelectors (on by default since 1.32): reads of its own Node only. */
+function authorizeNode(nodeName: string, a: AuthorizationAttributes): Decision {
+  const sub = a.subresource ?? '';
+  if (sub === '' && ['create', 'update', 'patch'].includes(a.verb)) return allow;
+  if (sub === '' && READ.includes(a.verb)) {
+    if (a.name === nodeName) return allow;
+    if (!a.name) return noOpinion(`node '${nodeName}' cannot read all nodes, only its own Node object`);
+    return noOpinion(`node '${nodeName}' cannot read '${a.name}', only its own Node object`);
+  }
+  if (sub === 'status' && (a.verb === 'update' || a.verb === 'patch')) return allow;
+  return noOpinion();
+}
+
+/** Whether a field selector pins `spec.nodeName` to this node (`=` or `==`). */
+function selectsNode(selector: string | undefined, nodeName: string): boolean {
+  return (selector ?? '').split(',').some((part) => {
+    const m = /^\s*spec\.nodeName\s*==?\s*(.*?)\s*$/.exec(part);
+    return m !== null && m[1] === nodeName;
+  });
+}

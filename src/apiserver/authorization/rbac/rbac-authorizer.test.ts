@@ -1,0 +1,100 @@
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import { objectReader } from '../../registry/registries.js';
+import { MemoryStore } from '../../storage/memory/memory.js';
+import { storageKey } from '../../storage/store.js';
+import { createRbacAuthorizer } from './rbac-authorizer.js';
+import { RbacIndex } from './rbac-index.js';
+import type { ObjectReader } from '../../authentication/types.js';
+
+const RBAC = 'rbac.authorization.k8s.io';
+const alice: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
+const key = (plural: string, name: string, namespace?: string): string => storageKey(RBAC, plural, namespace, name);
+const rule = (verbs: string[]): Record<string, unknown> => ({ verbs, apiGroups: [''], resources: ['configmaps'] });
+const role = (kind: string, name: string, verbs: string[], namespace?: string): KObject => ({
+  apiVersion: `${RBAC}/v1`,
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  rules: [rule(verbs)],
+});
+const binding = (kind: string, name: string, roleKind: string, user: string, namespace?: string): KObject => ({
+  apiVersion: `${RBAC}/v1`,
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  roleRef: { apiGroup: RBAC, kind: roleKind, name: 'r' },
+  subjects: [{ kind: 'User', apiGroup: RBAC, name: user }],
+});
+
+/** A reader that finds nothing: decisions of an authorizer given it come from its index alone. */
+const nothing: ObjectReader = { get: () => Promise.resolve(undefined), list: () => Promise.resolve([]) };
+
+describe.each(['store', 'index'])('RBAC authorizer over changing roles and bindings (%s)', (from) => {
+  const store = new MemoryStore();
+  const index = from === 'index' ? new RbacIndex(store) : undefined;
+  const authorizer = createRbacAuthorizer({ objects: index ? nothing : objectReader(store), index });
+  const may = async (verb: string, namespace = 'ns'): Promise<boolean> =>
+    (await authorizer.authorize({ user: alice, verb, apiGroup: '', resource: 'configmaps', namespace })).allowed;
+  beforeAll(async () => {
+    while (index && !index.ready()) await new Promise((r) => setTimeout(r, 1));
+  });
+  afterAll(() => {
+    index?.stop();
+    return store.close();
+  });
+
+  it('sees every create, update and delete of ClusterRoles and ClusterRoleBindings at the next decision', async () => {
+    expect(await may('get')).toBe(false);
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    expect(await may('get')).toBe(false);
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    expect(await may('get')).toBe(true);
+    expect(await may('list')).toBe(false);
+    await store.update(key('clusterroles', 'r'), role('ClusterRole', 'r', ['list']));
+    expect([await may('get'), await may('list')]).toEqual([false, true]);
+    await store.update(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'bob'));
+    expect(await may('list')).toBe(false);
+    await store.update(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    expect(await may('list')).toBe(true);
+    await store.delete(key('clusterroles', 'r'));
+    expect(await may('list')).toBe(false);
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['list']));
+    expect(await may('list')).toBe(true);
+    await store.delete(key('clusterrolebindings', 'b'));
+    expect(await may('list')).toBe(false);
+  });
+
+  it('sees Roles and RoleBindings of the request namespace only, as they change', async () => {
+    await store.create(key('roles', 'r', 'ns'), role('Role', 'r', ['watch'], 'ns'));
+    await store.create(key('rolebindings', 'b', 'ns'), binding('RoleBinding', 'b', 'Role', 'alice', 'ns'));
+    expect([await may('watch'), await may('watch', 'other')]).toEqual([true, false]);
+    const decision = await authorizer.authorize({ user: alice, verb: 'watch', apiGroup: '', resource: 'configmaps', namespace: 'ns' });
+    expect(decision.reason).toBe('RBAC: allowed by RoleBinding "b/ns" of Role "r" to User "alice"');
+    await store.update(key('roles', 'r', 'ns'), role('Role', 'r', ['get'], 'ns'));
+    expect([await may('watch'), await may('get')]).toEqual([false, true]);
+    await store.delete(key('rolebindings', 'b', 'ns'));
+    expect(await may('get')).toBe(false);
+  });
+});
+
+describe('RBAC index', () => {
+  it('finds Group and ServiceAccount subjects and names the first binding in key order, as the store path does', async () => {
+    const store = new MemoryStore();
+    const index = new RbacIndex(store);
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    const bind = (name: string, subject: Record<string, unknown>): KObject => ({ ...binding('ClusterRoleBinding', name, 'ClusterRole', ''), subjects: [subject] });
+    await store.create(key('clusterrolebindings', 'z-group'), bind('z-group', { kind: 'Group', name: 'devs' }));
+    await store.create(key('clusterrolebindings', 'a-sa'), bind('a-sa', { kind: 'ServiceAccount', name: 'ci', namespace: 'build' }));
+    while (!index.ready()) await new Promise((r) => setTimeout(r, 1));
+    const sa: UserInfo = { username: 'system:serviceaccount:build:ci', groups: ['devs'] };
+    const attrs = { verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'x' };
+    const fromIndex = createRbacAuthorizer({ objects: nothing, index });
+    const fromStore = createRbacAuthorizer({ objects: objectReader(store) });
+    for (const user of [sa, { username: 'dan', groups: ['devs'] }, { username: 'eve', groups: [] }]) {
+      expect(await fromIndex.authorize({ user, ...attrs })).toEqual(await fromStore.authorize({ user, ...attrs }));
+    }
+    expect((await fromIndex.authorize({ user: sa, ...attrs })).reason).toBe(
+      'RBAC: allowed by ClusterRoleBinding "a-sa" of ClusterRole "r" to ServiceAccount "ci/build"',
+    );
+    index.stop();
+    await store.close();
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * The RBAC authorizer (rbac.authorization.k8s.io/v1 semantics, apiserver.md §7.3). Decisions come
+ * from the RbacIndex (rbac-index.ts) when it is given and synced, and otherwise from the
+ * ObjectReader (bindings listed and roles read per decision). ClusterRoleBindings are visited
+ * first, then RoleBindings of the request's namespace, and the first matching rule decides, with
+ * upstream's reason text. `system:masters` bypasses RBAC as kube-apiserver's privileged-group
+ * authorizer does.
+ */
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import { errors } from '../../http/errors.js';
+import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
+import type { ObjectReader } from '../../authentication/types.js';
+import type { ResourceInfo } from '../../../api/resources.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
+import { record, str, strings } from '../../../lib/json.js';
+import { serviceAccountUsername } from '../../authentication/sa-token.js';
+import type { RbacIndex } from './rbac-index.js';
+
+export const MASTERS_GROUP = 'system:masters';
+
+export interface PolicyRule {
+  verbs: string[];
+  apiGroups: string[];
+  resources: string[];
+  resourceNames: string[];
+  nonResourceURLs: string[];
+}
+
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** The rules of a Role or ClusterRole object. */
+export function rulesOf(role: KObject | undefined): PolicyRule[] {
+  const rules = Array.isArray(role?.rules) ? (role.rules as unknown[]) : [];
+  return rules.map((r) => {
+    const o = record(r);
+    return {
+      verbs: strings(o.verbs),
+      apiGroups: strings(o.apiGroups),
+      resources: strings(o.resources),
+      resourceNames: strings(o.resourceNames),
+      nonResourceURLs: strings(o.nonResourceURLs),
+    };
+  });
+}
+
+function has(list: string[], value: string): boolean {
+  return list.includes('*') || list.includes(value);
+}
+
+function resourceMatches(rule: PolicyRule, resource: string, subresource: string): boolean {
+  const combined = subresource ? `${resource}/${subresource}` : resource;
+  return rule.resources.some(
+    (r) => r === '*' || r === combined || (subresource !== '' && r === `*/${subresource}`),
+  );
+}
+
+function nonResourceMatches(rule: PolicyRule, path: string): boolean {
+  return rule.nonResourceURLs.some(
+    (u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.slice(0, -1))),
+  );
+}
+
+/** Whether one rule allows the request (rbac.RuleAllows upstream). */
+export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolean {
+  if (a.resource !== undefined) {
+    return (
+      has(rule.verbs, a.verb) &&
+      has(rule.apiGroups, a.apiGroup ?? '') &&
+      resourceMatches(rule, a.resource, a.subresource ?? '') &&
+      (rule.resourceNames.length === 0 || rule.resourceNames.includes(a.name ?? ''))
+    );
+  }
+  return has(rule.verbs, a.verb) && nonResourceMatches(rule, a.path ?? '');
+}
+
+function subjectsOf(binding: KObject): Subject[] {
+  const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
+  return subjects.map((s) => {
+    const o = record(s);
+    return { kind: str(o.kind) ?? '', name: str(o.name) ?? '', namespace: str(o.namespace) };
+  });
+}
+
+/** The subject in `binding` (of namespace `bindingNs`) that names `user`, if any. */
+function matchingSubject(user: UserInfo, binding: KObject, bindingNs: string): Subject | undefined {
+  return subjectsOf(binding).find((s) => {
+    if (s.kind === 'User') return s.name === user.username;
+    if (s.kind === 'Group') return user.groups.includes(s.name);
+    if (s.kind === 'ServiceAccount') {
+      const ns = s.namespace || bindingNs;
+      return ns !== '' && user.username === serviceAccountUsername(ns, s.name);
+    }
+    return false;
+  });
+}
+
+function describeSubject(s: Subject, bindingNs: string): string {
+  if (s.kind === 'ServiceAccount') return `${s.kind} "${s.name}/${s.namespace || bindingNs}"`;
+  return `${s.kind} "${s.name}"`;
+}
+
+export interface RbacAuthorizerOptions {
+  objects: ObjectReader;
+  /** Answers decisions from memory once synced; without it every decision reads the store. */
+  index?: RbacIndex;
+}
+
+type RoleRef = { info: ResourceInfo; namespace: string | undefined; name: string };
+
+/** The role a binding's roleRef names, or why it cannot name one (an unknown kind, a Role outside a namespace). */
+function roleOfRef(ref: Record<string, unknown>, namespace: string): RoleRef | { error: string } {
+  const kind = str(ref.kind);
+  const name = str(ref.name) ?? '';
+  const info = kind === 'ClusterRole' ? CLUSTER_ROLES : kind === 'Role' ? ROLES : undefined;
+  if (!info) return { error: `unsupported role reference kind: ${JSON.stringify(kind ?? '')}` };
+  if (info.namespaced && !namespace) return { error: missingRole({ info, namespace, name }) };
+  return { info, namespace: info.namespaced ? namespace : undefined, name };
+}
+
+function missingRole({ info, name }: RoleRef): string {
+  return errors.notFound({ group: info.group, resource: info.plural, name }).message;
+}
+
+/**
+ * The rules a binding's roleRef points at (GetRoleReferenceRules upstream), or an error text when
+ * the role does not exist or the kind is unknown.
+ */
+export async function roleRefRules(objects: ObjectReader, ref: Record<string, unknown>, namespace: string): Promise<RoleRules> {
+  const r = roleOfRef(ref, namespace);
+  if ('error' in r) return r;
+  const role = await objects.get(r.info, r.namespace, r.name);
+  return role ? { rules: rulesOf(role) } : { error: missingRole(r) };
+}
+
+/** roleRefRules on the index's parsed rules. */
+function indexedRoleRules(index: RbacIndex, ref: Record<string, unknown>, namespace: string): RoleRules {
+  const r = roleOfRef(ref, namespace);
+  if ('error' in r) return r;
+  const rules = index.roleRules(r.info, r.namespace, r.name);
+  return rules ? { rules } : { error: missingRole(r) };
+}
+
+/** A binding that names `user`, with the rules of the role it grants (or why they cannot be read). */
+interface Grant {
+  binding: KObject;
+  /** '' for a ClusterRoleBinding. */
+  namespace: string;
+  subject: Subject;
+  role: { rules: PolicyRule[] } | { error: string };
+}
+
+/** Where grants are read from: the store through an ObjectReader, or the RbacIndex. */
+interface GrantSource {
+  /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order; a superset of those naming `user` is fine. */
+  bindings(user: UserInfo, bindingNs: string): Promise<KObject[]> | KObject[];
+  role(ref: Record<string, unknown>, namespace: string): Promise<RoleRules> | RoleRules;
+}
+
+type RoleRules = { rules: PolicyRule[] } | { error: string };
+
+function storeSource(objects: ObjectReader): GrantSource {
+  return {
+    bindings: (_user, bindingNs) => (bindingNs ? objects.list(ROLE_BINDINGS, bindingNs) : objects.list(CLUSTER_ROLE_BINDINGS, undefined)),
+    role: (ref, namespace) => roleRefRules(objects, ref, namespace),
+  };
+}
+
+function indexSource(index: RbacIndex): GrantSource {
+  return {
+    bindings: (user, bindingNs) => index.bindingsFor(user, bindingNs),
+    role: (ref, namespace) => indexedRoleRules(index, ref, namespace),
+  };
+}
+
+/**
+ * Walks the bindings that name `user` — ClusterRoleBindings, then the RoleBindings of `namespace`
+ * when given — resolving each one's role, until `visit` returns something (VisitRulesFor upstream).
+ * The authorizer and the escalation checks share it, so both see exactly the same grants.
+ */
+async function visitGrants<T>(
+  source: GrantSource,
+  user: UserInfo,
+  namespace: string,
+  visit: (g: Grant) => T | undefined,
+): Promise<T | undefined> {
+  const scopes = namespace ? ['', namespace] : [''];
+  for (const bindingNs of scopes) {
+    // RoleBindings are only read when no ClusterRoleBinding settled the question.
+    for (const binding of await source.bindings(user, bindingNs)) {
+      const subject = matchingSubject(user, binding, bindingNs);
+      if (!subject) continue;
+      const role = await source.role(record(binding.roleRef), bindingNs);
+      const out = visit({ binding, namespace: bindingNs, subject, role });
+      if (out !== undefined) return out;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Every rule granted to `user` cluster-wide, plus in `namespace` when given (RulesFor upstream),
+ * with the errors of bindings whose role is missing: escalation checks report those.
+ */
+export async function rulesFor(
+  objects: ObjectReader,
+  user: UserInfo,
+  namespace: string,
+): Promise<{ rules: PolicyRule[]; errors: string[] }> {
+  const out = { rules: [] as PolicyRule[], errors: [] as string[] };
+  await visitGrants(storeSource(objects), user, namespace, ({ role }) => {
+    if ('rules' in role) out.rules.push(...role.rules);
+    else out.errors.push(role.error);
+    return undefined;
+  });
+  return out;
+}
+
+/** Upstream's reason for an allow: which binding of which role to which subject. */
+function allowReason({ binding, namespace, subject }: Grant): string {
+  const ref = record(binding.roleRef);
+  const name = binding.metadata?.name ?? '';
+  const what = namespace ? `RoleBinding "${name}/${namespace}"` : `ClusterRoleBinding "${name}"`;
+  return `RBAC: allowed by ${what} of ${str(ref.kind) ?? ''} "${str(ref.name) ?? ''}" to ${describeSubject(subject, namespace)}`;
+}
+
+export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
+  const fromStore = storeSource(o.objects);
+  const fromIndex = o.index && indexSource(o.index);
+  const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<Decision> => {
+    // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
+    const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
+    const reason = await visitGrants(source, a.user, namespace, (g) =>
+      'rules' in g.role && g.role.rules.some((r) => ruleAllows(a, r)) ? allowReason(g) : undefined,
+    );
+    return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
+  };
+  return {
+    async authorize(a): Promise<Decision> {
+      if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
+      if (!fromIndex || !o.index?.ready()) return decide(fromStore, a);
+      const d = await decide(fromIndex, a);
+      // A grant written through another replica may not have reached this one's watch yet: a
+      // deny is confirmed against the store, so a new grant is never refused.
+      return d.allowed ? d : decide(fromStore, a);
+    },
+    // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
+    rulesFor: async (user, namespace) => ({ ...(await rulesFor(o.objects, user, namespace)), incomplete: false }),
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * An in-memory index of the RBAC objects, for the authorizer: ClusterRoleBindings and RoleBindings
+ * by the users and groups their subjects name, and the parsed rules of each Role and ClusterRole
+ * by key. Listing every binding and reading roles on each request cost a store range per decision;
+ * the index answers from maps, as kube-apiserver's RBAC authorizer answers from its informers.
+ *
+ * Each of the four kinds is read with one store range and kept current by a store watch from the
+ * range's revision (relisted when the watch reports Compacted or fails), so it follows writes made
+ * by other API server replicas on etcd as well as this one's. In-process stores deliver a write's
+ * watch event before any later request runs (the event is published when the write commits), so
+ * the index is current for the next decision; on etcd it may trail by a watch round trip, which
+ * the authorizer covers by confirming a deny against the store.
+ */
+import type { KObject, UserInfo } from '../../../api/meta.js';
+import type { ResourceInfo } from '../../../api/resources.js';
+import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../../storage/store.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
+import { record, str } from '../../../lib/json.js';
+import { serviceAccountUsername } from '../../authentication/sa-token.js';
+import { rulesOf, type PolicyRule } from './rbac-authorizer.js';
+
+/** Delay before relisting a kind whose watch failed for a reason other than compaction. */
+const RELIST_DELAY_MS = 1000;
+
+const prefixOf = (info: ResourceInfo): string => storageKey(info.group, info.plural, undefined);
+
+/**
+ * The index keys a subject is found under: `u:<username>` for a User, and for a ServiceAccount
+ * its username (both match on the caller's username); `g:<group>` for a Group. The authorizer
+ * still matches each candidate binding's subjects itself, so a superset is harmless.
+ */
+function subjectKeys(binding: KObject, bindingNs: string): string[] {
+  const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
+  const keys: string[] = [];
+  for (const raw of subjects) {
+    const s = record(raw);
+    const kind = str(s.kind);
+    const name = str(s.name) ?? '';
+    if (kind === 'User') keys.push(`u:${name}`);
+    else if (kind === 'Group') keys.push(`g:${name}`);
+    else if (kind === 'ServiceAccount') {
+      const ns = str(s.namespace) || bindingNs;
+      if (ns !== '') keys.push(`u:${serviceAccountUsername(ns, name)}`);
+    }
+  }
+  return keys;
+}
+
+/** One kind's objects by storage key, with its sync state. */
+interface KindState {
+  info: ResourceInfo;
+  prefix: string;
+  objects: Map<string, KObject>;
+  synced: boolean;
+  watch?: WatchHandle;
+}
+
+export class RbacIndex {
+  private readonly kinds: KindState[];
+  /** Binding keys by `<binding namespace or ''>\0<subject key>`. */
+  private readonly bySubject = new Map<string, Set<string>>();
+  /** Parsed rules of every Role and ClusterRole, by storage key. */
+  private readonly rules = new Map<string, PolicyRule[]>();
+  private stopped = false;
+
+  constructor(private readonly store: Store) {
+    this.kinds = [CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS].map((info) => ({
+      info,
+      prefix: prefixOf(info),
+      objects: new Map(),
+      synced: false,
+    }));
+    for (const kind of this.kinds) void this.relist(kind);
+  }
+
+  /** Whether every kind was listed and is being watched: until then, callers read the store. */
+  ready(): boolean {
+    return this.kinds.every((k) => k.synced);
+  }
+
+  /**
+   * The bindings in `bindingNs` ('' for ClusterRoleBindings) that may name `user`, in storage key
+   * order (the order a store range gives, so the first matching rule is the same one).
+   */
+  bindingsFor(user: UserInfo, bindingNs: string): KObject[] {
+    const kind = this.kindOf(bindingNs ? ROLE_BINDINGS : CLUSTER_ROLE_BINDINGS);
+    const keys = new Set<string>();
+    for (const sk of [`u:${user.username}`, ...user.groups.map((g) => `g:${g}`)]) {
+      for (const key of this.bySubject.get(`${bindingNs}\0${sk}`) ?? []) keys.add(key);
+    }
+    const out: KObject[] = [];
+    for (const key of [...keys].sort()) {
+      const binding = kind.objects.get(key);
+      if (binding) out.push(binding);
+    }
+    return out;
+  }
+
+  /** The parsed rules of a Role (namespace given) or ClusterRole, or undefined when it does not exist. */
+  roleRules(info: ResourceInfo, namespace: string | undefined, name: string): PolicyRule[] | undefined {
+    return this.rules.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const kind of this.kinds) kind.watch?.stop();
+  }
+
+  private kindOf(info: ResourceInfo): KindState {
+    const kind = this.kinds.find((k) => k.info === info);
+    if (!kind) throw new Error(`RBAC index does not hold ${info.plural}`);
+    return kind;
+  }
+
+  private async relist(kind: KindState): Promise<void> {
+    kind.synced = false;
+    kind.watch?.stop();
+    if (this.stopped) return;
+    try {
+      const res = await this.store.range({ prefix: kind.prefix });
+      if (this.stopped) return;
+      for (const key of [...kind.objects.keys()]) this.remove(kind, key);
+      for (const item of res.items) this.put(kind, item.key, item.object);
+      kind.watch = this.store.watch(kind.prefix, {
+        fromRevision: res.revision,
+        onEvent: (e) => this.apply(kind, e),
+        onError: (err) => this.retry(kind, err.code === 'Compacted' ? 0 : RELIST_DELAY_MS),
+      });
+      kind.synced = true;
+    } catch {
+      this.retry(kind, RELIST_DELAY_MS);
+    }
+  }
+
+  private retry(kind: KindState, delayMs: number): void {
+    kind.synced = false;
+    if (this.stopped) return;
+    setTimeout(() => void this.relist(kind), delayMs).unref();
+  }
+
+  private apply(kind: KindState, e: StoreEvent): void {
+    if (e.type === 'DELETED') this.remove(kind, e.key);
+    else this.put(kind, e.key, e.object);
+  }
+
+  private isBinding(kind: KindState): boolean {
+    return kind.info === CLUSTER_ROLE_BINDINGS || kind.info === ROLE_BINDINGS;
+  }
+
+  private put(kind: KindState, key: string, obj: KObject): void {
+    this.remove(kind, key);
+    kind.objects.set(key, obj);
+    if (!this.isBinding(kind)) {
+      this.rules.set(key, rulesOf(obj));
+      return;
+    }
+    const ns = kind.info.namespaced ? (obj.metadata?.namespace ?? '') : '';
+    for (const sk of subjectKeys(obj, ns)) {
+      const id = `${ns}\0${sk}`;
+      let set = this.bySubject.get(id);
+      if (!set) this.bySubject.set(id, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  private remove(kind: KindState, key: string): void {
+    const old = kind.objects.get(key);
+    if (!old) return;
+    kind.objects.delete(key);
+    if (!this.isBinding(kind)) {
+      this.rules.delete(key);
+      return;
+    }
+    const ns = kind.info.namespaced ? (old.metadata?.namespace ?? '') : '';
+    for (const sk of subjectKeys(old, ns)) {
+      const id = `${ns}\0${sk}`;
+      const set = this.bySubject.get(id);
+      set?.delete(key);
+      if (set?.size === 0) this.bySubject.delete(id);
+    }
+  }
+}

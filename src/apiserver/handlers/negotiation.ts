@@ -1,0 +1,198 @@
+/**
+ * Content negotiation: which encodings a request body may use (JSON, YAML, protobuf) and which
+ * representation a response takes (JSON, YAML, Table, PartialObjectMetadata), following
+ * upstream's rule that the first acceptable media range in the client's list wins.
+ */
+import YAML from 'yaml';
+import type { KObject } from '../../api/meta.js';
+import { type MediaRange, parseAccept } from '../discovery/negotiate.js';
+import { errors } from '../http/errors.js';
+import { decodeProtobufObject } from '../codec/protobuf.js';
+import { normalizeTimeFields } from '../codec/time-fields.js';
+import { parseJsonStrict, unrecognizedObject } from '../validation/json-body.js';
+import { depthSyntaxError, parseYamlCapped, tooDeepAt } from '../validation/depth.js';
+import { dropNullFields } from '../validation/nulls.js';
+import { goJsonKind } from '../../lib/json.js';
+import { decodeTypeError, unstructuredTypeError } from '../validation/field-types.js';
+import { compactJson } from '../../lib/frozen-json.js';
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF];
+
+export type OutputKind = 'json' | 'yaml' | 'table' | 'partial';
+
+export interface Output {
+  kind: OutputKind;
+  /** meta.k8s.io version for Table and PartialObjectMetadata (v1 or v1beta1). */
+  metaVersion: string;
+  pretty: boolean;
+}
+
+export interface Gvk {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** The media type without parameters, lower-cased. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** `application/json;as=Table|PartialObjectMetadata[List];g=meta.k8s.io;v=v1[beta1]`, when served. */
+function metaOutput(r: MediaRange, pretty: boolean, allowTable: boolean): Output | undefined {
+  const v = r.params.v ?? '';
+  if (r.params.g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  if (r.params.as === 'Table') return allowTable ? { kind: 'table', metaVersion: v, pretty } : undefined;
+  if (r.params.as === 'PartialObjectMetadata' || r.params.as === 'PartialObjectMetadataList') return { kind: 'partial', metaVersion: v, pretty };
+  return undefined;
+}
+
+/** A plain media range: JSON (or any) or YAML. */
+function plainOutput(type: string, pretty: boolean): Output | undefined {
+  if (type === 'application/json' || type === '*/*' || type === 'application/*') return { kind: 'json', metaVersion: 'v1', pretty };
+  if (type === 'application/yaml') return { kind: 'yaml', metaVersion: 'v1', pretty };
+  return undefined;
+}
+
+/** Picks the response representation from the Accept header; 406 when nothing listed is served. */
+export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
+  const ranges = parseAccept(accept ?? '');
+  if (ranges.length === 0) return { kind: 'json', metaVersion: 'v1', pretty };
+  for (const r of ranges) {
+    if (r.params.q === '0') continue;
+    // A range with `as=` asks for that representation only, never plain JSON.
+    const out = r.type === 'application/json' && r.params.as !== undefined ? metaOutput(r, pretty, allowTable) : plainOutput(r.type, pretty);
+    if (out) return out;
+  }
+  throw errors.notAcceptable(['application/json', 'application/yaml']);
+}
+
+/** Serializes a response value for a JSON or YAML output. */
+export function encode(value: unknown, out: Output): { contentType: string; body: string } {
+  if (out.kind === 'yaml') return { contentType: 'application/yaml', body: YAML.stringify(value) };
+  const body = out.pretty ? `${JSON.stringify(value, null, 2)}\n` : `${compactJson(value)}\n`;
+  return { contentType: 'application/json', body };
+}
+
+export interface DecodedBody {
+  object: KObject;
+  duplicateFields: string[];
+}
+
+function cannotHandle(gvk: Gvk, why: string): Error {
+  return errors.badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: ${why}`);
+}
+
+/** The body parsed by its media type (nesting capped), with the duplicate fields JSON had. */
+function parseBody(type: string, body: Buffer, gvk: Gvk): { value: unknown; duplicateFields: string[] } {
+  if (type === 'application/json') return parseJsonStrict(body.toString('utf8'), { kind: gvk.kind });
+  if (type === 'application/yaml') {
+    try {
+      return { value: parseYamlCapped(body.toString('utf8')), duplicateFields: [] };
+    } catch (e) {
+      throw cannotHandle(gvk, `error converting YAML to JSON: ${(e as Error).message.split('\n')[0] ?? ''}`);
+    }
+  }
+  if (type === PROTOBUF) {
+    const value = decodeProtobufObject(body, gvk);
+    const deep = tooDeepAt(value);
+    if (deep) throw cannotHandle(gvk, depthSyntaxError(deep));
+    return { value, duplicateFields: [] };
+  }
+  throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
+}
+
+/** Decodes a create/update body and checks it addresses the endpoint's kind and version. */
+export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk): DecodedBody {
+  const type = mediaType(contentType) || 'application/json';
+  const { value, duplicateFields } = parseBody(type, body, gvk);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
+  }
+  const object = value as KObject;
+  dropNullFields(object);
+  const sniff = typeMetaTypeError(object);
+  if (sniff) throw unrecognizedObject(gvk.kind, sniff, body.toString('utf8'));
+  checkTypeMeta(object, gvk);
+  // Time fields first: their unmarshaler's error ends Go's decoding, ahead of any saved type error.
+  // A protobuf body is typed by its wire format: no field type to check.
+  let typeError: string | undefined;
+  try {
+    normalizeTimeFields(object, gvk);
+    if (type !== PROTOBUF) typeError = decodeTypeError(object, gvk);
+  } catch (e) {
+    typeError = (e as Error).message;
+  }
+  if (typeError) throw cannotHandle(gvk, typeError);
+  return { object, duplicateFields };
+}
+
+const STRATEGIC = 'application/strategic-merge-patch+json';
+
+/**
+ * checkTypeMeta for a patch result, which is decoded as a body is (time fields parsed, field types
+ * checked); a failure is upstream's invalid patch (422 `patch: Invalid value: <patched object>:
+ * <error>`). A strategic merge patch result goes through the unstructured converter upstream,
+ * not the JSON decoder, hence its own wording of a type error.
+ */
+export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string): void {
+  let detail = typeMetaTypeError(object);
+  if (detail === undefined) {
+    checkTypeMeta(object, gvk);
+    detail = patchedTypeError(object, gvk, mediaType(patchType) === STRATEGIC);
+  }
+  if (detail === undefined) return;
+  throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
+}
+
+/** Time fields parsed and field types checked, as the decoder that reads this patch result would. */
+function patchedTypeError(object: KObject, gvk: Gvk, strategic: boolean): string | undefined {
+  try {
+    if (strategic) {
+      // The converter meets a non-string time as any other mistyped field, then parses the times.
+      const converterError = unstructuredTypeError(object, gvk);
+      if (converterError) return converterError;
+      normalizeTimeFields(object, gvk);
+      return undefined;
+    }
+    // The JSON decoder's time unmarshaler error wins over the type errors it saved.
+    normalizeTimeFields(object, gvk);
+    return decodeTypeError(object, gvk);
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/**
+ * What the version/kind sniff (SimpleMetaFactory.Interpret, which reads only those two fields into
+ * strings) says of a non-string apiVersion or kind, before any typed decoding.
+ */
+function typeMetaTypeError(object: KObject): string | undefined {
+  for (const field of ['apiVersion', 'kind'] as const) {
+    const v: unknown = object[field];
+    if (v !== undefined && typeof v !== 'string') {
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonKind(v)} into Go struct field .${field} of type string`;
+    }
+  }
+  return undefined;
+}
+
+/** Defaults missing apiVersion/kind from the endpoint; a different one is a 400. */
+export function checkTypeMeta(object: KObject, gvk: Gvk): void {
+  const expected = gvk.group === '' ? gvk.version : `${gvk.group}/${gvk.version}`;
+  if (object.apiVersion !== undefined && object.apiVersion !== '' && object.apiVersion !== expected) {
+    throw errors.badRequest(
+      `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`,
+    );
+  }
+  if (object.kind !== undefined && object.kind !== '' && object.kind !== gvk.kind) {
+    const kind = String(object.kind);
+    const coreOrGroup = gvk.group === '' ? 'core' : gvk.group;
+    throw errors.badRequest(
+      `${kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: converting (${gvk.version}.${kind}) to (${coreOrGroup}.${gvk.kind}): unknown conversion`,
+    );
+  }
+  object.apiVersion = expected;
+  object.kind = gvk.kind;
+}

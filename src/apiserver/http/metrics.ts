@@ -1,0 +1,222 @@
+/**
+ * kube-apiserver's own metrics, same names and labels, in an injected prom-client Registry:
+ * - apiserver_request_total{verb,group,version,resource,subresource,scope,component,code}
+ * - apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}
+ *   (long-running requests, WATCH, are left out, as upstream does)
+ * - apiserver_current_inflight_requests{request_kind}: readOnly or mutating, watches left out
+ * - apiserver_registered_watchers{group,version,kind}
+ * - apiserver_terminated_watchers_total{group,version,resource}: closed for falling behind
+ * - apiserver_storage_objects{resource}, apiserver_storage_db_total_size_in_bytes{endpoint}: read at scrape
+ * - authentication_attempts{result}, authenticated_user_requests{username}
+ * - apiserver_authorization_decisions_total{decision}
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ResourceInfo } from '../../api/resources.js';
+import type { RequestInfo } from './request-info.js';
+import type { Store } from '../storage/store.js';
+
+type RequestLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component';
+
+/** Upstream's buckets for apiserver_request_duration_seconds. */
+const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+/** The HTTP methods that are their own verb label; any other is `other`, as upstream bounds it. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/**
+ * The labels of a request, taken only from the route that served it (upstream's InstrumentRouteFunc):
+ * group, version, resource and subresource come from an installed resource and its declared
+ * subresources, never from the URL. A request that reached no route (refused before routing, an
+ * unknown group, resource or path) is labelled by its verb alone, so no client can mint new series.
+ */
+function requestLabels(req: IncomingMessage, info: RequestInfo | undefined, route: ResourceInfo | undefined): Record<RequestLabel, string> {
+  const method = req.method ?? 'GET';
+  if (!info || !route) {
+    return { verb: KNOWN_METHODS.has(method) ? method : 'other', group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver' };
+  }
+  const subresource = route.subresources?.some((s) => s.name === info.subresource) ? (info.subresource ?? '') : '';
+  return {
+    verb: reportedVerb(method, req, info),
+    group: route.group,
+    version: route.version,
+    resource: route.plural,
+    subresource,
+    scope: reportedScope(info),
+    component: 'apiserver',
+  };
+}
+
+/** The verb label as upstream's CleanVerb reports it: the HTTP method, except LIST, WATCH, DELETECOLLECTION, APPLY. */
+function reportedVerb(method: string, req: IncomingMessage, info: RequestInfo): string {
+  if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') return info.verb.toUpperCase();
+  if (method === 'PATCH' && (req.headers['content-type'] ?? '').startsWith('application/apply-patch')) return 'APPLY';
+  return KNOWN_METHODS.has(method) ? method : 'other';
+}
+
+/** Upstream's CleanScope: a named object (or a create) is `resource`, else `namespace` or `cluster`. */
+function reportedScope(info: RequestInfo): string {
+  if (info.name || info.verb === 'create') return 'resource';
+  return info.namespace ? 'namespace' : 'cluster';
+}
+
+/** authenticated_user_requests' username label: known identities by name, emails and the rest bucketed. */
+function compressUsername(username: string): string {
+  if (['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default'].includes(username)) return username;
+  return username.includes('@') ? 'email_id' : 'other';
+}
+
+export interface RequestTracker {
+  setInfo(info: RequestInfo): void;
+  /** The request reached this installed resource (after authentication): its labels may name it. */
+  routed(route: ResourceInfo): void;
+}
+
+/** A stored resource; its count reads its registry's own storage (events.k8s.io's is the core Events'). */
+export interface StoredResource {
+  info: ResourceInfo;
+  count(): Promise<number>;
+}
+
+export interface ApiServerMetricsOptions {
+  registry: Registry;
+  store: Store;
+  /** The stored resources and how many objects each holds, for apiserver_storage_objects. */
+  resources: () => Iterable<StoredResource>;
+}
+
+export class ApiServerMetrics {
+  readonly registry: Registry;
+  private readonly requests: Counter<RequestLabel | 'code'>;
+  private readonly durations: Histogram<RequestLabel>;
+  private readonly inflight: Gauge<'request_kind'>;
+  private readonly watchers: Gauge<'group' | 'version' | 'kind'>;
+  private readonly terminated: Counter<'group' | 'version' | 'resource'>;
+  private readonly authAttempts: Counter<'result'>;
+  private readonly userRequests: Counter<'username'>;
+  private readonly decisions: Counter<'decision'>;
+
+  constructor(opts: ApiServerMetricsOptions) {
+    const registers = [opts.registry];
+    this.registry = opts.registry;
+    const requestLabels: RequestLabel[] = ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
+    this.requests = new Counter({
+      name: 'apiserver_request_total',
+      help: 'Counter of apiserver requests broken out for each verb, group, version, resource, scope, component, and HTTP response code.',
+      labelNames: [...requestLabels, 'code'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource, scope and component.',
+      labelNames: requestLabels,
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.inflight = new Gauge({
+      name: 'apiserver_current_inflight_requests',
+      help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
+      labelNames: ['request_kind'],
+      registers,
+    });
+    this.inflight.set({ request_kind: 'readOnly' }, 0);
+    this.inflight.set({ request_kind: 'mutating' }, 0);
+    this.watchers = new Gauge({ name: 'apiserver_registered_watchers', help: 'Number of currently registered watchers for a given resources', labelNames: ['group', 'version', 'kind'], registers });
+    this.terminated = new Counter({
+      name: 'apiserver_terminated_watchers_total',
+      help: 'Counter of watchers closed due to unresponsiveness broken by resource type.',
+      labelNames: ['group', 'version', 'resource'],
+      registers,
+    });
+    this.authAttempts = new Counter({ name: 'authentication_attempts', help: 'Counter of authenticated attempts.', labelNames: ['result'], registers });
+    this.userRequests = new Counter({ name: 'authenticated_user_requests', help: 'Counter of authenticated requests broken out by username.', labelNames: ['username'], registers });
+    this.decisions = new Counter({ name: 'apiserver_authorization_decisions_total', help: 'Total number of terminal decisions made by an authorizer split by decision.', labelNames: ['decision'], registers });
+    registerStorageGauges(opts);
+  }
+
+  /**
+   * Counts a request from its start and records it when the response is done or the client went
+   * away; the server tells the tracker what the request is once it has parsed it.
+   */
+  startRequest(req: IncomingMessage, res: ServerResponse): RequestTracker {
+    const started = process.hrtime.bigint();
+    const kind = req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS' ? 'readOnly' : 'mutating';
+    let info: RequestInfo | undefined;
+    let route: ResourceInfo | undefined;
+    let inflight = true;
+    this.inflight.inc({ request_kind: kind });
+    const leaveInflight = (): void => {
+      if (inflight) this.inflight.dec({ request_kind: kind });
+      inflight = false;
+    };
+    res.once('close', () => {
+      leaveInflight();
+      const labels = requestLabels(req, info, route);
+      this.requests.inc({ ...labels, code: String(res.statusCode) });
+      if (labels.verb !== 'WATCH') this.durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    return {
+      setInfo(parsed) {
+        info = parsed;
+        // Watches are long-running: upstream keeps them out of the inflight gauge and the latency histogram.
+        if (parsed.isResourceRequest && parsed.verb === 'watch') leaveInflight();
+      },
+      routed(resource) {
+        route = resource;
+      },
+    };
+  }
+
+  authenticated(username: string | undefined, failed: boolean): void {
+    this.authAttempts.inc({ result: failed ? 'error' : username === undefined ? 'failure' : 'success' });
+    if (username !== undefined) this.userRequests.inc({ username: compressUsername(username) });
+  }
+
+  authorized(allowed: boolean): void {
+    this.decisions.inc({ decision: allowed ? 'allowed' : 'denied' });
+  }
+
+  /** A watch started; the returned function ends it (`slow`: closed for falling behind). */
+  watchStarted(info: ResourceInfo): (slow: boolean) => void {
+    const labels = { group: info.group, version: info.version, kind: info.kind };
+    this.watchers.inc(labels);
+    return (slow) => {
+      this.watchers.dec(labels);
+      if (slow) this.terminated.inc({ group: info.group, version: info.version, resource: info.plural });
+    };
+  }
+}
+
+/** Object counts and the database size, read from the store when scraped. */
+function registerStorageGauges(opts: ApiServerMetricsOptions): void {
+  const { store, resources } = opts;
+  new Gauge({
+    name: 'apiserver_storage_objects',
+    help: 'Number of stored objects at the time of last check split by kind.',
+    labelNames: ['resource'],
+    registers: [opts.registry],
+    async collect() {
+      this.reset();
+      const seen = new Set<string>();
+      for (const { info: r, count } of resources()) {
+        const label = r.group === '' ? r.plural : `${r.plural}.${r.group}`;
+        if (seen.has(label)) continue;
+        seen.add(label);
+        this.set({ resource: label }, await count());
+      }
+    },
+  });
+  if (!store.sizeBytes) return;
+  const sizeOf = store.sizeBytes.bind(store);
+  new Gauge({
+    name: 'apiserver_storage_db_total_size_in_bytes',
+    help: 'Total size of the storage database file physically allocated in bytes.',
+    labelNames: ['endpoint'],
+    registers: [opts.registry],
+    async collect() {
+      const size = await sizeOf();
+      this.reset();
+      if (size !== undefined) this.set({ endpoint: size.endpoint }, size.bytes);
+    },
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * /healthz, /livez and /readyz as kube-apiserver serves them: `ok` when every check passes, else
+ * HTTP 500 listing each check (`[+]ping ok`, `[-]etcd failed: reason withheld`). The storage check
+ * (etcd: a quorum read with a 2 s deadline) is part of /healthz and /readyz, and of /readyz/etcd;
+ * /livez only says the process serves, so a replica is taken out of rotation while etcd is down
+ * rather than restarted, which would not bring etcd back.
+ */
+import type { Store } from '../storage/store.js';
+
+export function isHealthPath(path: string): boolean {
+  return path === '/healthz' || path === '/livez' || path === '/readyz' || /^\/(healthz|livez|readyz)\//.test(path);
+}
+
+/** The status code and body of a health endpoint. */
+export async function health(path: string, store: Store): Promise<{ status: number; body: string }> {
+  const [, endpoint = '', only] = path.split('/');
+  const checks: [string, () => Promise<void>][] = [['ping', async () => undefined]];
+  if (endpoint !== 'livez' && store.checkHealth) checks.push(['etcd', () => store.checkHealth!()]);
+  const selected = only === undefined ? checks : checks.filter(([name]) => name === only);
+  if (selected.length === 0) return { status: 404, body: '404 page not found\n' };
+  const results = await Promise.all(
+    selected.map(async ([name, check]) => {
+      try {
+        await check();
+        return { name, ok: true };
+      } catch {
+        return { name, ok: false };
+      }
+    }),
+  );
+  if (results.every((r) => r.ok)) return { status: 200, body: 'ok' };
+  const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+  return { status: 500, body: `${lines.join('\n')}\n${endpoint} check failed\n` };
+}

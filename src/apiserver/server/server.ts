@@ -1,0 +1,330 @@
+/**
+ * The HTTPS front of the embedded API server: TLS (client certificates requested, checked by the
+ * authenticator), health endpoints, authentication, authorization, discovery, and the resource
+ * pipeline. Every failure becomes a Status; unexpected exceptions are logged as bugs and answered
+ * with 500, never a crash or a hung request.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Registry } from 'prom-client';
+import type { KObject, UserInfo } from '../../api/meta.js';
+import type { Logger } from '../../log/logger.js';
+import type { Authenticator } from '../authentication/types.js';
+import { ApiError, errors, toApiError } from '../http/errors.js';
+import { health, isHealthPath } from './health.js';
+import { ApiServerMetrics, type RequestTracker } from '../http/metrics.js';
+import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
+import { writeBody, writeError } from '../http/http-io.js';
+import { serveDiscovery } from '../discovery/index.js';
+import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.js';
+import { KubernetesServiceController } from '../controllers/kubernetes-service.js';
+import { RootCaPublisher } from '../controllers/root-ca-publisher.js';
+import { EventExpiry } from '../controllers/event-expiry.js';
+import { realClock } from '../../lib/clock.js';
+import { buildRegistries, type Registries } from '../registry/registries.js';
+import type { AdmissionPlugin } from '../registry/generic/admission.js';
+import type { GenericRegistry } from '../registry/generic/registry.js';
+import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
+import type { Authorizer } from '../authorization/authorizer.js';
+import { parseRequestInfo, requestPath, type RequestInfo } from '../http/request-info.js';
+import { routeResource } from './routes.js';
+import type { Store } from '../storage/store.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  logger: Logger;
+  tls: { certPem: string; keyPem: string; clientCaPem?: string };
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  /** Strategies added to (or replacing, by group and plural) the built-in ones: the identity layer's RBAC, reviews, tokens. */
+  extraStrategies?: Strategy[];
+  /** Interval of watch BOOKMARK events (default 60 s). */
+  bookmarkIntervalMs?: number;
+  /** Bytes of events a watcher may fall behind by before it is closed so its client resumes (default 1 MiB). */
+  watchBufferBytes?: number;
+  /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
+  unknownFields?: UnknownFieldsHook;
+  /** Admission plugins across kinds (NodeRestriction), after each kind's own. */
+  admission?: AdmissionPlugin[];
+  /** Objects created at start when absent (the RBAC bootstrap policy). */
+  bootstrapObjects?: KObject[];
+  /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
+  staticRoutes?: StaticRoute[];
+  /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
+  metricsRegistry?: Registry;
+  /** The bundle that verifies this server, published in every namespace as ConfigMap kube-root-ca.crt. */
+  rootCaPem?: string;
+  /** --event-ttl for a store without leases: Events are deleted this long after their last write. */
+  eventTtlSeconds?: number;
+}
+
+export interface StaticRoute {
+  path: string;
+  contentType: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface RunningApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const MAX_HEADER_BYTES = 1 << 20;
+
+/**
+ * A request the HTTP parser refused still gets an answer, worded as Go's net/http words it (431 for
+ * headers past the limit, 400 otherwise), unless the peer is already gone.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`);
+}
+
+/**
+ * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
+ * is disabled, as Go's TLS server never supports it), and the same array lets the x509
+ * authenticator reuse its verification for every request of a keep-alive connection.
+ */
+const chains = new WeakMap<TLSSocket, Uint8Array[]>();
+
+/** The DER certificates the client presented, leaf first. */
+function clientChain(req: IncomingMessage): Uint8Array[] {
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function') return [];
+  let chain = chains.get(socket);
+  if (!chain) chains.set(socket, (chain = readChain(socket)));
+  return chain;
+}
+
+function readChain(socket: TLSSocket): Uint8Array[] {
+  const chain: Uint8Array[] = [];
+  let cert: PeerCertificate | DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  const seen = new Set<PeerCertificate>();
+  while (cert && cert.raw && !seen.has(cert)) {
+    seen.add(cert);
+    chain.push(new Uint8Array(cert.raw));
+    const next: DetailedPeerCertificate | undefined = (cert as DetailedPeerCertificate).issuerCertificate;
+    if (!next || next === cert || next.raw?.equals(cert.raw)) break;
+    cert = next;
+  }
+  return chain;
+}
+
+class Pipeline {
+  private readonly watches = new Set<() => void>();
+  constructor(
+    private readonly opts: ApiServerOptions,
+    private readonly registries: Registries,
+    private readonly metrics: ApiServerMetrics | undefined,
+  ) {}
+
+  endWatches(): void {
+    for (const stop of [...this.watches]) stop();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
+    tracker?.setInfo(info);
+    if (isHealthPath(info.path)) {
+      const { status, body } = await health(info.path, this.opts.store);
+      writeBody(res, status, 'text/plain; charset=utf-8', body);
+      return;
+    }
+    const user = await this.authenticate(req);
+    // Only an authenticated request to an installed resource may name it in the metrics' labels.
+    const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
+    if (entry) tracker?.routed(entry.info);
+    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
+    if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
+    if (!entry) throw errors.pathNotFound();
+    return this.serveResource(req, res, { info, url, user, entry });
+  }
+
+  private async serveResource(req: IncomingMessage, res: ServerResponse, target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry }): Promise<void> {
+    const { info, url, user, entry } = target;
+    const ctx: RequestContext = {
+      user,
+      now: new Date(),
+      dryRun: false,
+      authorizer: this.opts.authorizer,
+      objects: this.registries.reader,
+      warnings: [],
+    };
+    const scope: RequestScope = {
+      req,
+      res,
+      info,
+      query: url.searchParams,
+      registry: entry,
+      strategy: entry.strategy,
+      ctx,
+      logger: this.opts.logger,
+      unknownFields: this.opts.unknownFields,
+      bookmarkIntervalMs: this.opts.bookmarkIntervalMs ?? 60_000,
+      watchBufferBytes: this.opts.watchBufferBytes,
+      trackWatch: (stop) => {
+        this.watches.add(stop);
+        const ended = this.metrics?.watchStarted(entry.info);
+        return (slow) => {
+          if (this.watches.delete(stop)) ended?.(slow);
+        };
+      },
+    };
+    await routeResource(scope);
+  }
+
+  /** Metrics, issuer discovery and the other static routes, then API discovery; 404 for anything else. */
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+    if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
+      writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
+      return;
+    }
+    const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
+    if (route && (req.method === 'GET' || req.method === 'HEAD')) {
+      for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
+      writeBody(res, 200, route.contentType, route.body);
+      return;
+    }
+    const found = serveDiscovery({
+      path: `${info.path}${url.search}`,
+      accept: req.headers.accept ?? '',
+      ifNoneMatch: req.headers['if-none-match'],
+      host: req.headers.host,
+    });
+    if (!found) throw errors.pathNotFound();
+    res.statusCode = found.status;
+    for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
+    res.end(found.body);
+  }
+
+  private async authenticate(req: IncomingMessage): Promise<UserInfo> {
+    let user: UserInfo | undefined;
+    try {
+      user = await this.opts.authenticator.authenticate({ headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) });
+    } catch (err) {
+      this.metrics?.authenticated(undefined, true);
+      throw err;
+    }
+    this.metrics?.authenticated(user?.username, false);
+    if (!user) throw errors.unauthorized();
+    return user;
+  }
+
+  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined): Promise<void> {
+    const attrs = info.isResourceRequest
+      ? {
+          user,
+          verb: info.verb,
+          apiGroup: info.apiGroup,
+          resource: info.resource,
+          subresource: info.subresource,
+          namespace: info.namespace,
+          name: info.name,
+          fieldSelector,
+        }
+      : { user, verb: info.verb, path: info.path };
+    const decision = await this.opts.authorizer.authorize(attrs);
+    this.metrics?.authorized(decision.allowed);
+    if (decision.allowed) return;
+    if (!info.isResourceRequest) throw errors.forbiddenPath(user.username, info.verb, info.path);
+    throw errors.forbidden(
+      { group: info.apiGroup, resource: info.resource, name: info.name, subresource: info.subresource, namespace: info.namespace },
+      user.username,
+      info.verb,
+      decision.reason,
+    );
+  }
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  const logger = opts.logger;
+  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
+  await registries.bootstrap(opts.bootstrapObjects ?? []);
+  const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
+  const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });
+  await aggregation?.start();
+  const configMaps = registries.find('', 'v1', 'configmaps');
+  const caPem = opts.rootCaPem;
+  const rootCa = caPem !== undefined && configMaps ? new RootCaPublisher({ store: opts.store, configMaps, context: registries.systemContext, logger, caPem }) : undefined;
+  await rootCa?.start();
+  const ttl = opts.eventTtlSeconds;
+  const eventExpiry = ttl === undefined ? undefined : new EventExpiry({ store: opts.store, ttlMs: ttl * 1000, clock: realClock, logger });
+  eventExpiry?.start();
+  const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
+  const pipeline = new Pipeline(opts, registries, metrics);
+  const server: Server = createServer(
+    {
+      cert: opts.tls.certPem,
+      key: opts.tls.keyPem,
+      ca: opts.tls.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      // kube-apiserver's: idle keep-alive connections stay 90 s (Go's http.DefaultTransport keeps them
+      // as long), request headers must arrive within 32 s. With Node's 5 s idle default, clients paid a
+      // new TLS handshake after any pause longer than 5 s.
+      keepAliveTimeout: 90_000,
+      headersTimeout: 32_000,
+      // kube-apiserver's MaxHeaderBytes (1 MiB): Node's 16 KiB default refused long bearer tokens.
+      maxHeaderSize: MAX_HEADER_BYTES,
+    },
+    (req, res) => {
+      pipeline.handle(req, res, metrics?.startRequest(req, res)).catch((err: unknown) => {
+        const apiErr = toApiError(err);
+        if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
+        if (apiErr.code === 413) res.setHeader('Connection', 'close');
+        if (res.headersSent) res.end();
+        else writeError(res, apiErr);
+      });
+    },
+  );
+  server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    logger.debug({ err }, 'client connection error');
+    answerClientError(err, socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const services = registries.find('', 'v1', 'services');
+  const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port });
+  await kubernetesService?.start();
+  logger.info({ url }, 'api server listening');
+  return {
+    url,
+    port,
+    async close() {
+      registries.close();
+      pipeline.endWatches();
+      aggregation?.stop();
+      kubernetesService?.stop();
+      // Their writes under way finish before close resolves: the caller closes the store next.
+      const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
+      });
+      await background;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The etcd v3 client the EtcdStore uses (the `etcd3` package: gRPC through grpc-js), and how its
+ * failures become StoreErrors.
+ *
+ * Unary calls carry a deadline; the watch stream does not. The client's own retry of failed calls
+ * is off: a transaction that failed on a lost connection may still have been applied, and retrying
+ * a compare-and-swap would then answer "exists" or "conflict" for the caller's own write (etcd's
+ * Go client only retries a mutation when it was never sent). Reads, which are safe to repeat, are
+ * retried once on another member (`retryRead`). Each member keeps the client's circuit breaker, so
+ * calls skip a member that keeps failing and try it again a few seconds later.
+ */
+import { type IBackoff, isBrokenCircuitError, noop } from 'cockatiel';
+import { Etcd3, GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError, type IOptions } from 'etcd3';
+import { StoreError } from '../store.js';
+
+export interface EtcdClientOptions {
+  /** Client URLs of the members, e.g. `https://10.0.0.1:2379` (kube-apiserver's --etcd-servers). */
+  endpoints: string[];
+  /** PEM files' contents for TLS to etcd (--etcd-cafile, --etcd-certfile, --etcd-keyfile). */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  /** Deadline of each unary call (default 10 s). */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * etcd3's own wait before re-opening a broken watch stream: none, as EtcdWatch re-opens its watch
+ * itself, after a backoff it can cancel. The client's wait was a timer nothing could clear (it runs
+ * even when the stream broke because the client closed), which kept the process alive up to 2 s after
+ * close. With no wait, the client's retry runs at once and finds no watcher left (EtcdWatch detaches
+ * on every disconnect), so it ends there.
+ */
+const NO_DELAY: IBackoff<unknown> = { duration: 0, next: () => NO_DELAY };
+
+export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
+  const timeout = opts.requestTimeoutMs ?? 10_000;
+  const options: IOptions = {
+    hosts: opts.endpoints,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+    faultHandling: { global: noop, watchBackoff: NO_DELAY },
+    // Keepalive pings notice a dead member on an idle watch stream (etcd's Go client does the same).
+    grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 },
+  };
+  if (opts.tls?.ca || opts.tls?.cert) {
+    // Without a CA file, grpc verifies the servers against the system's roots.
+    options.credentials = { rootCertificate: opts.tls.ca as Buffer, privateKey: opts.tls.key, certChain: opts.tls.cert };
+  }
+  return new Etcd3(options);
+}
+
+const COMPACTED = 'required revision has been compacted';
+const FUTURE = 'required revision is a future revision';
+
+/**
+ * A StoreError for etcd's failures that callers act on (compacted or future revision, etcd
+ * unreachable or too slow), or the error itself. `compacted` is the oldest revision known to be
+ * kept, for Compacted.
+ */
+export function storeErrorOf(err: unknown, key: string, compacted?: number): unknown {
+  if (!(err instanceof Error)) return err;
+  if (err instanceof GRPCOutOfRangeError && err.message.includes(COMPACTED)) {
+    return new StoreError('Compacted', key, 'The requested revision has been compacted', compacted);
+  }
+  if (err instanceof GRPCOutOfRangeError && err.message.includes(FUTURE)) {
+    return new StoreError('FutureRevision', key, 'The requested revision is newer than the store');
+  }
+  if (err instanceof GRPCDeadlineExceededError) return new StoreError('Timeout', key, `etcd did not answer in time: ${err.message}`);
+  if (unavailable(err)) return new StoreError('Unavailable', key, `etcd is unavailable: ${err.message}`);
+  return err;
+}
+
+/** etcd cannot be reached, has no leader, or its circuit breaker is open. */
+function unavailable(err: Error): boolean {
+  return isRecoverableError(err) || isBrokenCircuitError(err) || /etcdserver: (no leader|leader changed|request timed out)/.test(err.message);
+}
+
+/** Runs a read, once more if it failed on a connection (likely to another member). */
+export async function retryRead<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof Error) || !unavailable(err)) throw err;
+    return read();
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * A Store in an etcd v3 cluster, shared by any number of API server replicas, as kube-apiserver's
+ * etcd3 storage: keys laid out as kube-apiserver does (etcd-keys.ts), an object's resourceVersion
+ * is the etcd revision of its last write (values are stored without it), create/update/delete are
+ * transactions comparing the key's mod revision, a range reads at a revision, and a watch is an
+ * etcd watch from a revision on the replica's one watch stream (etcd-watch.ts, etcd/watch-stream.ts),
+ * which etcd3's own watcher never touches. Every read is linearizable, so a write acknowledged
+ * by one replica is seen by the next read on any other.
+ *
+ * `currentRevision()` must answer at once: it is the newest revision this replica has seen in
+ * any etcd response, and each call also asks etcd for the latest in the background, so a caller
+ * waiting for a revision another replica wrote (a list "not older than" it) sees it shortly.
+ *
+ * Compaction runs as in kube-apiserver (etcd-compactor.ts); keys for which `ttlSeconds` gives a TTL
+ * (Events, --event-ttl) are written with an etcd lease, so etcd deletes them when it runs out.
+ */
+import { type Etcd3, type IKeyValue, type IResponseHeader, type ITxnRequest, type ITxnResponse, Range } from 'etcd3';
+import type { KObject } from '../../../api/meta.js';
+import type { Logger } from '../../../log/logger.js';
+import { createEtcdClient, type EtcdClientOptions, retryRead, storeErrorOf } from './etcd-client.js';
+import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
+import { EtcdKeys } from './etcd-keys.js';
+import { decode, encode } from './etcd-value.js';
+import { EtcdWatch } from './etcd-watch.js';
+import { WatchStream } from './watch-stream.js';
+import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
+import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
+import { StoreError } from '../store.js';
+
+export interface EtcdStoreOptions extends EtcdClientOptions {
+  /** Key prefix of every object (kube-apiserver's --etcd-prefix, default `/registry`). */
+  prefix?: string;
+  /** Seconds a key lives before etcd deletes it (Events: --event-ttl); undefined keeps it. */
+  ttlSeconds?: (key: string) => number | undefined;
+  /** Compaction interval (--etcd-compaction-interval); 0 or absent leaves compaction to others. */
+  compactionIntervalMs?: number;
+  logger?: Logger;
+  /** The watch stream's way to etcd (default: gRPC to `endpoints`); tests interpose on it. */
+  watchTransport?: WatchTransport;
+}
+
+/** How long /readyz waits for etcd (kube-apiserver's --etcd-healthcheck-timeout). */
+const HEALTH_TIMEOUT_MS = 2000;
+/** kube-apiserver's lease manager shares one lease for up to a minute (or 5% of the TTL) of writes. */
+const LEASE_REUSE_MAX_S = 60;
+
+interface Lease {
+  ttl: number;
+  id: Promise<string>;
+  until: number;
+}
+
+export class EtcdStore implements Store {
+  private revision = 0;
+  private compacted = 0;
+  private closed = false;
+  private refreshing: Promise<void> | undefined;
+  private readonly watches = new Set<EtcdWatch>();
+  private lease: Lease | undefined;
+  private stopCompactor: (() => Promise<void>) | undefined;
+  private readonly stream: WatchStream;
+
+  private constructor(
+    private readonly client: Etcd3,
+    private readonly keys: EtcdKeys,
+    private readonly opts: EtcdStoreOptions,
+  ) {
+    this.stream = new WatchStream(opts.watchTransport ?? grpcWatchTransport(opts), { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
+  }
+
+  /** Connects and reads the current and compacted revisions; fails when etcd cannot be reached. */
+  static async open(opts: EtcdStoreOptions): Promise<EtcdStore> {
+    const store = new EtcdStore(createEtcdClient(opts), new EtcdKeys(opts.prefix ?? '/registry'), opts);
+    try {
+      await store.refresh();
+    } catch (err) {
+      store.stream.close();
+      store.client.close();
+      throw storeErrorOf(err, '');
+    }
+    if (opts.compactionIntervalMs) {
+      store.stopCompactor = startCompactor(store.client, opts.compactionIntervalMs, {
+        compacted: (rev) => store.observeCompacted(rev),
+        logger: opts.logger,
+      });
+    }
+    return store;
+  }
+
+  currentRevision(): number {
+    if (!this.closed && !this.refreshing) {
+      this.refreshing = this.refresh()
+        .catch(() => undefined)
+        .finally(() => (this.refreshing = undefined));
+    }
+    return this.revision;
+  }
+
+  compactedRevision(): number {
+    return this.compacted;
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })));
+    this.observe(res.header);
+    const kv = res.kvs[0];
+    return kv && this.stored(key, kv);
+  }
+
+  async create(key: string, object: KObject): Promise<StoredObject> {
+    const etcdKey = Buffer.from(this.keys.toEtcd(key));
+    const value = encode(object);
+    const lease = await this.leaseFor(key);
+    const res = await this.txn(key, {
+      compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: 0 }],
+      success: [{ request_put: { key: etcdKey, value, lease } }],
+      failure: [{ request_range: { key: etcdKey } }],
+    });
+    if (!res.succeeded) {
+      const cur = res.responses[0]?.response_range.kvs[0];
+      throw new StoreError('KeyExists', key, `key ${key} already exists`, cur ? Number(cur.mod_revision) : undefined);
+    }
+    const revision = Number(res.header.revision);
+    return { key, object: decode(value, revision), revision };
+  }
+
+  async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
+    const etcdKey = Buffer.from(this.keys.toEtcd(key));
+    const value = encode(object);
+    const lease = await this.leaseFor(key);
+    const res = await this.txn(key, {
+      compare: [revisionCompare(etcdKey, expectedRevision)],
+      success: [{ request_put: { key: etcdKey, value, lease } }],
+      failure: [{ request_range: { key: etcdKey } }],
+    });
+    if (!res.succeeded) throw failedCas(key, res, expectedRevision);
+    const revision = Number(res.header.revision);
+    return { key, object: decode(value, revision), revision };
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
+    const etcdKey = Buffer.from(this.keys.toEtcd(key));
+    const res = await this.txn(key, {
+      compare: [revisionCompare(etcdKey, expectedRevision)],
+      success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }],
+      failure: [{ request_range: { key: etcdKey } }],
+    });
+    if (!res.succeeded) throw failedCas(key, res, expectedRevision);
+    const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
+    // The compare proved the key present, and etcd returns it with the delete in the same revision.
+    if (!prev) throw new Error(`etcd deleted ${key} without returning its value`);
+    const revision = Number(res.header.revision);
+    return { key, object: decode(prev.value, revision), revision };
+  }
+
+  async range(options: RangeOptions): Promise<RangeResult> {
+    const prefix = this.keys.toEtcd(options.prefix);
+    const end = Range.prefix(prefix).end;
+    const start = Buffer.from(options.after === undefined ? prefix : `${this.keys.toEtcd(options.after)}\u0000`);
+    const at = options.revision !== undefined && options.revision > 0 ? options.revision : undefined;
+    if (start.compare(end) >= 0) return { items: [], revision: at ?? this.revision, remaining: 0 };
+    if (at !== undefined && at < this.compacted) throw this.compactedError(options.prefix, at);
+    const res = await this.call(options.prefix, () =>
+      retryRead(() => this.client.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
+    );
+    this.observe(res.header);
+    const toKey = this.keys.reverse(options.prefix);
+    const items = res.kvs.map((kv) => this.stored(toKey(kv.key.toString()), kv));
+    return { items, revision: at ?? Number(res.header.revision), remaining: Number(res.count) - items.length };
+  }
+
+  watch(prefix: string, options: WatchOptions): WatchHandle {
+    if (this.closed) throw new Error('store is closed');
+    const watch = new EtcdWatch(this.stream, {
+      etcdPrefix: this.keys.toEtcd(prefix),
+      toKey: this.keys.reverse(prefix),
+      options,
+      compacted: () => this.compacted,
+      observeCompacted: (revision) => this.observeCompacted(revision),
+      onStop: (w) => this.watches.delete(w),
+    });
+    this.watches.add(watch);
+    watch.start();
+    return watch;
+  }
+
+  /** Compacts etcd's history up to `revision` (the compactor's step; tests call it directly). */
+  async compact(revision: number): Promise<void> {
+    await this.call('', () => this.client.kv.compact({ revision }));
+    this.observeCompacted(revision);
+  }
+
+  async checkHealth(): Promise<void> {
+    const key = Buffer.from(`${this.keys.prefix}/health`);
+    const res = await this.call('', () => this.client.kv.range({ key }, { deadline: Date.now() + HEALTH_TIMEOUT_MS }));
+    this.observe(res.header);
+  }
+
+  /** etcd's database size as one member reports it, labelled with that member's client URL (as upstream). */
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
+    const status = await this.call('', () => this.client.maintenance.status());
+    const members = await this.call('', () => this.client.cluster.memberList({}));
+    const member = members.members.find((m) => m.ID === status.header.member_id);
+    return { endpoint: member?.clientURLs[0] ?? '', bytes: Number(status.dbSize) };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.stopCompactor?.();
+    for (const w of [...this.watches]) w.stop();
+    this.stream.close();
+    await this.refreshing;
+    this.client.close();
+  }
+
+  /** Reads the current revision, and the compacted one as the compactors record it. */
+  private async refresh(): Promise<void> {
+    const res = await this.client.kv.range({ key: Buffer.from(COMPACT_REV_KEY) });
+    this.observe(res.header);
+    const kv = res.kvs[0];
+    if (kv) this.observeCompacted(Number(kv.value.toString()));
+  }
+
+  private observe(header: IResponseHeader): void {
+    this.observeRevision(Number(header.revision));
+  }
+
+  private observeRevision(revision: number): void {
+    if (revision > this.revision) this.revision = revision;
+  }
+
+  private observeCompacted(revision: number): void {
+    if (revision > this.compacted) this.compacted = revision;
+  }
+
+  private compactedError(key: string, revision: number): StoreError {
+    return new StoreError('Compacted', key, `revision ${revision} has been compacted; the oldest available is ${this.compacted}`, this.compacted);
+  }
+
+  private stored(key: string, kv: IKeyValue): StoredObject {
+    const revision = Number(kv.mod_revision);
+    return { key, object: decode(kv.value, revision), revision };
+  }
+
+  private async txn(key: string, req: ITxnRequest): Promise<ITxnResponse> {
+    const res = await this.call(key, () => this.client.kv.txn(req));
+    this.observe(res.header);
+    return res;
+  }
+
+  /** Runs an etcd call, turning its failures into StoreErrors (Compacted after re-reading how far). */
+  private async call<T>(key: string, run: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('store is closed');
+    try {
+      return await run();
+    } catch (err) {
+      const mapped = storeErrorOf(err, key, this.compacted);
+      if (mapped instanceof StoreError && mapped.code === 'Compacted') {
+        await this.refresh().catch(() => undefined);
+        throw this.compactedError(key, mapped.revision ?? this.compacted);
+      }
+      throw mapped;
+    }
+  }
+
+  /** The lease for a key with a TTL: one lease serves the writes of a short window, as upstream. */
+  private async leaseFor(key: string): Promise<string | undefined> {
+    const ttl = this.opts.ttlSeconds?.(key);
+    if (!ttl) return undefined;
+    const now = Date.now();
+    if (!this.lease || this.lease.ttl !== ttl || now >= this.lease.until) {
+      const reuse = Math.min(LEASE_REUSE_MAX_S, Math.ceil(ttl * 0.05));
+      const id = this.call(key, () => this.client.leaseClient.leaseGrant({ TTL: ttl + reuse })).then((r) => r.ID);
+      this.lease = { ttl, id, until: now + reuse * 1000 };
+      id.catch(() => {
+        if (this.lease?.id === id) this.lease = undefined;
+      });
+    }
+    return this.lease.id;
+  }
+}
+
+/** The compare of an update or delete: the key's mod revision is the expected one, or the key exists. */
+function revisionCompare(key: Buffer, expected: number | undefined) {
+  return expected === undefined
+    ? { key, target: 'Mod' as const, result: 'Greater' as const, mod_revision: 0 }
+    : { key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expected };
+}
+
+function failedCas(key: string, res: ITxnResponse, expected: number | undefined): StoreError {
+  const cur = res.responses[0]?.response_range.kvs[0];
+  if (!cur) return new StoreError('KeyNotFound', key, `key ${key} not found`);
+  const revision = Number(cur.mod_revision);
+  return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
+}

@@ -1,0 +1,115 @@
+/**
+ * The thread that owns a SqliteStore's connection. A commit waits on fsync (synchronous=FULL); on
+ * the event loop that wait blocked request handling for ~25% of the API server's time under load,
+ * so the connection lives in a worker and the main thread only sends each commit group's rows and
+ * waits for the reply. It sends a group as soon as it is formed, without waiting for the commits
+ * before it: the thread starts the next commit the moment one is on disk, and merges what queued. The worker also loads the file at open, so there is only ever one connection
+ * and it holds the file's exclusive lock from open to close.
+ *
+ * The thread's code is its own module, sqlite-worker.ts.
+ */
+import { execArgv } from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Failure, LoadedFile, Reply, Request, WriteRow, WriterOptions } from './sqlite-worker.js';
+
+/**
+ * The worker module beside this one. Compiled, that is sqlite-worker.js; run from the TypeScript
+ * sources (jest, `node --import test/helpers/register-ts.mjs`), it is the .ts file, which the thread
+ * loads through the same TypeScript hooks the source runs use.
+ */
+function workerModule(): { url: URL; execArgv?: string[] } {
+  if (!import.meta.url.endsWith('.ts')) return { url: new URL('./sqlite-worker.js', import.meta.url) };
+  const hooks = fileURLToPath(new URL('../../../../test/helpers/register-ts.mjs', import.meta.url));
+  const inherited = execArgv.includes(hooks) ? [] : ['--import', hooks];
+  return { url: new URL('./sqlite-worker.ts', import.meta.url), execArgv: [...execArgv, ...inherited] };
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+function replyError(reply: Failure): Error {
+  return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
+}
+
+export class SqliteWriter {
+  private readonly waiting = new Map<number, Waiter>();
+  private nextId = 1;
+  private stopped: Error | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(private readonly worker: Worker) {
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (reply: Reply) => this.onReply(reply));
+    worker.on('error', (err) => this.stop(err));
+    worker.on('exit', (code) => this.stop(new Error(`SQLite writer thread exited (code ${code})`)));
+  }
+
+  /** Starts the thread, opens (creating if needed) and locks the file, and returns what it holds. */
+  static start(opts: WriterOptions): Promise<{ writer: SqliteWriter; file: LoadedFile }> {
+    const module = workerModule();
+    const worker = new Worker(module.url, { workerData: opts, execArgv: module.execArgv });
+    return new Promise((resolve, reject) => {
+      const failed = (err: Error): void => {
+        worker.off('exit', exited);
+        reject(err);
+        void worker.terminate();
+      };
+      const exited = (code: number): void => failed(new Error(`SQLite writer thread exited (code ${code}) while opening ${opts.path}`));
+      worker.once('error', failed);
+      worker.once('exit', exited);
+      worker.once('message', (reply: Reply) => {
+        worker.off('error', failed);
+        worker.off('exit', exited);
+        if (reply.type !== 'opened') return failed(replyError(reply as Failure));
+        const writer = new SqliteWriter(worker);
+        // Idle, the thread must not keep the process alive; commits in flight do (see commit).
+        worker.unref();
+        resolve({ writer, file: reply.file });
+      });
+    });
+  }
+
+  /**
+   * Writes the rows, the revision counter and (when given) the log trimmed to `compactTo` in one
+   * transaction, after the commits sent before; resolves once it committed (fsync done), rejects and
+   * leaves the file unchanged if not, and then so do the commits sent after it.
+   */
+  commit(rows: WriteRow[], revision: number, compactTo: number | undefined): Promise<void> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    if (this.waiting.size === 0) this.worker.ref();
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ type: 'commit', id, rows, revision, compactTo } satisfies Request);
+    });
+  }
+
+  /** Closes the connection after the commits already sent, and ends the thread. */
+  async close(): Promise<void> {
+    if (!this.stopped) this.worker.postMessage({ type: 'close' } satisfies Request);
+    this.worker.ref();
+    await this.exited;
+  }
+
+  private onReply(reply: Reply): void {
+    if (reply.type === 'committed') for (const id of reply.ids) this.settle(id)?.resolve();
+    else if (reply.type === 'failed') this.settle(reply.id)?.reject(replyError(reply));
+  }
+
+  private settle(id: number): Waiter | undefined {
+    const waiter = this.waiting.get(id);
+    this.waiting.delete(id);
+    if (this.waiting.size === 0) this.worker.unref();
+    return waiter;
+  }
+
+  /** The thread is gone: nothing in flight can be known to have committed, and nothing more can. */
+  private stop(err: Error): void {
+    this.stopped ??= err;
+    for (const waiter of this.waiting.values()) waiter.reject(this.stopped);
+    this.waiting.clear();
+  }
+}

@@ -1,0 +1,247 @@
+/** SqliteStore behaviour across reopen, and its file lock; shared behaviour is in store-conformance.test.ts. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { jest } from '@jest/globals';
+import type { KObject } from '../../../api/meta.js';
+import { SqliteStore } from './sqlite.js';
+import type { StoreEvent } from '../store.js';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'sqlite-store-'));
+  file = path.join(dir, 'state.db');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const obj = (name: string, v: string): KObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { v } });
+
+describe('SqliteStore', () => {
+  it('keeps values, history and the revision counter across reopen', async () => {
+    let store = await SqliteStore.open(file);
+    await store.create('/r/a', obj('a', '1'));
+    await store.create('/r/b', obj('b', '1'));
+    await store.update('/r/a', obj('a', '2'));
+    await store.create('/r/c', obj('c', '1'));
+    await store.delete('/r/c');
+    await store.close();
+
+    store = await SqliteStore.open(file);
+    expect(store.currentRevision()).toBe(5);
+    expect((await store.get('/r/a'))?.object).toEqual({ ...obj('a', '2'), metadata: { name: 'a', resourceVersion: '3' } });
+    expect(await store.get('/r/c')).toBeUndefined();
+    const atTwo = await store.range({ prefix: '/r/', revision: 2 });
+    expect(atTwo.items.map((i) => [i.key, i.object.data, i.revision])).toEqual([
+      ['/r/a', { v: '1' }, 1],
+      ['/r/b', { v: '1' }, 2],
+    ]);
+
+    const events: StoreEvent[] = [];
+    store.watch('/r/', { fromRevision: 2, onEvent: (e) => events.push(e) });
+    // The deleted key held the newest revision; the next write must still get a new one.
+    expect((await store.create('/r/c', obj('c', '2'))).revision).toBe(6);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+      ['MODIFIED', '/r/a', 3],
+      ['ADDED', '/r/c', 4],
+      ['DELETED', '/r/c', 5],
+      ['ADDED', '/r/c', 6],
+    ]);
+    expect(events[1]?.prevObject).toBeUndefined();
+    expect(events[2]?.prevObject?.metadata?.resourceVersion).toBe('4');
+    await store.close();
+  });
+
+  it('compacts the file log, records the compacted revision and never reuses revisions', async () => {
+    let store = await SqliteStore.open(file, { historyLimit: 10 });
+    for (let i = 0; i < 25; i++) await store.create(`/r/k${String(i).padStart(2, '0')}`, obj(`k${i}`, '1'));
+    for (let i = 0; i < 25; i++) await store.delete(`/r/k${String(i).padStart(2, '0')}`);
+    expect(store.compactedRevision()).toBe(40);
+    await store.close();
+
+    const raw = new Database(file, { readonly: true });
+    const meta = Object.fromEntries((raw.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]));
+    // As etcd keeps: each key's newest row at the compacted revision unless deleted, and every later row.
+    const kept = raw.prepare('SELECT revision FROM log ORDER BY revision').pluck().all() as number[];
+    expect(meta.revision).toBe(50);
+    expect(meta.compacted).toBeGreaterThanOrEqual(39);
+    expect(meta.compacted).toBe(40);
+    expect(kept).toEqual([...Array.from({ length: 10 }, (_, i) => 16 + i), ...Array.from({ length: 10 }, (_, i) => 41 + i)]);
+    raw.close();
+
+    store = await SqliteStore.open(file, { historyLimit: 10 });
+    expect(store.currentRevision()).toBe(50);
+    expect(store.compactedRevision()).toBe(40);
+    expect((await store.range({ prefix: '/r/', revision: 40 })).items.map((i) => i.key)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `/r/k${String(15 + i).padStart(2, '0')}`),
+    );
+    await expect(store.range({ prefix: '/r/', revision: 39 })).rejects.toMatchObject({ code: 'Compacted', revision: 40 });
+    expect((await store.create('/r/k00', obj('k0', '2'))).revision).toBe(51);
+    await store.close();
+  });
+
+  it('reopens with a different history limit', async () => {
+    let store = await SqliteStore.open(file, { historyLimit: 10 });
+    for (let i = 0; i < 30; i++) await store.create(`/r/k${i}`, obj(`k${i}`, '1'));
+    await store.close();
+    store = await SqliteStore.open(file, { historyLimit: 100 });
+    const widened = store.compactedRevision();
+    expect(widened).toBeGreaterThanOrEqual(19);
+    expect(widened).toBeLessThanOrEqual(20);
+    expect((await store.range({ prefix: '/r/', revision: widened })).items).toHaveLength(widened);
+    await store.close();
+    store = await SqliteStore.open(file, { historyLimit: 3 });
+    expect(store.compactedRevision()).toBe(27);
+    expect((await store.create('/r/last', obj('last', '1'))).revision).toBe(31);
+    await store.close();
+  });
+
+  it('refuses a second store on a file that is open', async () => {
+    await (await SqliteStore.open(file)).close();
+    const store = await SqliteStore.open(file, { busyTimeoutMs: 50 });
+    // The lock is held from open on, not only from the first write.
+    await expect(SqliteStore.open(file, { busyTimeoutMs: 50 })).rejects.toThrow(/locked/);
+    await store.create('/r/a', obj('a', '1'));
+    await store.close();
+    const again = await SqliteStore.open(file);
+    expect((await again.get('/r/a'))?.revision).toBe(1);
+    await again.close();
+  });
+
+  it('rejects operations after close', async () => {
+    const store = await SqliteStore.open(file);
+    await store.close();
+    await expect(store.get('/r/a')).rejects.toThrow(/closed/);
+    await expect(store.create('/r/a', obj('a', '1'))).rejects.toThrow(/closed/);
+  });
+
+  describe('group commit', () => {
+    it('commits concurrent writes in one transaction, in call order, with CAS against the group', async () => {
+      const store = await SqliteStore.open(file);
+      await store.create('/r/base', obj('base', '0'));
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: 1, onEvent: (e) => events.push(e) });
+      const persist = jest.spyOn(store as unknown as { persist(writes: unknown[]): void }, 'persist');
+      // All issued in one turn: one group. The update sees the create queued before it.
+      const create = store.create('/r/x', obj('x', '1'));
+      const update = store.update('/r/x', obj('x', '2'), 2);
+      const stale = store.update('/r/base', obj('base', '1'), 99);
+      const dup = store.create('/r/x', obj('x', 'again'));
+      const del = store.delete('/r/base', 1);
+      // Not visible before the group committed.
+      expect(await store.get('/r/x')).toBeUndefined();
+      expect(store.currentRevision()).toBe(1);
+      await expect(stale).rejects.toMatchObject({ code: 'Conflict', revision: 1 });
+      await expect(dup).rejects.toMatchObject({ code: 'KeyExists', revision: 3 });
+      expect([(await create).revision, (await update).revision, (await del).revision]).toEqual([2, 3, 4]);
+      expect(persist.mock.calls.map(([writes]) => writes.length)).toEqual([3]);
+      expect((await store.get('/r/x'))?.object.data).toEqual({ v: '2' });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+        ['ADDED', '/r/x', 2],
+        ['MODIFIED', '/r/x', 3],
+        ['DELETED', '/r/base', 4],
+      ]);
+      await store.close();
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(4);
+      expect((await reopened.get('/r/x'))?.object.data).toEqual({ v: '2' });
+      await reopened.close();
+    });
+
+    it('hands the group of each turn over without waiting for the commits before it, and settles them in order', async () => {
+      const store = await SqliteStore.open(file);
+      await store.create('/r/base', obj('base', '0'));
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: 1, onEvent: (e) => events.push(e) });
+      const persist = jest.spyOn(store as unknown as { persist(writes: unknown[]): Promise<void> }, 'persist');
+      const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+      const create = store.create('/r/a', obj('a', '1'));
+      await turn();
+      // Checked against the create in the group before, committed or not; the stale one fails alone.
+      const update = store.update('/r/a', obj('a', '2'), 2);
+      const stale = expect(store.update('/r/base', obj('base', '1'), 5)).rejects.toMatchObject({ code: 'Conflict', revision: 1 });
+      await turn();
+      const other = store.create('/r/b', obj('b', '1'));
+      await turn();
+      expect(persist.mock.calls.map(([writes]) => writes.length)).toEqual([1, 1, 1]);
+      await stale;
+      expect([(await create).revision, (await update).revision, (await other).revision]).toEqual([2, 3, 4]);
+      await turn();
+      expect(events.map((e) => [e.type, e.key, e.revision])).toEqual([
+        ['ADDED', '/r/a', 2],
+        ['MODIFIED', '/r/a', 3],
+        ['ADDED', '/r/b', 4],
+      ]);
+      await store.close();
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(4);
+      expect((await reopened.get('/r/a'))?.object.data).toEqual({ v: '2' });
+      await reopened.close();
+    });
+
+    it('fails a group whose commit fails, and every write queued behind it; none becomes visible', async () => {
+      // A real commit failure: the file reaches its quota (SQLITE_FULL), as etcd refuses writes past its quota.
+      const store = await SqliteStore.open(file, { quotaBytes: 96 * 1024 });
+      const big = (name: string): KObject => obj(name, 'x'.repeat(8000));
+      let acked = 0;
+      for (;;) {
+        const err = await store.create(`/r/k${acked}`, big(`k${acked}`)).then(() => undefined, (e: unknown) => e);
+        if (err) {
+          expect(err).toMatchObject({ code: 'SQLITE_FULL' });
+          break;
+        }
+        acked++;
+      }
+      expect(acked).toBeGreaterThan(0);
+      const revision = store.currentRevision();
+      expect(revision).toBe(acked);
+      const events: StoreEvent[] = [];
+      store.watch('/r/', { fromRevision: revision, onEvent: (e) => events.push(e) });
+
+      const inFlight = store.create('/r/over', big('over'));
+      await new Promise((resolve) => setImmediate(resolve));
+      // Sent while the first group commits; its CAS was checked against that group's create.
+      const queued = store.update('/r/over', obj('over', 'small'), revision + 1);
+      await expect(inFlight).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+      await expect(queued).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+      expect(store.currentRevision()).toBe(revision);
+      expect(await store.get('/r/over')).toBeUndefined();
+      expect((await store.get('/r/k0'))?.revision).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events).toEqual([]);
+      await store.close();
+
+      // The file holds exactly the acknowledged writes, and the failed writes' revisions are free.
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(revision);
+      expect((await reopened.range({ prefix: '/r/' })).items).toHaveLength(acked);
+      expect((await reopened.create('/r/over', obj('over', 'fits'))).revision).toBe(revision + 1);
+      await reopened.close();
+    });
+
+    it('fails writes in flight and later ones, instead of hanging, when the writer thread is gone', async () => {
+      const store = await SqliteStore.open(file);
+      await store.create('/r/a', obj('a', '1'));
+      const pending = store.create('/r/b', obj('b', '1'));
+      await new Promise((resolve) => setImmediate(resolve));
+      await (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker.terminate();
+      await expect(pending).rejects.toThrow(/writer thread exited/);
+      await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
+      expect(store.currentRevision()).toBe(1);
+      await store.close();
+    });
+
+    it('commits a queued group on close', async () => {
+      const store = await SqliteStore.open(file);
+      const pending = store.create('/r/a', obj('a', '1'));
+      await store.close();
+      expect((await pending).revision).toBe(1);
+      const reopened = await SqliteStore.open(file);
+      expect((await reopened.get('/r/a'))?.revision).toBe(1);
+      await reopened.close();
+    });
+  });
+});

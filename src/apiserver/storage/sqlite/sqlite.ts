@@ -1,0 +1,107 @@
+/**
+ * A Store in one SQLite file (better-sqlite3), for a single API server process.
+ *
+ * Durability: WAL with `synchronous=FULL`. Writes are group-committed (see IndexedStore): the
+ * groups that queue up while the previous commit runs share one transaction (rows, revision
+ * counter, compaction) and one fsync, and each write is acknowledged and made visible to reads
+ * and watches only after that transaction committed, so an acknowledged write survives kill -9
+ * and power loss. The connection lives in a worker thread (sqlite-worker.ts, started by
+ * sqlite-writer.ts), so the event loop keeps serving requests while a commit waits on the disk.
+ *
+ * Reads and watches are served from the in-memory index (loaded at open), which the file backs:
+ * `log` holds a row per write (each key's newest row is its current value; the rows after the
+ * compacted revision serve watch resumption and range-at-revision after a restart, see
+ * sqlite-worker.ts), `meta` the revision counter and the compacted revision. Revisions are explicit and the counter is persisted, so they are never
+ * reused, even after deleting the newest key or compacting.
+ *
+ * The file is opened with an exclusive lock: a second process (or store) on the same file fails
+ * at open. Several API server replicas need a shared backend (etcd) instead.
+ */
+import { stat } from 'node:fs/promises';
+import type { KObject } from '../../../api/meta.js';
+import type { StoreEvent, StoredObject } from '../store.js';
+import { parseFrozen } from '../frozen.js';
+import { DEFAULT_HISTORY_LIMIT, IndexedStore } from '../indexed-store.js';
+import type { PreparedWrite } from '../mvcc-index.js';
+import type { LoadedFile } from './sqlite-worker.js';
+import { SqliteWriter } from './sqlite-writer.js';
+
+export interface SqliteStoreOptions {
+  /** Write events kept (in memory and in the file) for watch resumption and range-at-revision. */
+  historyLimit?: number;
+  /** How long open waits for another holder of the file's lock (default 2000 ms). */
+  busyTimeoutMs?: number;
+  /** Largest size the file may grow to, like etcd's --quota-backend-bytes; writes beyond it fail. */
+  quotaBytes?: number;
+}
+
+export class SqliteStore extends IndexedStore {
+  /** Newest revision removed from the file's event log (lags the index by up to a batch). */
+  private fileCompacted: number;
+
+  private constructor(
+    private readonly writer: SqliteWriter,
+    file: LoadedFile,
+    private readonly historyLimit: number,
+    private readonly path: string,
+  ) {
+    super(historyLimit);
+    this.fileCompacted = this.load(file);
+  }
+
+  /** Opens (creating if needed) and locks the store in the file at `path`. */
+  static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const historyLimit = options.historyLimit ?? DEFAULT_HISTORY_LIMIT;
+    const { writer, file } = await SqliteWriter.start({ path, historyLimit, busyTimeoutMs: options.busyTimeoutMs ?? 2000, quotaBytes: options.quotaBytes });
+    try {
+      return new SqliteStore(writer, file, historyLimit, path);
+    } catch (err) {
+      await writer.close();
+      throw err;
+    }
+  }
+
+  protected override async persist(writes: PreparedWrite[]): Promise<void> {
+    const last = writes.at(-1);
+    if (!last) return;
+    // Trim the file's log in batches of a tenth of the limit rather than one row per write.
+    const keepFrom = last.event.revision - this.historyLimit;
+    const batch = Math.max(1, Math.floor(this.historyLimit / 10));
+    const compactTo = keepFrom - this.fileCompacted >= batch ? keepFrom : undefined;
+    // Counted once sent, so the groups sent behind it do not trim again; if its commit fails, the
+    // next trim starts from what the file holds (the thread reads it there).
+    if (compactTo !== undefined) this.fileCompacted = compactTo;
+    const rows = writes.map(({ event, json, prevRevision }) => ({ revision: event.revision, key: event.key, type: event.type, value: json, prev: prevRevision }));
+    return this.writer.commit(rows, last.event.revision, compactTo);
+  }
+
+  /** The file and its write-ahead log, as they take space on disk. */
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
+    const size = async (file: string): Promise<number> => (await stat(file).catch(() => undefined))?.size ?? 0;
+    return { endpoint: this.path, bytes: (await size(this.path)) + (await size(`${this.path}-wal`)) };
+  }
+
+  protected override release(): Promise<void> {
+    return this.writer.close();
+  }
+
+  /** Loads the file into the index; returns the file's compacted revision. */
+  private load(file: LoadedFile): number {
+    const current = new Map<string, StoredObject>();
+    for (const row of file.kv) current.set(row.key, { key: row.key, object: parseFrozen(row.value), revision: row.revision });
+    const events = file.events.map((row) => toEvent(row, current));
+    this.index.restore([...current.values()], events, file.revision);
+    const oldest = Math.max(file.compacted, file.revision - this.historyLimit);
+    if (this.index.compactedRevision() !== oldest) throw new Error(`event log lacks revisions after ${oldest}`);
+    return file.compacted;
+  }
+}
+
+/** An event row as a StoreEvent; reuses the current value's object when it is this event's. */
+function toEvent(row: LoadedFile['events'][number], current: Map<string, StoredObject>): StoreEvent {
+  const live = current.get(row.key);
+  const object: KObject = live?.revision === row.revision ? live.object : parseFrozen(row.value);
+  const event: StoreEvent = { type: row.type, key: row.key, object, revision: row.revision };
+  if (row.prev !== null) event.prevObject = parseFrozen(row.prev);
+  return Object.freeze(event);
+}

@@ -1,0 +1,153 @@
+/**
+ * The kubelet serving-certificate approver (opt-in, `--approve-kubelet-serving`): the CSRs
+ * kube-controller-manager never approves. Each pending `kubernetes.io/kubelet-serving` CSR is
+ * judged by serving-policy.ts on the informer's copy and decided with that copy's resourceVersion,
+ * so a stale copy costs a 409 and a retry, never a wrong write. Outcomes: approved; refused (left
+ * pending with a Warning Event and a violation metric, or Denied with `--kubelet-serving-deny`);
+ * waiting for the requester's Node. A dry run records every decision and writes nothing.
+ */
+import { CONDITION_APPROVED, CONDITION_DENIED, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
+import type { KObject } from '../../api/meta.js';
+import type { ReadonlyCache } from '../informer/cache.js';
+import { wrapError } from '../errors.js';
+import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
+import type { CsrReconcilerDeps } from '../csr/csr-deps.js';
+import { servingSkips, type PendingServing } from './serving-pending.js';
+import { DENIABLE_RULES, SERVING_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
+
+export const SERVING_APPROVER_NAME = 'csrapproving-kubelet-serving';
+export const SERVING_APPROVED_REASON = 'AutoApproved';
+export const SERVING_APPROVED_MESSAGE = 'Auto approving kubelet serving certificate after policy check.';
+/** The approvals metric's reason for this approver. */
+export const SERVING_METRIC_REASON = 'kubelet-serving-policy';
+export const POLICY_VIOLATION_REASON = 'PolicyViolation';
+
+export interface ServingApproverOptions extends CsrReconcilerDeps {
+  nodes: ReadonlyCache<KObject>;
+  pending: PendingServing;
+  policy: ServingPolicyOptions;
+  dryRun: boolean;
+  deny: boolean;
+}
+
+/** Remembers what was already reported about a CSR, so metrics and Events count each refusal once. */
+class Reported {
+  private readonly seen = new Set<string>();
+  constructor(private readonly max = 4096) {}
+  has(key: string): boolean {
+    return this.seen.has(key);
+  }
+  first(key: string): boolean {
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value as string);
+    return true;
+  }
+}
+
+type Refusal = Extract<ServingVerdict, { decision: 'refuse' }>;
+
+export class ServingApproverReconciler implements Reconciler {
+  private readonly reported = new Reported();
+
+  constructor(private readonly o: ServingApproverOptions) {
+    if (!o.dryRun) o.metrics.initApprovals(SIGNER_KUBELET_SERVING, [SERVING_METRIC_REASON]);
+    // A dry run writes no denial; without --kubelet-serving-deny the denial series stay at 0, which is what happened.
+    o.metrics.initPolicy(SIGNER_KUBELET_SERVING, SERVING_RULES, o.dryRun ? [] : [...DENIABLE_RULES]);
+  }
+
+  async reconcile(key: string, ctx: ReconcileContext): Promise<Result> {
+    const csr = this.o.csrs.get(key);
+    if (!csr) {
+      this.o.pending.forget(key);
+      return 'done';
+    }
+    this.o.pending.observe(key, csr);
+    if (servingSkips(csr)) return 'done';
+    const verdict = this.judge(key, csr);
+    if (verdict.decision === 'approve') await this.approve(csr, ctx);
+    else if (verdict.decision === 'refuse') await this.refuse(csr, verdict, ctx);
+    else this.wait(csr, verdict.message, ctx);
+    return 'done';
+  }
+
+  private judge(key: string, csr: CertificateSigningRequest): ServingVerdict {
+    const flooded = `${csr.metadata?.uid ?? ''}\0max-pending`;
+    // Once an extra of a flood, always one: it is never approved, even after the older ones are decided.
+    if (this.reported.has(flooded)) return { decision: 'refuse', rule: 'max-pending', message: 'refused earlier as an extra of a flood of pending CSRs' };
+    const nodes = this.o.nodes;
+    return evaluateServingCsr(csr, () => this.o.requests.parse(csr.spec.request), this.o.policy, {
+      node: (name) => nodes.get(name),
+      nodes: () => nodes.list(),
+      pendingRank: this.o.pending.rank(csr.spec.username ?? '', key),
+    });
+  }
+
+  private async approve(csr: CertificateSigningRequest, ctx: ReconcileContext): Promise<void> {
+    const signer = csr.spec.signerName;
+    const fields = { csr: csr.metadata?.name, signer, requester: csr.spec.username, decision: 'approved', reason: SERVING_METRIC_REASON };
+    if (this.o.dryRun) {
+      if (!this.reported.first(`${csr.metadata?.uid ?? ''}\0approve`)) return;
+      this.o.metrics.dryRunDecisions.inc({ signer, decision: 'approve', reason: SERVING_METRIC_REASON });
+      ctx.logger.info({ ...fields, dryRun: true }, 'csr would be approved (dry run)');
+      this.o.events.event(csr, 'Normal', 'DryRun', 'Approve', `Dry run: would approve: ${SERVING_APPROVED_MESSAGE}`);
+      return;
+    }
+    const updated = await this.writeCondition(csr, { type: CONDITION_APPROVED, status: 'True', reason: SERVING_APPROVED_REASON, message: SERVING_APPROVED_MESSAGE });
+    this.o.metrics.approvals.inc({ signer, reason: SERVING_METRIC_REASON });
+    ctx.logger.info(fields, 'csr approved');
+    this.o.events.event(updated, 'Normal', SERVING_APPROVED_REASON, 'Approve', SERVING_APPROVED_MESSAGE);
+  }
+
+  private async refuse(csr: CertificateSigningRequest, v: Refusal, ctx: ReconcileContext): Promise<void> {
+    const signer = csr.spec.signerName;
+    const deny = this.o.deny && DENIABLE_RULES.has(v.rule);
+    const decision = deny ? 'deny' : 'pending';
+    const message = `kubelet serving policy: ${v.rule}: ${v.message}`;
+    const fields = { csr: csr.metadata?.name, signer, requester: csr.spec.username, decision, rule: v.rule, detail: v.message };
+    const reportKey = `${csr.metadata?.uid ?? ''}\0${v.rule}`;
+    if (deny && !this.o.dryRun) {
+      // Written first, reported after: a failed write (409) is retried and reported once it lands.
+      const updated = await this.writeCondition(csr, { type: CONDITION_DENIED, status: 'True', reason: POLICY_VIOLATION_REASON, message });
+      this.reported.first(reportKey);
+      this.o.metrics.policyViolations.inc({ signer, rule: v.rule });
+      this.o.metrics.denials.inc({ signer, reason: v.rule });
+      ctx.logger.info(fields, 'csr denied');
+      this.o.events.event(updated, 'Warning', POLICY_VIOLATION_REASON, 'Deny', message);
+      return;
+    }
+    if (!this.reported.first(reportKey)) return;
+    this.o.metrics.policyViolations.inc({ signer, rule: v.rule });
+    if (this.o.dryRun) {
+      this.o.metrics.dryRunDecisions.inc({ signer, decision, reason: v.rule });
+      ctx.logger.info({ ...fields, dryRun: true }, 'csr breaks the serving policy (dry run)');
+      this.o.events.event(csr, 'Warning', 'DryRun', deny ? 'Deny' : 'Approve', `Dry run: would ${deny ? 'deny' : 'leave pending'}: ${message}`);
+      return;
+    }
+    ctx.logger.info(fields, 'csr breaks the serving policy, left pending');
+    this.o.events.event(csr, 'Warning', POLICY_VIOLATION_REASON, 'Approve', `Left pending: ${message}`);
+  }
+
+  /** The Node is not there yet: its informer's add event re-queues this CSR (serving-pending.ts). */
+  private wait(csr: CertificateSigningRequest, message: string, ctx: ReconcileContext): void {
+    if (!this.reported.first(`${csr.metadata?.uid ?? ''}\0wait`)) return;
+    ctx.logger.info({ csr: csr.metadata?.name, requester: csr.spec.username, detail: message }, 'csr waits for its node');
+    this.o.events.event(csr, 'Normal', 'WaitingForNode', 'Approve', message);
+  }
+
+  /** PUT /approval with one more condition, on the informer's copy and its resourceVersion. */
+  private async writeCondition(csr: CertificateSigningRequest, condition: CertificateSigningRequestCondition): Promise<CertificateSigningRequest> {
+    const updated: CertificateSigningRequest = {
+      ...csr,
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      status: { ...csr.status, conditions: [...(csr.status?.conditions ?? []), condition] },
+    };
+    try {
+      await this.o.api.putApproval(updated);
+    } catch (err) {
+      throw wrapError('error updating approval for csr', err);
+    }
+    return updated;
+  }
+}
