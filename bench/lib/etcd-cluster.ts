@@ -19,6 +19,8 @@ export interface EtcdMember {
   start(): Promise<void>;
   /** Kills the process (SIGKILL unless told) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** SIGSTOP (`paused`) or SIGCONT: the member keeps its connections but answers nothing meanwhile. */
+  pause(paused: boolean): void;
 }
 
 export interface EtcdCluster {
@@ -101,8 +103,13 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
         const proc = member.proc;
         if (!proc || !member.running) return;
         const exited = new Promise((resolve) => proc.once('exit', resolve));
+        // A stopped process only dies of SIGKILL; continue it so any other signal ends it.
+        if (signal !== 'SIGKILL') proc.kill('SIGCONT');
         proc.kill(signal);
         await exited;
+      },
+      pause(paused) {
+        if (member.running) member.proc!.kill(paused ? 'SIGSTOP' : 'SIGCONT');
       },
     };
     return member;

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
+import { StoreError } from '../../src/apiserver/storage/store.js';
 import { kill9, startApiserverChild } from '../helpers/cli.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw, type RawTarget, type WatchStream } from '../helpers/http.js';
@@ -164,5 +165,65 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     await until('writes back', async () => (await raw(server, 'POST', CM, { body: { metadata: { name: 'after' } } })).status === 201);
     const events = await watch.waitFor(1, 15_000);
     expect(events.map((e: { type: string; object: { metadata: { name: string } } }) => [e.type, e.object.metadata.name])).toEqual([['ADDED', 'after']]);
+  }, 60_000);
+  it('answers 504 Timeout for a write whose outcome etcd never confirmed, 503 for one it never received', async () => {
+    etcd = await startEtcd();
+    const server = await inProcess(etcd.endpoints);
+    const member = etcd.members[0]!;
+    const post = (name: string) => raw(server, 'POST', CM, { body: { metadata: { name } } });
+    expect((await post('warm')).status).toBe(201);
+
+    // Sent, and the member stops answering: the deadline passes with the outcome unknown.
+    const patient = await EtcdStore.open({ endpoints: etcd.endpoints, requestTimeoutMs: 30_000 });
+    member.pause(true);
+    const inFlight = patient.create('/registry/core/configmaps/default/cut', { metadata: { name: 'cut' } }).catch((err: unknown) => err);
+    const stalled = await post('stalled');
+    expect([stalled.status, stalled.json.kind, stalled.json.reason]).toEqual([504, 'Status', 'Timeout']);
+    expect(stalled.json.message).toMatch(/^Timeout: storage did not answer in time: /);
+
+    // Sent, and the connection dies before the answer: unknown too, never "failed".
+    await member.kill();
+    const cut = await inFlight;
+    await patient.close();
+    expect([cut instanceof StoreError, (cut as StoreError).code]).toEqual([true, 'Timeout']);
+
+    // Refused before it left (nothing listens): not applied, try again.
+    const refused = await post('refused');
+    expect([refused.status, refused.json.reason]).toEqual([503, 'ServiceUnavailable']);
+    await member.start();
+    await until('writes back', async () => (await post('after')).status === 201);
+    expect((await raw(server, 'GET', `${CM}/refused`)).status).toBe(404);
+  }, 60_000);
+
+  it("reports every failure of etcd3's calls as a StoreError, never as an uncaught exception", async () => {
+    etcd = await startEtcd({ members: 3 });
+    const store = await EtcdStore.open({ endpoints: etcd.endpoints, requestTimeoutMs: 2000, ttlSeconds: () => 60 });
+    try {
+      const created = await store.create('/registry/core/configmaps/default/x', { metadata: { name: 'x' } });
+      const calls: [string, () => Promise<unknown>][] = [
+        ['get', () => store.get('/registry/core/configmaps/default/x')],
+        ['create', () => store.create('/registry/core/configmaps/default/y', { metadata: { name: 'y' } })],
+        ['update', () => store.update('/registry/core/configmaps/default/x', { metadata: { name: 'x' } }, created.revision)],
+        ['delete', () => store.delete('/registry/core/configmaps/default/x')],
+        ['range', () => store.range({ prefix: '/registry/core/configmaps/' })],
+        ['compact', () => store.compact(created.revision)],
+        ['checkHealth', () => store.checkHealth()],
+        ['sizeBytes', () => store.sizeBytes()],
+      ];
+      // Killed under the calls, stopped, and gone: each way a connection fails.
+      const leader = await etcd.leader();
+      const during = calls.map(([name, call]) => call().then(() => [name, 'ok'], (err: unknown) => [name, (err as Error).name]));
+      await leader.kill();
+      for (const m of etcd.members) m.pause(true);
+      const stopped = calls.map(([name, call]) => call().then(() => [name, 'ok'], (err: unknown) => [name, (err as Error).name]));
+      for (const m of etcd.members) await m.kill();
+      const gone = await Promise.all(calls.map(([name, call]) => call().then(() => [name, 'ok'], (err: unknown) => [name, (err as Error).name])));
+      for (const [name, outcome] of [...(await Promise.all(during)), ...(await Promise.all(stopped)), ...gone]) {
+        expect([name, outcome]).toEqual([name, expect.stringMatching(/^(ok|StoreError)$/)]);
+      }
+      expect(gone.map(([, outcome]) => outcome)).toEqual(calls.map(() => 'StoreError'));
+    } finally {
+      await store.close();
+    }
   }, 60_000);
 });

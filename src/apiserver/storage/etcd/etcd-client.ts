@@ -68,6 +68,22 @@ export function storeErrorOf(err: unknown, key: string, compacted?: number): unk
   return err;
 }
 
+/**
+ * A write's failure: as storeErrorOf, except that a write that may have reached etcd before the
+ * connection failed (or etcd's own proposal timed out) is a Timeout (504: its outcome is unknown),
+ * never Unavailable (503: it was not applied). Only a call that never left the client, or that etcd
+ * refused for want of a leader, is Unavailable, as etcd's Go client only retries mutations then.
+ */
+export function writeErrorOf(err: unknown, key: string, compacted?: number): unknown {
+  const mapped = storeErrorOf(err, key, compacted);
+  if (!(mapped instanceof StoreError) || mapped.code !== 'Unavailable' || neverSent(err as Error)) return mapped;
+  return new StoreError('Timeout', key, `etcd did not confirm the write, which may or may not have been applied: ${(err as Error).message}`);
+}
+
+function neverSent(err: Error): boolean {
+  return isBrokenCircuitError(err) || /No connection established|before call started|etcdserver: no leader/.test(err.message);
+}
+
 /** etcd cannot be reached, has no leader, or its circuit breaker is open. */
 function unavailable(err: Error): boolean {
   return isRecoverableError(err) || isBrokenCircuitError(err) || /etcdserver: (no leader|leader changed|request timed out)/.test(err.message);

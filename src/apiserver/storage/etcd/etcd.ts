@@ -17,7 +17,7 @@
 import { type Etcd3, type IKeyValue, type IResponseHeader, type ITxnRequest, type ITxnResponse, Range } from 'etcd3';
 import type { KObject } from '../../../api/meta.js';
 import type { Logger } from '../../../log/logger.js';
-import { createEtcdClient, type EtcdClientOptions, retryRead, storeErrorOf } from './etcd-client.js';
+import { createEtcdClient, type EtcdClientOptions, retryRead, storeErrorOf, writeErrorOf } from './etcd-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
 import { decode, encode } from './etcd-value.js';
@@ -244,18 +244,18 @@ export class EtcdStore implements Store {
   }
 
   private async txn(key: string, req: ITxnRequest): Promise<ITxnResponse> {
-    const res = await this.call(key, () => this.client.kv.txn(req));
+    const res = await this.call(key, () => this.client.kv.txn(req), writeErrorOf);
     this.observe(res.header);
     return res;
   }
 
   /** Runs an etcd call, turning its failures into StoreErrors (Compacted after re-reading how far). */
-  private async call<T>(key: string, run: () => Promise<T>): Promise<T> {
+  private async call<T>(key: string, run: () => Promise<T>, errorOf = storeErrorOf): Promise<T> {
     if (this.closed) throw new Error('store is closed');
     try {
       return await run();
     } catch (err) {
-      const mapped = storeErrorOf(err, key, this.compacted);
+      const mapped = errorOf(err, key, this.compacted);
       if (mapped instanceof StoreError && mapped.code === 'Compacted') {
         await this.refresh().catch(() => undefined);
         throw this.compactedError(key, mapped.revision ?? this.compacted);
