@@ -3,6 +3,7 @@
  * certificate, keys, admin kubeconfig and the SQLite store live there) until SIGINT or SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { EmbeddedServerOptions } from '../apiserver/server/embedded.js';
 import { ConfigError, loadApiserverConfig } from '../config/load.js';
@@ -11,6 +12,7 @@ import { shutdownOnSignals } from '../lib/shutdown.js';
 import { buildVersion } from '../lib/version.js';
 import { createLogger } from '../log/logger.js';
 import { explainStartError } from './conflicts.js';
+import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
@@ -51,7 +53,9 @@ async function run(opts: Record<string, unknown>): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'kube-identity-apiserver' });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
   const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
+  const start = watchStart(path.resolve(options.dataDir));
   const server = await startEmbeddedServer({ ...options, logger }).catch((err: unknown) => {
+    start.undo(err);
     throw explainStartError(err, '--port');
   });
   const { version, commit } = buildVersion();

@@ -151,6 +151,20 @@ async function lastEventAbout(kc: KubeConfig, name: string): Promise<string | un
 /** The Approved condition's message, for the demo's lines. */
 export const approvalOf = (csr: V1CertificateSigningRequest): string => csr.status?.conditions?.find((c) => c.type === 'Approved')?.message ?? '';
 
+/**
+ * An InternalIP in 10.244.0.0/16 that no Node holds: the serving policy refuses a SAN that names
+ * another Node, so a second demo on the same cluster must not reuse the first one's address.
+ */
+export async function freeNodeAddress(admin: KubeConfig): Promise<string> {
+  const nodes = await admin.makeApiClient(CoreV1Api).listNode();
+  const held = new Set(nodes.items.flatMap((n) => (n.status?.addresses ?? []).map((a) => a.address)));
+  for (;;) {
+    const [a = 0, b = 0] = randomBytes(2);
+    const ip = `10.244.${a}.${(b % 254) + 1}`;
+    if (!held.has(ip)) return ip;
+  }
+}
+
 /** Registers the Node as the node does: create, then report its addresses through /status. */
 export async function registerNode(asNode: KubeConfig, name: string, addresses: { type: string; address: string }[]): Promise<void> {
   const core = asNode.makeApiClient(CoreV1Api);

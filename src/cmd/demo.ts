@@ -15,6 +15,7 @@ import {
   checkServing,
   clusterCaPem,
   createBootstrapToken,
+  freeNodeAddress,
   heartbeat,
   kubeConfigAs,
   randomText,
@@ -29,9 +30,13 @@ import { loadKubeConfig } from './controller.js';
 interface DemoFlags {
   kubeconfig?: string;
   node: string;
-  address: string;
+  address?: string;
   timeout: string;
 }
+
+/** What to change when the serving CSR stays pending: the approver's policy decides on the address. */
+const SERVING_PENDING_HINT =
+  'a serving CSR stays pending when no serving approver runs (kube-identity controller --approve-kubelet-serving) or when its policy refuses the address: pass --address with an IP inside --kubelet-serving-allowed-ip-ranges that no other Node holds';
 
 const CLIENT_USAGES = ['digital signature', 'client auth'];
 const SERVING_USAGES = ['digital signature', 'server auth'];
@@ -81,8 +86,9 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     (c) => `CSR ${c.csr.metadata?.name ?? ''} from ${c.csr.spec.username ?? ''}: ${approvalOf(c.csr)} Issued.`,
   );
   const asNode = kubeConfigAs(admin, client);
+  const address = flags.address ?? (await freeNodeAddress(admin));
   const addresses = [
-    { type: 'InternalIP', address: flags.address },
+    { type: 'InternalIP', address },
     { type: 'Hostname', address: node },
   ];
   await step('node registered', () => registerNode(asNode, node, addresses), () => `Node ${node} created by itself, status.addresses ${addresses.map((a) => a.address).join(', ')}`);
@@ -91,8 +97,12 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   const serving = await step(
     'serving certificate',
     () =>
-      requestCertificate(asNode, admin, { node, signerName: SIGNER_KUBELET_SERVING, usages: SERVING_USAGES, dnsNames: [node], ipAddresses: [flags.address], generateName: 'serving-csr-' }, timeoutMs),
-    (c) => `CSR ${c.csr.metadata?.name ?? ''} for DNS:${node}, IP:${flags.address}: ${approvalOf(c.csr)} Issued.`,
+      requestCertificate(asNode, admin, { node, signerName: SIGNER_KUBELET_SERVING, usages: SERVING_USAGES, dnsNames: [node], ipAddresses: [address], generateName: 'serving-csr-' }, timeoutMs).catch(
+        (err: unknown) => {
+          throw (err as Error).message.includes('was not issued within') ? new Error(`${(err as Error).message} (${SERVING_PENDING_HINT})`, { cause: err }) : err;
+        },
+      ),
+    (c) => `CSR ${c.csr.metadata?.name ?? ''} for DNS:${node}, IP:${address}: ${approvalOf(c.csr)} Issued.`,
   );
   await step('https listener', () => checkServing(serving, clusterCaPem(admin), node), (v) => `127.0.0.1:${v.port} serves CN=${v.subject} (${v.san}), verified against the cluster CA as "${node}"`);
 
@@ -110,7 +120,7 @@ export function registerDemoCommand(program: Command): void {
     .description("play a kubelet's life: bootstrap token, client certificate, Node and Lease, serving certificate by policy, HTTPS with it, client certificate rotation")
     .option('--kubeconfig <file>', 'admin kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)')
     .option('--node <name>', 'node name to play', `demo-${randomText(5)}`)
-    .option('--address <ip>', "the node's InternalIP (a private address: the serving policy refuses loopback)", '10.244.0.10')
+    .option('--address <ip>', "the node's InternalIP (default: a 10.244.0.0/16 address no Node holds; the serving policy refuses loopback and other Nodes' addresses)")
     .option('--timeout <seconds>', 'how long to wait for each certificate', '60')
     .action(async (flags: DemoFlags) => {
       await runDemo(flags);

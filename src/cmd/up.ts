@@ -16,6 +16,7 @@ import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
 import { loadKubeConfig, runControllerProcess } from './controller.js';
 import { explainStartError } from './conflicts.js';
+import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
 function banner(url: string, kubeconfig: string, metrics: string, logFile: string): string {
@@ -64,7 +65,9 @@ async function up(opts: Record<string, unknown>): Promise<void> {
         kubeconfig: options.kubeconfigOut ? path.resolve(options.kubeconfigOut) : path.join(dataDir, 'kubeconfig'),
         clusterSigningCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
         clusterSigningKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),
-        leaderElect: false,
+        // Elected as a Deployment is, so a second controller pointed at this cluster stands by
+        // instead of acting on every CSR a second time; a clean stop releases the Lease at once.
+        leaderElect: true,
         metricsBindAddress: flags.metricsBindAddress,
         logLevel: flags.logLevel,
       },
@@ -72,24 +75,36 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     }),
   );
   const logFile = path.resolve(flags.logFile || path.join(flags.dataDir, 'kube-identity.log'));
+  const start = watchStart(dataDir);
   mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
   const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
   const server = await startEmbeddedServer({ ...options, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
+    start.undo(err);
     throw explainStartError(err, '--port');
   });
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
+  let listening = false;
+  let failed: { err: unknown } | undefined;
   try {
     await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
       kubeConfig: loadKubeConfig(server.kubeconfigPath),
-      onListening: (metricsUrl) => process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile)),
+      onListening: (metricsUrl) => {
+        listening = true;
+        process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile));
+      },
     });
   } catch (err) {
-    throw explainStartError(err, '--metrics-bind-address');
+    failed = { err };
   } finally {
     await server.close();
     shutdown.dispose();
+  }
+  if (failed) {
+    // Only a start that never came up is undone; a cluster that ran keeps its data.
+    if (!listening) start.undo(failed.err);
+    throw explainStartError(failed.err, '--metrics-bind-address');
   }
   process.stdout.write('kube-identity stopped.\n');
 }

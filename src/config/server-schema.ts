@@ -31,7 +31,7 @@ export const APISERVER_CONFIG_SCHEMA = {
   tokenAuthFile: { type: 'string', default: '', description: 'Static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format).' },
 } as const satisfies Record<string, FieldSpec>;
 
-/** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, no leader election. */
+/** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */
 const SET_BY_UP = [
   'kubeconfig',
   'metricsBindAddress',

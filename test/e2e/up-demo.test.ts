@@ -3,11 +3,11 @@
  * another (both from the TypeScript sources), and kubectl against the kubeconfig `up` printed.
  */
 import { type ChildProcess, execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLI as NODE_ARGS, CLI_ENV as env, runCli, startUpChild } from '../helpers/cli.js';
+import { CLI as NODE_ARGS, CLI_ENV as env, runCli, startCliChild, startUpChild } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 
@@ -70,7 +70,8 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
   ]);
   expect(lines[2]).toMatch(/from system:bootstrap:[a-z0-9]{6}: Auto approving kubelet client certificate after SubjectAccessReview\. Issued\.$/);
   expect(lines[5]).toContain('Auto approving kubelet serving certificate after policy check. Issued.');
-  expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.0\.10\), verified against the cluster CA as "e2e-node"$/);
+  const address = /IP Address:(10\.244\.\d+\.\d+)\)/.exec(lines[6] ?? '')?.[1];
+  expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.\d+\.\d+\), verified against the cluster CA as "e2e-node"$/);
   expect(lines[7]).toMatch(/from system:node:e2e-node with the old certificate: Auto approving self kubelet client certificate after SubjectAccessReview\. Issued, expires in (59\d|600)s\.$/);
   expect(lines[8]).toContain('the server says this node is system:node:e2e-node (groups: system:nodes, system:authenticated)');
 
@@ -87,7 +88,7 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
     expect(c.status.certificate).toBeTruthy();
   }
   const node = JSON.parse(await kubectl('get', 'node', 'e2e-node', '-o', 'json')) as { status: { addresses: { address: string }[] } };
-  expect(node.status.addresses.map((a) => a.address)).toEqual(['10.244.0.10', 'e2e-node']);
+  expect(node.status.addresses.map((a) => a.address)).toEqual([address, 'e2e-node']);
   expect(await kubectl('get', 'lease', '-n', 'kube-node-lease', 'e2e-node', '-o', 'jsonpath={.spec.holderIdentity}')).toBe('e2e-node');
 
   const metrics = await fetch(field('metrics')).then((r) => r.text());
@@ -95,6 +96,19 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
   expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kubelet-serving",reason="kubelet-serving-policy"\} 1/);
   expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet",reason="selfnodeclient"\} 1/);
 }, 90_000);
+
+it('runs the demo a second time against the same cluster: the new node gets an address no Node holds', async () => {
+  const kubeconfig = field('kubeconfig');
+  const [first, second] = [await runCli(['demo', '--kubeconfig', kubeconfig]), await runCli(['demo', '--kubeconfig', kubeconfig])];
+  const addressOf = (out: string): string | undefined => /IP Address:(10\.244\.\d+\.\d+)\)/.exec(out)?.[1];
+  for (const r of [first, second]) expect([r.code, r.stderr]).toEqual([0, '']);
+  expect(second.stdout).toMatch(/^ 8\. api called with the new certificate: /m);
+  const held = (JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { env })).stdout) as { items: { status: { addresses: { type: string; address: string }[] } }[] }).items
+    .flatMap((n) => n.status.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address));
+  // Every Node (e2e-node and both demo nodes) holds its own address.
+  expect(new Set(held).size).toBe(held.length);
+  expect(held).toEqual(expect.arrayContaining([addressOf(first.stdout), addressOf(second.stdout)]));
+}, 120_000);
 
 it('a failing demo step says which step and why', async () => {
   // A loopback address is refused by the serving policy: the serving CSR stays pending.
@@ -105,6 +119,8 @@ it('a failing demo step says which step and why', async () => {
   expect(demo.stderr).toMatch(
     /step 5 \(serving certificate\) failed: CSR serving-csr-\w+ was not issued within 3s \(state: Pending\); last event: PolicyViolation: Left pending: kubelet serving policy: ip-range: IP address "127\.0\.0\.1" is outside the allowed ranges/,
   );
+  // ...and which flag fixes it.
+  expect(demo.stderr).toContain('pass --address with an IP inside --kubelet-serving-allowed-ip-ranges that no other Node holds');
 }, 60_000);
 
 it('reuses the data directory and its CA on a second start', async () => {
@@ -166,12 +182,46 @@ it('says what is in the way of a second up and which flag to pass', async () => 
     expect(samePort.stderr).toContain(`127.0.0.1:${apiPort} is already in use by another process: pass another --port (--port 0 picks a free port)`);
     expect(sameMetrics).toMatchObject({ code: 1 });
     expect(sameMetrics.stderr).toContain(`127.0.0.1:${metricsPort} is already in use by another process: pass another --metrics-bind-address`);
-    // The first one is still serving.
+    // The failed starts left nothing behind: no data directory with a fresh CA for the next start to reuse.
+    expect([existsSync(path.join(other, 'a')), existsSync(path.join(other, 'b'))]).toEqual([false, false]);
+    expect(readdirSync(other)).toEqual([]);
+    // The first one is still serving, its data directory whole.
+    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['ca.crt', 'ca.key', 'store.db', 'kubeconfig']));
     await run('kubectl', ['--kubeconfig', field('kubeconfig'), 'get', 'csr'], { env });
   } finally {
     rmSync(other, { recursive: true, force: true });
   }
 }, 240_000);
+
+it("elects a leader: a second controller pointed at up stands by while up's holds the Lease", async () => {
+  const kubeconfig = field('kubeconfig');
+  const holder = async (): Promise<string> =>
+    (await run('kubectl', ['--kubeconfig', kubeconfig, '-n', 'kube-system', 'get', 'lease', 'kube-identity-controller', '-o', 'jsonpath={.spec.holderIdentity}'], { env })).stdout;
+  const upHolder = await holder();
+  expect(upHolder).not.toBe('');
+  const second = await startCliChild(
+    ['controller', '--kubeconfig', kubeconfig, '--leader-election-identity', 'second', '--metrics-bind-address', '127.0.0.1:0', '--leader-election-retry-period', '1s'],
+    (out) => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1],
+  );
+  try {
+    // A kubelet joins while both run: its CSRs are decided once, by the Lease holder.
+    const demo = await runCli(['demo', '--kubeconfig', kubeconfig]);
+    expect([demo.code, demo.stderr]).toEqual([0, '']);
+    expect(await holder()).toBe(upHolder);
+    const metrics = await fetch(`${second.ready}/metrics`).then((r) => r.text());
+    expect(metrics).toMatch(/^leader_election_master_status\{name="kube-identity-controller"\} 0$/m);
+    // The standby reconciled nothing and wrote nothing: no approvals, no 409s.
+    expect(metrics).not.toMatch(/^controller_runtime_reconcile_total\{[^}]*\} [1-9]/m);
+    expect(metrics).not.toMatch(/^rest_client_requests_total\{[^}]*code="409"[^}]*\} [1-9]/m);
+    expect(second.output()).not.toContain('became leader');
+    const upMetrics = await fetch(field('metrics')).then((r) => r.text());
+    expect(upMetrics).toMatch(/^controller_runtime_reconcile_total\{[^}]*\} [1-9]/m);
+  } finally {
+    const exited = new Promise((r) => second.child.once('exit', r));
+    second.child.kill('SIGTERM');
+    await exited;
+  }
+}, 120_000);
 
 it('stops on Ctrl-C and says so', async () => {
   const exited = new Promise((r) => up.once('exit', r));
