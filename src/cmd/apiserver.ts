@@ -44,6 +44,11 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
     bookmarkIntervalMs: config.bookmarkIntervalMs,
     tokenFile,
     kubeconfigOut: config.kubeconfigOut || undefined,
+    flowControl: {
+      maxRequestsInflight: config.maxRequestsInflight,
+      maxMutatingRequestsInflight: config.maxMutatingRequestsInflight,
+      priorityAndFairness: config.enablePriorityAndFairness,
+    },
   };
 }
 

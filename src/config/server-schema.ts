@@ -29,6 +29,19 @@ export const APISERVER_CONFIG_SCHEMA = {
   bookmarkIntervalMs: { type: 'int', default: 60_000, min: 1, description: 'Interval of watch bookmarks, in milliseconds.' },
   kubeconfigOut: { type: 'string', default: '', description: 'Where to write the admin kubeconfig; empty means DATA_DIR/kubeconfig.' },
   tokenAuthFile: { type: 'string', default: '', description: 'Static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format).' },
+  // Flow control (src/apiserver/flowcontrol): kube-apiserver's flags and defaults.
+  maxRequestsInflight: {
+    type: 'int',
+    default: 400,
+    min: 0,
+    description: 'Read-only requests executing at once before the rest are queued or answered 429 (with priority and fairness: added to --max-mutating-requests-inflight and shared among the priority levels; 0: no limit).',
+  },
+  maxMutatingRequestsInflight: { type: 'int', default: 200, min: 0, description: 'Mutating requests executing at once before the rest are queued or answered 429 (0: no limit).' },
+  enablePriorityAndFairness: {
+    type: 'bool',
+    default: true,
+    description: 'Share the in-flight limits among priority levels (exempt, leader-election, node-high, workload) with fair queuing; off: two plain limits, no queues.',
+  },
 } as const satisfies Record<string, FieldSpec>;
 
 /** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */

@@ -125,4 +125,42 @@ describe('KubeClient transport', () => {
       ['GET', '<error>', 1],
     ]);
   });
+
+  it('honours 429 and Retry-After as client-go does: the same request after the wait, at most 10 times', async () => {
+    const shed = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Too many requests, please try again later.', reason: 'TooManyRequests', code: 429 };
+    let refusals = 2;
+    server.handler = (_req, res, seen) => {
+      if (refusals-- > 0) res.setHeader('Retry-After', '1');
+      if (refusals >= 0) json(res, 429, shed);
+      else json(res, 201, { echoed: JSON.parse(seen.body) as unknown });
+    };
+    const client = newClient(server.tokenKubeConfig('t'));
+    const started = Date.now();
+    const reply = await client.requestJSON<{ echoed: unknown }>('POST', '/apis/x/v1/things', {}, undefined, { n: 1 });
+    expect(reply.echoed).toEqual({ n: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    expect(server.seen.map((s) => s.body)).toEqual(Array(3).fill('{"n":1}'));
+
+    // Without Retry-After a 429 is an error at once; with it, the 11th refusal is returned.
+    server.seen.length = 0;
+    server.handler = (_req, res) => json(res, 429, shed);
+    await expect(client.requestJSON('GET', '/x')).rejects.toMatchObject({ code: 429 });
+    expect(server.seen).toHaveLength(1);
+    const clock = new FakeClock(0);
+    const patient = newClient(server.tokenKubeConfig('t'), undefined, clock);
+    server.seen.length = 0;
+    server.handler = (_req, res) => {
+      res.setHeader('Retry-After', '3');
+      json(res, 429, shed);
+    };
+    let settled = false;
+    const refused = patient.requestJSON('GET', '/x').catch((e: unknown) => e).finally(() => (settled = true));
+    // Each wait is on the client's clock: time passes for it only here.
+    while (!settled) {
+      clock.advance(3000);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await refused).toMatchObject({ code: 429, message: 'Too many requests, please try again later.' });
+    expect(server.seen).toHaveLength(11);
+  });
 });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Authenticator } from '../../src/apiserver/authentication/types.js';
 import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/server/credentials.js';
-import { startEmbeddedServer } from '../../src/apiserver/server/embedded.js';
+import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apiserver/server/embedded.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { startApiServer } from '../../src/apiserver/server/server.js';
@@ -34,6 +34,8 @@ export interface TestServerOptions {
   authenticator?: Authenticator;
   authorizer?: Authorizer;
   logger?: Logger;
+  /** In-flight limits and queuing (default: kube-apiserver's). */
+  flowControl?: EmbeddedServerOptions['flowControl'];
 }
 
 export interface TestServer {
@@ -93,6 +95,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         logger: opts.logger ?? silentLogger(),
         bookmarkIntervalMs: opts.bookmarkIntervalMs,
         tokenFile: opts.tokenFile,
+        flowControl: opts.flowControl,
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

@@ -14,7 +14,7 @@ import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js'
 import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './credentials.js';
 import { unknownFields } from '../openapi/index.js';
 import { objectReader } from '../registry/registries.js';
-import { startApiServer } from './server.js';
+import { startApiServer, type ApiServerOptions } from './server.js';
 import { EtcdStore, type EtcdStoreOptions } from '../storage/etcd/etcd.js';
 import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
@@ -59,6 +59,8 @@ export interface EmbeddedServerOptions {
   kubeadmAutoApprove?: boolean;
   /** Where the server's metrics (served at /metrics) go; by default a registry of its own with process metrics. */
   metricsRegistry?: Registry;
+  /** In-flight limits and priority levels (default: kube-apiserver's). */
+  flowControl?: ApiServerOptions['flowControl'];
 }
 
 export interface EmbeddedServer {
@@ -129,6 +131,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     rootCaPem: identity.caPem,
     // On etcd the Events' leases expire them.
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
+    flowControl: opts.flowControl,
   });
   return {
     url: server.url,

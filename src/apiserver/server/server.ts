@@ -23,6 +23,7 @@ import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.j
 import { KubernetesServiceController } from '../controllers/kubernetes-service.js';
 import { RootCaPublisher } from '../controllers/root-ca-publisher.js';
 import { EventExpiry } from '../controllers/event-expiry.js';
+import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import { realClock } from '../../lib/clock.js';
 import { buildRegistries, type Registries } from '../registry/registries.js';
 import type { AdmissionPlugin } from '../registry/generic/admission.js';
@@ -62,6 +63,8 @@ export interface ApiServerOptions {
   rootCaPem?: string;
   /** --event-ttl for a store without leases: Events are deleted this long after their last write. */
   eventTtlSeconds?: number;
+  /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels). */
+  flowControl?: Omit<FlowControlOptions, 'registry'>;
 }
 
 export interface StaticRoute {
@@ -124,11 +127,14 @@ function readChain(socket: TLSSocket): Uint8Array[] {
 
 class Pipeline {
   private readonly watches = new Set<() => void>();
+  private readonly flowControl: FlowControl;
   constructor(
     private readonly opts: ApiServerOptions,
     private readonly registries: Registries,
     private readonly metrics: ApiServerMetrics | undefined,
-  ) {}
+  ) {
+    this.flowControl = new FlowControl({ ...FLOW_CONTROL_DEFAULTS, ...opts.flowControl, registry: opts.metricsRegistry });
+  }
 
   endWatches(): void {
     for (const stop of [...this.watches]) stop();
@@ -147,6 +153,9 @@ class Pipeline {
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
+    // Shed or queued before any further work: authorization and the handler run only with a seat.
+    const admitted = this.flowControl.admit(user, info, res);
+    if (admitted) await admitted;
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
     if (!entry) throw errors.pathNotFound();

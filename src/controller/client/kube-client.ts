@@ -69,7 +69,7 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.host = new URL(this.server).host;
-    this.transport = new Transport(opts.kubeConfig, this.server, () => opts.clock.now());
+    this.transport = new Transport(opts.kubeConfig, this.server, opts.clock);
     this.http = wrapHttpLibrary({ send: (ctx) => this.observe(ctx.getHttpMethod(), () => sendContext(this.transport, ctx)) });
   }
 

@@ -11,6 +11,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/backoff.js';
 import { ConnectionPool, pickTls, type TlsOptions } from './connection-pool.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -61,6 +63,21 @@ class CredentialSink {
 /** How long one answer from KubeConfig is reused (it builds an https.Agent and decodes PEMs per call). */
 const CREDENTIALS_TTL_MS = 1000;
 
+/** client-go's maxRetries: a request told to come back later is sent again at most this many times. */
+export const MAX_RETRIES = 10;
+
+/**
+ * How long the server asked us to wait before sending the request again (client-go's checkWait): a
+ * 429, or a 500-504, with a Retry-After of whole seconds; undefined when it did not ask.
+ */
+export function retryAfterMs(statusCode: number, headers: Record<string, string | string[] | undefined>): number | undefined {
+  if (statusCode !== 429 && (statusCode < 500 || statusCode > 504)) return undefined;
+  const value = headers['retry-after'];
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
+  return Number(text.trim()) * 1000;
+}
+
 export class Transport {
   /** scheme://host:port */
   readonly origin: string;
@@ -69,11 +86,11 @@ export class Transport {
   private readonly pools: ConnectionPool;
   private cached: { creds: Credentials; at: number } | undefined;
 
-  /** @param now a clock in ms (the credentials cache's) */
+  /** @param clock the credentials cache's time and the waits a Retry-After asks for */
   constructor(
     private readonly kubeConfig: KubeConfig,
     server: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {
     const url = new URL(server);
     this.origin = url.origin;
@@ -81,18 +98,28 @@ export class Transport {
     this.pools = new ConnectionPool(this.origin);
   }
 
-  /** Sends one request with the kubeconfig's credentials; the caller consumes (or destroys) the body. */
+  /**
+   * Sends one request with the kubeconfig's credentials; the caller consumes (or destroys) the body.
+   * A reply asking to retry later (429 and Retry-After: an overloaded server shedding load) is
+   * honoured as client-go does: the same request again after the wait, up to MAX_RETRIES times.
+   */
   async request(req: TransportRequest): Promise<Dispatcher.ResponseData> {
-    const creds = await this.credentials();
-    const pool = this.pools.for(creds.tls);
-    return pool.request({
-      method: req.method,
-      path: req.path,
-      headers: req.headers ? { ...req.headers, ...creds.headers } : creds.headers,
-      body: req.body,
-      signal: req.signal,
-      bodyTimeout: req.bodyTimeoutMs,
-    });
+    for (let retries = 0; ; retries++) {
+      const creds = await this.credentials();
+      const pool = this.pools.for(creds.tls);
+      const res = await pool.request({
+        method: req.method,
+        path: req.path,
+        headers: req.headers ? { ...req.headers, ...creds.headers } : creds.headers,
+        body: req.body,
+        signal: req.signal,
+        bodyTimeout: req.bodyTimeoutMs,
+      });
+      const wait = retries < MAX_RETRIES ? retryAfterMs(res.statusCode, res.headers) : undefined;
+      if (wait === undefined || req.signal?.aborted) return res;
+      await res.body.dump();
+      await sleep(this.clock, wait, req.signal);
+    }
   }
 
   /** Closes every pooled connection (open watches included). */
@@ -108,7 +135,7 @@ export class Transport {
   }
 
   private async credentials(): Promise<Credentials> {
-    const now = this.now();
+    const now = this.clock.now();
     const cached = this.cached;
     if (cached && now - cached.at < CREDENTIALS_TTL_MS && now >= cached.at) return cached.creds;
     const creds = await this.fromKubeConfig();

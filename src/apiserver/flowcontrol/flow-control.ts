@@ -1,0 +1,142 @@
+/**
+ * Overload is shed as kube-apiserver sheds it: a request beyond what the server may execute at once
+ * waits in a queue of its priority level for a bounded time, or is answered 429 TooManyRequests with
+ * `Retry-After: 1` (upstream's message, as a Status) and counted in upstream's metrics. It runs after
+ * authentication (the user picks the level) and before authorization, as in upstream's chain.
+ * Watches are long-running and take no seat, as upstream's max-in-flight filter leaves them out.
+ *
+ * With priority and fairness (the default) --max-requests-inflight plus
+ * --max-mutating-requests-inflight seats are shared out among the levels by their shares; without it
+ * the two limits hold for read-only and mutating requests separately, with no queuing, and only
+ * system:masters passes a full server (upstream's max-in-flight filter).
+ */
+import type { ServerResponse } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { UserInfo } from '../../api/meta.js';
+import { MASTERS_GROUP } from '../authorization/rbac/rbac-authorizer.js';
+import { errors } from '../http/errors.js';
+import type { RequestInfo } from '../http/request-info.js';
+import { classify, type PriorityLevelName } from './classify.js';
+import { FlowControlMetrics, type FlowSeries } from './metrics.js';
+import { PriorityLevel, type QueuingConfig, type Rejection } from './priority-level.js';
+
+export interface FlowControlOptions {
+  /** --max-requests-inflight (0: no limit). */
+  maxRequestsInflight: number;
+  /** --max-mutating-requests-inflight (0: no limit). */
+  maxMutatingRequestsInflight: number;
+  /** --enable-priority-and-fairness (default true). */
+  priorityAndFairness?: boolean;
+  /** Queuing per level, in place of the defaults (tests make them small). */
+  queuing?: Partial<Record<QueuedLevel, QueuingConfig>>;
+  /** How long a request may wait for a seat (upstream: a quarter of the 60 s request timeout). */
+  queueWaitLimitMs?: number;
+  registry?: Registry;
+}
+
+export const FLOW_CONTROL_DEFAULTS = { maxRequestsInflight: 400, maxMutatingRequestsInflight: 200, priorityAndFairness: true };
+
+type QueuedLevel = Exclude<PriorityLevelName, 'exempt'>;
+
+/** Each level's share of the seats (upstream's nominal concurrency shares; workload sums its four workload levels). */
+const SHARES: Record<QueuedLevel, number> = { 'leader-election': 10, 'node-high': 40, workload: 165 };
+
+/** Upstream's suggested queuing of the corresponding levels. */
+const QUEUING: Record<QueuedLevel, QueuingConfig> = {
+  'leader-election': { queues: 16, queueLengthLimit: 50, handSize: 4 },
+  'node-high': { queues: 64, queueLengthLimit: 50, handSize: 6 },
+  workload: { queues: 128, queueLengthLimit: 50, handSize: 6 },
+};
+
+const RETRY_AFTER_SECONDS = 1;
+const NON_MUTATING_VERBS = new Set(['get', 'list', 'watch']);
+
+export class FlowControl {
+  private readonly metrics: FlowControlMetrics | undefined;
+  private readonly levels: Map<string, PriorityLevel>;
+  private readonly fair: boolean;
+
+  constructor(opts: FlowControlOptions) {
+    this.fair = opts.priorityAndFairness ?? true;
+    this.metrics = opts.registry && new FlowControlMetrics(opts.registry);
+    const wait = opts.queueWaitLimitMs ?? 15_000;
+    if (this.fair) {
+      const seats = opts.maxRequestsInflight + opts.maxMutatingRequestsInflight;
+      const total = Object.values(SHARES).reduce((a, b) => a + b, 0);
+      this.levels = new Map(
+        (Object.keys(SHARES) as QueuedLevel[]).map((name) => {
+          const nominal = Math.ceil((seats * SHARES[name]) / total);
+          this.metrics?.nominalSeats.set({ priority_level: name }, nominal);
+          return [name, new PriorityLevel(nominal, opts.queuing?.[name] ?? QUEUING[name], wait)];
+        }),
+      );
+    } else {
+      const noQueue = { queues: 0, queueLengthLimit: 0, handSize: 0 };
+      this.levels = new Map([
+        ['readOnly', new PriorityLevel(opts.maxRequestsInflight || Infinity, noQueue, wait)],
+        ['mutating', new PriorityLevel(opts.maxMutatingRequestsInflight || Infinity, noQueue, wait)],
+      ]);
+    }
+  }
+
+  /**
+   * Resolves once the request may run, holding its seat until its response closes; throws a 429
+   * when it is shed. Returns nothing for a request that needs no seat (a watch).
+   */
+  admit(user: UserInfo, info: RequestInfo, res: ServerResponse): Promise<void> | undefined {
+    if (info.isResourceRequest && info.verb === 'watch') return undefined;
+    const mutating = !NON_MUTATING_VERBS.has(info.verb);
+    if (!this.fair) {
+      if (user.groups.includes(MASTERS_GROUP)) return undefined;
+      const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
+      if (level?.tryAcquire()) res.once('close', () => level.release());
+      else this.shed(mutating);
+      return undefined;
+    }
+    const c = classify(user, info);
+    const series = this.metrics?.series(c.priorityLevel, c.flowSchema);
+    const level = this.levels.get(c.priorityLevel);
+    if (!level) {
+      this.run(undefined, series, res, 0);
+      return undefined;
+    }
+    if (level.tryAcquire()) {
+      this.run(level, series, res, 0);
+      return undefined;
+    }
+    const started = performance.now();
+    const ticket = level.enqueue(c.flow);
+    if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
+    series?.inQueue.inc();
+    const cancel = (): void => ticket.cancel();
+    res.once('close', cancel);
+    return ticket.admitted.then((rejection) => {
+      series?.inQueue.dec();
+      res.off('close', cancel);
+      const waited = (performance.now() - started) / 1000;
+      if (rejection) return this.reject(rejection, mutating, series, waited);
+      this.run(level, series, res, waited);
+      return undefined;
+    });
+  }
+
+  /** The request holds its seat (none for an exempt one) until its response closes. */
+  private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number): void {
+    series?.dispatched(waited);
+    series?.executing.inc();
+    res.once('close', () => {
+      series?.executing.dec();
+      level?.release();
+    });
+  }
+
+  private reject(why: Rejection, mutating: boolean, series: FlowSeries | undefined, waited: number): never {
+    series?.rejected(why, waited);
+    this.shed(mutating);
+  }
+
+  private shed(mutating: boolean): never {
+    this.metrics?.droppedRequest(mutating);
+    throw errors.tooManyRequests(RETRY_AFTER_SECONDS);
+  }
+}

@@ -1,0 +1,76 @@
+import type { UserInfo } from '../../api/meta.js';
+import { parseRequestInfo } from '../http/request-info.js';
+import { classify } from './classify.js';
+import { PriorityLevel, type Ticket } from './priority-level.js';
+
+const queuing = { queues: 8, queueLengthLimit: 3, handSize: 2 };
+
+/** Records the order in which queued requests get their seat. */
+function track(level: PriorityLevel, flow: string, order: string[]): Ticket {
+  const t = level.enqueue(flow);
+  if (typeof t === 'string') throw new Error(`${flow} rejected: ${t}`);
+  void t.admitted.then((r) => order.push(r ? `${flow}:${r}` : flow));
+  return t;
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('a priority level', () => {
+  it('takes seats while free, then queues, and serves flows in turn rather than in arrival order', async () => {
+    const level = new PriorityLevel(1, queuing, 60_000);
+    expect(level.tryAcquire()).toBe(true);
+    expect(level.tryAcquire()).toBe(false);
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) track(level, 'storm', order);
+    track(level, 'node', order);
+    for (let i = 0; i < 4; i++) {
+      level.release();
+      await tick();
+    }
+    // The node's one request waited behind one of the storm's three, not all of them.
+    expect(order.indexOf('node')).toBeLessThanOrEqual(1);
+    expect(order.filter((f) => f === 'storm')).toHaveLength(3);
+    expect([level.executing, level.waiting]).toEqual([1, 0]);
+  });
+
+  it('rejects a flow whose queues are full, one that waited too long, and none that went away twice', async () => {
+    const level = new PriorityLevel(1, { queues: 1, queueLengthLimit: 2, handSize: 1 }, 30);
+    level.tryAcquire();
+    const order: string[] = [];
+    const gone = track(level, 'a', order);
+    track(level, 'a', order);
+    expect(level.enqueue('b')).toBe('queue-full');
+    gone.cancel();
+    gone.cancel();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(order).toEqual(['a:cancelled', 'a:time-out']);
+    expect([level.executing, level.waiting]).toEqual([1, 0]);
+    expect(new PriorityLevel(1, { queues: 0, queueLengthLimit: 0, handSize: 0 }, 30).enqueue('a')).toBe('concurrency-limit');
+  });
+});
+
+describe('classification', () => {
+  const user = (username: string, ...groups: string[]): UserInfo => ({ username, groups: [...groups, 'system:authenticated'] });
+  const node = user('system:node:n1', 'system:nodes');
+  const at = (u: UserInfo, method: string, path: string): string => {
+    const c = classify(u, parseRequestInfo(method, path, new URLSearchParams(path.split('?')[1] ?? '')));
+    return `${c.priorityLevel}/${c.flowSchema}`;
+  };
+
+  it('puts heartbeats above CSRs and lists, and leader election apart', () => {
+    expect(at(node, 'PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1')).toBe('node-high/system-node-high');
+    expect(at(node, 'PATCH', '/api/v1/nodes/n1/status')).toBe('node-high/system-node-high');
+    expect(at(node, 'POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).toBe('workload/system-nodes');
+    expect(at(node, 'GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1')).toBe('workload/system-nodes');
+    const bootstrap = user('system:bootstrap:abcdef', 'system:bootstrappers');
+    expect(at(bootstrap, 'POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).toBe('workload/global-default');
+    // A bootstrap token is no node: its Lease writes are not heartbeats.
+    expect(at(bootstrap, 'PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1')).toBe('workload/global-default');
+    const controller = user('system:serviceaccount:kube-identity:kube-identity', 'system:serviceaccounts');
+    expect(at(controller, 'PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-identity/leases/kube-identity')).toBe('leader-election/system-leader-election');
+    expect(at(controller, 'DELETE', '/apis/coordination.k8s.io/v1/namespaces/kube-identity/leases/kube-identity')).toBe('workload/global-default');
+    expect(at(controller, 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/x/approval')).toBe('workload/global-default');
+    expect(at(user('admin', 'system:masters'), 'GET', '/api/v1/nodes')).toBe('exempt/exempt');
+    expect(at({ username: 'system:anonymous', groups: ['system:unauthenticated'] }, 'GET', '/version')).toBe('workload/catch-all');
+  });
+});
