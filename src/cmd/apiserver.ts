@@ -14,6 +14,7 @@ import { createLogger } from '../log/logger.js';
 import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
+import { auditOptions } from './audit-options.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
 export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOptions, 'logger'> {
@@ -49,6 +50,7 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
       maxMutatingRequestsInflight: config.maxMutatingRequestsInflight,
       priorityAndFairness: config.enablePriorityAndFairness,
     },
+    audit: auditOptions(config, process.stdout),
   };
 }
 

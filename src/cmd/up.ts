@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { IDENTITY_FILES } from '../apiserver/server/credentials.js';
+import { DEFAULT_LOG_FILE, ensureDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
@@ -19,7 +20,7 @@ import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
-function banner(url: string, kubeconfig: string, metrics: string, logFile: string): string {
+function banner(url: string, kubeconfig: string, metrics: string, logFile: string, audit: { policy: string; log: string }): string {
   const relative = path.relative(process.cwd(), kubeconfig);
   const kc = relative.startsWith('..') ? kubeconfig : relative;
   return [
@@ -29,6 +30,7 @@ function banner(url: string, kubeconfig: string, metrics: string, logFile: strin
     `  kubeconfig   ${kc}`,
     `  metrics      ${metrics}/metrics`,
     `  logs         ${logFile}`,
+    `  audit log    ${audit.log}  (policy ${audit.policy})`,
     '',
     'Try:',
     `  kubectl --kubeconfig ${kc} get csr`,
@@ -54,9 +56,16 @@ function controllerOptions(flags: UpConfig): Record<string, unknown> {
 }
 
 async function up(opts: Record<string, unknown>): Promise<void> {
-  const flags = await loadOrExit(() => loadUpConfig(configSources(opts, UP_CONFIG_SCHEMA)));
+  const given = await loadOrExit(() => loadUpConfig(configSources(opts, UP_CONFIG_SCHEMA)));
+  const dataDir = path.resolve(given.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // up audits by default: its policy (written once, then the operator's to edit) and a log beside the store.
+  const flags: UpConfig = {
+    ...given,
+    auditPolicyFile: given.auditPolicyFile || ensureDefaultPolicy(dataDir),
+    auditLogPath: given.auditLogPath || path.join(dataDir, DEFAULT_LOG_FILE),
+  };
   const options = await loadOrExit(async () => embeddedOptions(flags));
-  const dataDir = path.resolve(flags.dataDir);
   // Checked before anything starts; the paths are where the server writes its CA and kubeconfig.
   const config = await loadOrExit(() =>
     loadControllerConfig({
@@ -92,7 +101,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       kubeConfig: loadKubeConfig(server.kubeconfigPath),
       onListening: (metricsUrl) => {
         listening = true;
-        process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile));
+        process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile, { policy: flags.auditPolicyFile, log: flags.auditLogPath }));
       },
     });
   } catch (err) {

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { checkKubeletServingOptions } from './kubelet-serving.js';
 import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
+import { checkAuditOptions } from './audit-schema.js';
 import {
   CONTROLLER_CONFIG_SCHEMA,
   envName,
@@ -217,6 +218,7 @@ export function loadApiserverConfig(sources: ConfigSources = {}): Promise<Apiser
   return loadConfig(APISERVER_CONFIG_SCHEMA, sources, (c, problems) => {
     checkEtcdOptions(c, problems);
     checkTokenFile(c, problems);
+    checkAuditOptions(c, problems);
   });
 }
 
@@ -225,5 +227,6 @@ export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
     checkBindAddress(c, problems);
     checkEtcdOptions(c, problems);
     checkTokenFile(c, problems);
+    checkAuditOptions(c, problems);
   });
 }

@@ -3,6 +3,7 @@
  * controller's (schema.ts): one entry drives the flag, the KUBE_IDENTITY_* variable, the YAML key
  * and `--help`, and every value is checked before anything starts.
  */
+import { AUDIT_CONFIG_SCHEMA } from './audit-schema.js';
 import { CONTROLLER_CONFIG_SCHEMA, type ConfigOf, type FieldSpec } from './schema.js';
 
 /** Storage backends of the embedded API server. */
@@ -42,6 +43,7 @@ export const APISERVER_CONFIG_SCHEMA = {
     default: true,
     description: 'Share the in-flight limits among priority levels (exempt, leader-election, node-high, workload) with fair queuing; off: two plain limits, no queues.',
   },
+  ...AUDIT_CONFIG_SCHEMA,
 } as const satisfies Record<string, FieldSpec>;
 
 /** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */
@@ -81,6 +83,9 @@ export const UP_CONFIG_SCHEMA = {
   approveKubeletServing: { ...CONTROLLER_CONFIG_SCHEMA.approveKubeletServing, default: true, description: `${CONTROLLER_CONFIG_SCHEMA.approveKubeletServing.description} On by default in up.` },
   metricsBindAddress: { ...CONTROLLER_CONFIG_SCHEMA.metricsBindAddress, default: '127.0.0.1:8080' },
   logFile: { type: 'string', default: '', description: 'Where logs go; empty means DATA_DIR/kube-identity.log.' },
+  // up audits by default (docs/audit.md): its own policy and a log in the data directory.
+  auditPolicyFile: { ...AUDIT_CONFIG_SCHEMA.auditPolicyFile, description: 'Path to the audit.k8s.io/v1 Policy; empty means DATA_DIR/audit-policy.yaml, written with up\'s default policy when absent.' },
+  auditLogPath: { ...AUDIT_CONFIG_SCHEMA.auditLogPath, description: 'File the audit log is written to ("-" for stdout); empty means DATA_DIR/audit.log.' },
 } as const satisfies Record<string, FieldSpec>;
 
 export type ApiserverConfig = ConfigOf<typeof APISERVER_CONFIG_SCHEMA>;

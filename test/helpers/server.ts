@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { AuditOptions } from '../../src/apiserver/audit/auditor.js';
 import type { Authenticator } from '../../src/apiserver/authentication/types.js';
 import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/server/credentials.js';
 import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apiserver/server/embedded.js';
@@ -36,6 +37,8 @@ export interface TestServerOptions {
   logger?: Logger;
   /** In-flight limits and queuing (default: kube-apiserver's). */
   flowControl?: EmbeddedServerOptions['flowControl'];
+  /** Audit policy and backends for the full assembly. */
+  audit?: AuditOptions;
 }
 
 export interface TestServer {
@@ -96,6 +99,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         bookmarkIntervalMs: opts.bookmarkIntervalMs,
         tokenFile: opts.tokenFile,
         flowControl: opts.flowControl,
+        audit: opts.audit,
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

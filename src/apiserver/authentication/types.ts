@@ -16,6 +16,8 @@ export interface AuthenticationRequest {
   headersDistinct?: NodeJS.Dict<string[]>;
   /** DER certificates the TLS client presented, leaf first (empty when none). */
   clientCertificateChain: Uint8Array[];
+  /** Set by impersonation: the caller as authenticated, whom the audit log names as the user. */
+  impersonator?: UserInfo;
 }
 
 export interface Authenticator {

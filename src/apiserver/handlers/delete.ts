@@ -68,6 +68,7 @@ async function readDeleteOptions(scope: RequestScope): Promise<DeleteOptions> {
       throw errors.badRequest(`${BAD_BODY}: unexpected kind ${String(v.kind)}`);
     }
     opts = bodyOptions(v as Record<string, unknown>);
+    scope.audit?.requestObject(v);
   } else {
     opts = queryOptions(scope.query);
   }

@@ -10,6 +10,7 @@ import { type Output, encode, negotiateOutput } from './negotiation.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
 import type { RequestInfo } from '../http/request-info.js';
+import type { RequestAudit } from '../audit/request.js';
 import { queryPretty } from '../http/query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
 
@@ -34,6 +35,8 @@ export interface RequestScope {
   bookmarkIntervalMs: number;
   /** Bytes of events a watcher may fall behind by before it is closed (default 1 MiB). */
   watchBufferBytes?: number;
+  /** This request's audit trail, when a policy is set: handlers hand it what they decode and answer. */
+  audit?: RequestAudit;
 }
 
 export function isPretty(req: IncomingMessage, query: URLSearchParams): boolean {
@@ -49,6 +52,7 @@ export function outputOf(scope: RequestScope, allowTable: boolean): Output {
 
 function send(scope: RequestScope, status: number, value: unknown, out: Output): void {
   const { contentType, body } = encode(value, out);
+  scope.audit?.responseObject(value);
   setWarnings(scope.res, scope.ctx.warnings);
   writeBody(scope.res, status, contentType, body);
 }

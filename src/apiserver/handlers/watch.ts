@@ -78,6 +78,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       onOverflow: () => end(true),
     });
     stream.start();
+    void scope.audit?.started(200);
     const untrack = scope.trackWatch(() => end());
     const fail = (err: StoreError): void => {
       stream.send('ERROR', errorStatus(err, start.revision, registry.store));

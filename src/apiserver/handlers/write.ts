@@ -26,6 +26,7 @@ async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn
   const unknown = scope.unknownFields?.(gvk, decoded.object) ?? [];
   checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, unknown), fieldValidation, scope.ctx);
   dropFields(decoded.object, unknown);
+  scope.audit?.requestObject(decoded.object);
   return decoded.object;
 }
 
@@ -103,6 +104,7 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
   const params = parseWriteParams(scope.query, 'PatchOptions', apply);
   scope.ctx.dryRun = params.dryRun;
   const body = await readBody(scope.req);
+  scope.audit?.requestPatch(body);
   const name = scope.info.name ?? '';
   const gvk = gvkOf(scope);
   const applier = apply ? { manager: params.fieldManager ?? '', force: params.force, now: scope.ctx.now, subresource: scope.info.subresource } : undefined;

@@ -15,6 +15,7 @@ import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type S
 import { unknownFields } from '../openapi/index.js';
 import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
+import { Auditor, type AuditOptions } from '../audit/auditor.js';
 import { EtcdStore, type EtcdStoreOptions } from '../storage/etcd/etcd.js';
 import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
@@ -61,6 +62,8 @@ export interface EmbeddedServerOptions {
   metricsRegistry?: Registry;
   /** In-flight limits and priority levels (default: kube-apiserver's). */
   flowControl?: ApiServerOptions['flowControl'];
+  /** The audit policy and backends; absent, nothing is audited. */
+  audit?: AuditOptions;
 }
 
 export interface EmbeddedServer {
@@ -112,6 +115,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     serviceAccountKey: identity.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
   });
+  const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
+  const auditor = opts.audit && (await Auditor.create(opts.audit, metricsRegistry, opts.logger));
   const server = await startApiServer({
     store,
     logger: opts.logger,
@@ -122,7 +127,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     authorizer: id.authorizer,
     extraStrategies: id.strategies,
     admission: [nodeRestriction()],
-    metricsRegistry: opts.metricsRegistry ?? defaultMetricsRegistry(),
+    metricsRegistry,
+    auditor,
     bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: id.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
@@ -132,6 +138,9 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     // On etcd the Events' leases expire them.
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
     flowControl: opts.flowControl,
+  }).catch(async (err: unknown) => {
+    await auditor?.close();
+    throw err;
   });
   return {
     url: server.url,

@@ -126,6 +126,7 @@ export function createImpersonatingAuthenticator(inner: Authenticator, authorize
       const reqs = parseRequests(req.headersDistinct ?? req.headers);
       stripHeaders(req.headers);
       if (!caller || reqs.length === 0) return caller;
+      req.impersonator = caller;
       if (!reqs.some((r) => r.kind === 'User' || r.kind === 'ServiceAccount')) {
         throw errors.badRequest(`requested [${reqs.map(goReference).join(' ')}] without impersonating a user`);
       }

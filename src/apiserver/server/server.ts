@@ -12,7 +12,9 @@ import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import type { KObject, UserInfo } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
-import type { Authenticator } from '../authentication/types.js';
+import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
+import type { Auditor } from '../audit/auditor.js';
+import type { RequestAudit } from '../audit/request.js';
 import { ApiError, errors, toApiError } from '../http/errors.js';
 import { health, isHealthPath } from './health.js';
 import { ApiServerMetrics, type RequestTracker } from '../http/metrics.js';
@@ -65,6 +67,8 @@ export interface ApiServerOptions {
   eventTtlSeconds?: number;
   /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels). */
   flowControl?: Omit<FlowControlOptions, 'registry'>;
+  /** The audit policy and backends (--audit-policy-file); closed with the server, after the last request. */
+  auditor?: Auditor;
 }
 
 export interface StaticRoute {
@@ -140,7 +144,7 @@ class Pipeline {
     for (const stop of [...this.watches]) stop();
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
     tracker?.setInfo(info);
@@ -149,21 +153,25 @@ class Pipeline {
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
-    const user = await this.authenticate(req);
+    const user = await this.authenticate(req, info, audit);
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
     // Shed or queued before any further work: authorization and the handler run only with a seat.
     const admitted = this.flowControl.admit(user, info, res);
     if (admitted) await admitted;
-    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined);
+    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
     if (!entry) throw errors.pathNotFound();
-    return this.serveResource(req, res, { info, url, user, entry });
+    return this.serveResource(req, res, { info, url, user, entry, audit });
   }
 
-  private async serveResource(req: IncomingMessage, res: ServerResponse, target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry }): Promise<void> {
-    const { info, url, user, entry } = target;
+  private async serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry; audit: RequestAudit | undefined },
+  ): Promise<void> {
+    const { info, url, user, entry, audit } = target;
     const ctx: RequestContext = {
       user,
       now: new Date(),
@@ -184,6 +192,7 @@ class Pipeline {
       unknownFields: this.opts.unknownFields,
       bookmarkIntervalMs: this.opts.bookmarkIntervalMs ?? 60_000,
       watchBufferBytes: this.opts.watchBufferBytes,
+      audit,
       trackWatch: (stop) => {
         this.watches.add(stop);
         const ended = this.metrics?.watchStarted(entry.info);
@@ -219,20 +228,29 @@ class Pipeline {
     res.end(found.body);
   }
 
-  private async authenticate(req: IncomingMessage): Promise<UserInfo> {
+  private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
     let user: UserInfo | undefined;
+    const request: AuthenticationRequest = { headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) };
     try {
-      user = await this.opts.authenticator.authenticate({ headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) });
+      user = await this.opts.authenticator.authenticate(request);
     } catch (err) {
       this.metrics?.authenticated(undefined, true);
+      // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
+      if (request.impersonator) await audit?.authenticated(info, request.impersonator);
+      else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
       throw err;
     }
     this.metrics?.authenticated(user?.username, false);
-    if (!user) throw errors.unauthorized();
+    if (!user) {
+      await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
+      throw errors.unauthorized();
+    }
+    const caller = request.impersonator ?? user;
+    if (audit && !(await audit.authenticated(info, caller, request.impersonator && user))) throw errors.internal(new Error('failed to store audit event'));
     return user;
   }
 
-  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined): Promise<void> {
+  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined, audit: RequestAudit | undefined): Promise<void> {
     const attrs = info.isResourceRequest
       ? {
           user,
@@ -247,6 +265,7 @@ class Pipeline {
       : { user, verb: info.verb, path: info.path };
     const decision = await this.opts.authorizer.authorize(attrs);
     this.metrics?.authorized(decision.allowed);
+    audit?.authorized(decision.allowed, decision.reason);
     if (decision.allowed) return;
     if (!info.isResourceRequest) throw errors.forbiddenPath(user.username, info.verb, info.path);
     throw errors.forbidden(
@@ -290,13 +309,29 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       maxHeaderSize: MAX_HEADER_BYTES,
     },
     (req, res) => {
-      pipeline.handle(req, res, metrics?.startRequest(req, res)).catch((err: unknown) => {
+      const answer = (err: unknown): ApiError => {
         const apiErr = toApiError(err);
         if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
         if (apiErr.code === 413) res.setHeader('Connection', 'close');
         if (res.headersSent) res.end();
         else writeError(res, apiErr);
-      });
+        return apiErr;
+      };
+      const audit = opts.auditor?.begin(req, res);
+      const handled = pipeline.handle(req, res, metrics?.startRequest(req, res), audit);
+      if (!audit) {
+        handled.catch(answer);
+        return;
+      }
+      handled
+        .then(
+          () => audit.completed(res.statusCode),
+          (err: unknown) => {
+            const apiErr = answer(err);
+            return err instanceof ApiError || apiErr.code !== 500 ? audit.failed(apiErr) : audit.panicked(err);
+          },
+        )
+        .catch((err: unknown) => logger.error({ err }, 'bug: audit of a request failed'));
     },
   );
   server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
@@ -334,6 +369,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         setTimeout(() => server.closeAllConnections(), 1000).unref();
       });
       await background;
+      await opts.auditor?.close();
     },
   };
 }

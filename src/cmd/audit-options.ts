@@ -1,0 +1,59 @@
+/**
+ * The audit flags as the server's AuditOptions: the policy read and checked now (a bad one stops
+ * the start with exit code 2 and upstream's message), the backends only when their flags name them.
+ */
+import type { AuditOptions } from '../apiserver/audit/auditor.js';
+import type { BatchConfig, Mode } from '../apiserver/audit/backend.js';
+import type { LogFormat } from '../apiserver/audit/log.js';
+import { loadPolicyFile, PolicyError } from '../apiserver/audit/policy.js';
+import type { AUDIT_CONFIG_SCHEMA } from '../config/audit-schema.js';
+import { ConfigError } from '../config/load.js';
+import type { ConfigOf } from '../config/schema.js';
+
+export type AuditConfig = ConfigOf<typeof AUDIT_CONFIG_SCHEMA>;
+
+function batchConfig(c: AuditConfig, plugin: 'Log' | 'Webhook', asyncDelegate: boolean): BatchConfig {
+  const batch: BatchConfig = {
+    bufferSize: c[`audit${plugin}BatchBufferSize`],
+    maxBatchSize: c[`audit${plugin}BatchMaxSize`],
+    maxBatchWaitMs: c[`audit${plugin}BatchMaxWait`],
+    asyncDelegate,
+  };
+  if (c[`audit${plugin}BatchThrottleEnable`]) batch.throttle = { qps: c[`audit${plugin}BatchThrottleQps`], burst: c[`audit${plugin}BatchThrottleBurst`] };
+  return batch;
+}
+
+/** Undefined when no policy is given, or when neither a log nor a webhook would receive the events. */
+export function auditOptions(c: AuditConfig, stdout: NodeJS.WritableStream): AuditOptions | undefined {
+  if (!c.auditPolicyFile || (!c.auditLogPath && !c.auditWebhookConfigFile)) return undefined;
+  let policy;
+  try {
+    policy = loadPolicyFile(c.auditPolicyFile);
+  } catch (err) {
+    if (err instanceof PolicyError) throw new ConfigError([`auditPolicyFile: ${err.message}`]);
+    throw err;
+  }
+  const opts: AuditOptions = { policy, stdout };
+  if (c.auditLogPath) {
+    opts.log = {
+      path: c.auditLogPath,
+      maxAgeDays: c.auditLogMaxage,
+      maxBackups: c.auditLogMaxbackup,
+      maxSizeMb: c.auditLogMaxsize,
+      compress: c.auditLogCompress,
+      format: c.auditLogFormat as LogFormat,
+      mode: c.auditLogMode as Mode,
+      // Asynchronous log writes would only contend for the file, as upstream notes.
+      batch: batchConfig(c, 'Log', false),
+    };
+  }
+  if (c.auditWebhookConfigFile) {
+    opts.webhook = {
+      configFile: c.auditWebhookConfigFile,
+      mode: c.auditWebhookMode as Mode,
+      batch: batchConfig(c, 'Webhook', true),
+      initialBackoffMs: c.auditWebhookInitialBackoff,
+    };
+  }
+  return opts;
+}
