@@ -1,7 +1,8 @@
 /**
- * The built-in kinds and their registries: builds one GenericRegistry per served resource,
- * wires namespace lifecycle (existence checks on create, default ServiceAccount, Terminating
- * then content removal on delete) and creates the system namespaces on first start.
+ * The built-in kinds and their registries: builds one GenericRegistry per served resource, wires
+ * namespace lifecycle (existence checks on create, Terminating on delete), tells the server's own
+ * controllers (controllers/: namespace finalizer, default ServiceAccount) of the writes they react
+ * to, and creates the system namespaces on first start.
  */
 import type { KObject } from '../../api/meta.js';
 import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
@@ -16,11 +17,10 @@ import { migrateEventsV1Storage } from './events/migrate.js';
 import { GenericRegistry, type RegistryHooks } from './generic/registry.js';
 import { leaseStrategy } from './coordination/lease.js';
 import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
-import { NamespaceFinalizer } from './core/namespace-finalizer.js';
 import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
 import { serviceStrategy } from './core/service.js';
-import { defaultServiceAccount, serviceAccountStrategy } from './core/service-account.js';
+import { serviceAccountStrategy } from './core/service-account.js';
 import type { AdmissionPlugin } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../authentication/types.js';
@@ -42,14 +42,32 @@ const BUILTIN_STRATEGIES: readonly Strategy[] = [
   csrStrategy,
 ];
 
+/**
+ * A controller inside the server that reacts to writes as the registries make them (upstream's run
+ * in kube-controller-manager off informers; here they act before the write's response).
+ */
+export interface RegistryObserver {
+  namespaceCreated?(ns: KObject): void | Promise<void>;
+  /** A namespace's deletion marked it Terminating. */
+  namespaceTerminating?(ns: KObject): void | Promise<void>;
+  /** A namespaced object was deleted. */
+  deleted?(obj: KObject, info: ResourceInfo): void | Promise<void>;
+  /** Runs in `bootstrap`, before the system namespaces are made. */
+  start?(): Promise<void>;
+  stop?(): void;
+}
+
 export interface Registries {
   find(group: string, version: string, plural: string): GenericRegistry | undefined;
+  all(): Iterable<GenericRegistry>;
+  /** Adds the server's own controllers; each is told of the writes in the order added. */
+  observe(...observers: RegistryObserver[]): void;
   /** The kinds kept in the store (not the computed ones: reviews, token requests), with their object counts. */
   storedResources(): StoredResource[];
   readonly reader: ObjectReader;
   /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
   bootstrap(objects: readonly KObject[]): Promise<void>;
-  /** Stops the background work (the namespace finalizer's resync). */
+  /** Stops the observers' background work. */
   close(): void;
   /** The context of writes the server makes on its own behalf (its internal controllers). */
   systemContext(): RequestContext;
@@ -110,44 +128,26 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     }
   };
 
-  const nsRegistry = (): GenericRegistry | undefined => registries.get(idOf(namespaceStrategy.info));
-  const finalizer = new NamespaceFinalizer(store, () => registries.values(), nsRegistry, () => systemContext(reader));
-  /** Content leaving a terminating namespace may let its finalization finish. */
-  const contentHooks: RegistryHooks = { afterDelete: async (obj) => finalizer.contentDeleted(obj) };
-
-  /**
-   * kube-controller-manager's serviceaccounts controller: every active namespace has a `default`
-   * ServiceAccount, made when the namespace is and again whenever it is deleted. A namespace that
-   * is Terminating (403) or gone (404) gets none.
-   */
-  const ensureDefaultServiceAccount = async (namespace: string): Promise<void> => {
-    const sa = registries.get(idOf(serviceAccountStrategy.info));
-    if (!sa) return;
-    try {
-      await sa.create(namespace, defaultServiceAccount(namespace), systemContext(reader), { dryRun: false, fieldManager: 'kube-identity' });
-    } catch (e) {
-      if (!(e instanceof ApiError && [403, 404, 409].includes(e.code))) throw e;
-    }
-  };
-  const serviceAccountHooks: RegistryHooks = {
-    afterDelete: async (obj, ctx) => {
-      await contentHooks.afterDelete?.(obj, ctx);
-      const namespace = obj.metadata?.namespace;
-      if (obj.metadata?.name === 'default' && namespace) await ensureDefaultServiceAccount(namespace);
-    },
-  };
-
+  const observers: RegistryObserver[] = [];
   const namespaceHooks: RegistryHooks = {
-    afterCreate: async (ns) => ensureDefaultServiceAccount(ns.metadata?.name ?? ''),
+    afterCreate: async (ns) => {
+      for (const o of observers) await o.namespaceCreated?.(ns);
+    },
     beforeDelete: async (ns) => checkNamespaceDeletable(ns),
     terminate: (ns, ctx) => terminateNamespace(ns, ctx.now),
-    afterTerminate: async (ns) => finalizer.finalize(ns.metadata?.name ?? ''),
+    afterTerminate: async (ns) => {
+      for (const o of observers) await o.namespaceTerminating?.(ns);
+    },
   };
+  const contentHooks = (info: ResourceInfo): RegistryHooks => ({
+    afterDelete: async (obj) => {
+      for (const o of observers) await o.deleted?.(obj, info);
+    },
+  });
 
   for (const [id, strategy] of strategies) {
     const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
-    const isServiceAccount = id === idOf(serviceAccountStrategy.info);
-    const hooks = isNamespace ? namespaceHooks : isServiceAccount ? serviceAccountHooks : strategy.info.namespaced ? contentHooks : undefined;
+    const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks(strategy.info) : undefined;
     // events.k8s.io/v1 Events are the core/v1 Events seen in another version.
     const own = id === idOf(eventsV1Strategy.info) ? eventsV1Store(store) : store;
     registries.set(id, new GenericRegistry(strategy, { store: own, checkNamespace, hooks, admission }));
@@ -159,12 +159,14 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
       [...registries.values()]
         .filter((r) => !r.strategy.virtual)
         .map((r) => ({ info: r.info, count: () => countObjects(r) })),
+    all: () => registries.values(),
+    observe: (...added) => void observers.push(...added),
     reader,
-    close: () => finalizer.stop(),
+    close: () => observers.forEach((o) => o.stop?.()),
     systemContext: () => systemContext(reader),
     async bootstrap(objects) {
       await migrateEventsV1Storage(store);
-      await finalizer.start();
+      for (const o of observers) await o.start?.();
       const ctx = systemContext(reader);
       const namespaces = SYSTEM_NAMESPACES.map((name): KObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
       for (const obj of [...namespaces, ...objects]) {

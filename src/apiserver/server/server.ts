@@ -25,6 +25,8 @@ import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.j
 import { KubernetesServiceController } from '../controllers/kubernetes-service.js';
 import { RootCaPublisher } from '../controllers/root-ca-publisher.js';
 import { EventExpiry } from '../controllers/event-expiry.js';
+import { NamespaceFinalizer } from '../controllers/namespace-finalizer.js';
+import { DefaultServiceAccounts } from '../controllers/default-service-account.js';
 import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import { realClock } from '../../lib/clock.js';
 import { buildRegistries, type Registries } from '../registry/registries.js';
@@ -280,6 +282,7 @@ class Pipeline {
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
   const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
+  registries.observe(new NamespaceFinalizer(opts.store, registries), new DefaultServiceAccounts(registries));
   await registries.bootstrap(opts.bootstrapObjects ?? []);
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
   const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });

@@ -2,7 +2,7 @@
  * Namespaces: DNS-1123 label names, the `kubernetes` finalizer in spec.finalizers and
  * `status.phase: Active` on create, status only through /status. Deletion follows upstream: the
  * namespace turns Terminating and stays until its contents are gone and the `kubernetes`
- * finalizer is dropped (see namespace-finalizer.ts); the system namespaces cannot be deleted.
+ * finalizer is dropped (see controllers/namespace-finalizer.ts); the system namespaces cannot be deleted.
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';

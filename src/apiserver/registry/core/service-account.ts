@@ -1,16 +1,10 @@
 /** ServiceAccounts: only object metadata is validated; secrets and imagePullSecrets are free-form. */
-import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import type { Strategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 
 const info = findResource('', 'v1', 'serviceaccounts');
 if (!info) throw new Error('serviceaccounts missing from RESOURCES');
-
-/** The ServiceAccount every namespace gets (upstream's serviceaccounts controller creates it). */
-export function defaultServiceAccount(namespace: string): KObject {
-  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } };
-}
 
 export const serviceAccountStrategy: Strategy = {
   info,

@@ -5,14 +5,14 @@
  * namespace. Content still held by finalizers leaves the namespace Terminating; the deletion
  * that finally removes such content runs the work again.
  */
-import type { KObject } from '../../../api/meta.js';
-import { isStored } from '../../../api/resources.js';
-import { ApiError } from '../../http/errors.js';
-import { type Store, StoreError, storageKey } from '../../storage/store.js';
-import type { GenericRegistry } from '../generic/registry.js';
-import { withoutKubernetesFinalizer } from './namespace.js';
-import { deepEqual } from '../../../lib/json-value.js';
-import type { RequestContext } from '../generic/strategy.js';
+import type { KObject } from '../../api/meta.js';
+import { isStored } from '../../api/resources.js';
+import { ApiError } from '../http/errors.js';
+import { type Store, StoreError, storageKey } from '../storage/store.js';
+import { withoutKubernetesFinalizer } from '../registry/core/namespace.js';
+import type { RegistryObserver, Registries } from '../registry/registries.js';
+import { deepEqual } from '../../lib/json-value.js';
+import type { RequestContext } from '../registry/generic/strategy.js';
 
 /** Passes over the contents before giving up until the next trigger (creates racing the mark). */
 const MAX_PASSES = 5;
@@ -24,7 +24,7 @@ const MAX_PASSES = 5;
  */
 export const NAMESPACE_RESYNC_MS = 5000;
 
-export class NamespaceFinalizer {
+export class NamespaceFinalizer implements RegistryObserver {
   /** Namespaces being finalized, with whether another pass was asked for meanwhile. */
   private readonly running = new Map<string, boolean>();
   /** Terminating namespaces whose content deletions should trigger another pass. */
@@ -33,10 +33,12 @@ export class NamespaceFinalizer {
 
   constructor(
     private readonly store: Store,
-    private readonly registries: () => Iterable<GenericRegistry>,
-    private readonly namespaces: () => GenericRegistry | undefined,
-    private readonly context: () => RequestContext,
+    private readonly registries: Registries,
   ) {}
+
+  namespaceTerminating(ns: KObject): void {
+    this.finalize(ns.metadata?.name ?? '');
+  }
 
   /** Starts (or re-runs) the work for a namespace in the background; failures wait for the next trigger. */
   finalize(name: string): void {
@@ -61,7 +63,7 @@ export class NamespaceFinalizer {
   }
 
   /** Called after any namespaced object is deleted: content leaving a terminating namespace. */
-  contentDeleted(obj: KObject): void {
+  deleted(obj: KObject): void {
     const ns = obj.metadata?.namespace;
     if (ns && this.terminating.has(ns)) this.finalize(ns);
   }
@@ -100,11 +102,11 @@ export class NamespaceFinalizer {
       this.terminating.delete(name);
       return false;
     }
-    const ctx = this.context();
+    const ctx = this.registries.systemContext();
     const { held, live } = await this.deleteContents(name, ctx);
     if (held || live) return live;
     await this.dropFinalizer(key);
-    await this.namespaces()?.delete(undefined, name, ctx, { dryRun: false });
+    await this.registries.find('', 'v1', 'namespaces')?.delete(undefined, name, ctx, { dryRun: false });
     this.terminating.delete(name);
     return false;
   }
@@ -113,7 +115,7 @@ export class NamespaceFinalizer {
   private async deleteContents(name: string, ctx: RequestContext): Promise<{ held: boolean; live: boolean }> {
     let held = false;
     let live = false;
-    for (const reg of this.registries()) {
+    for (const reg of this.registries.all()) {
       if (!reg.info.namespaced || !isStored(reg.info)) continue;
       const res = await this.store.range({ prefix: reg.prefix(name) });
       for (const item of res.items) {
