@@ -19,7 +19,8 @@ export type ConfigSchema = Record<string, FieldSpec>;
 
 /** The serving approver's defaults (docs/serving-approver.md explains each choice). */
 export const DEFAULT_KUBELET_SERVING_DNS_REGEX = '^{node}(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-export const DEFAULT_KUBELET_SERVING_IP_RANGES = '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fc00::/7';
+/** Private, CGNAT and ULA ranges, with kubeadm's Service range (10.96.0.0/12) cut out of 10.0.0.0/8. */
+export const DEFAULT_KUBELET_SERVING_IP_RANGES = '10.0.0.0/10,10.64.0.0/11,10.112.0.0/12,10.128.0.0/9,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fc00::/7';
 
 export const CONTROLLER_CONFIG_SCHEMA = {
   kubeconfig: { type: 'string', default: '', description: 'Path to a kubeconfig; empty uses in-cluster config, then $KUBECONFIG and ~/.kube/config.' },
@@ -83,7 +84,23 @@ export const CONTROLLER_CONFIG_SCHEMA = {
   kubeletServingAllowedIpRanges: {
     type: 'string',
     default: DEFAULT_KUBELET_SERVING_IP_RANGES,
-    description: 'Comma-separated CIDRs every IP SAN must be inside (default: private, CGNAT and ULA). Loopback, link-local, multicast and 0.0.0.0/8 are refused whatever this says.',
+    description:
+      'Comma-separated CIDRs every IP SAN must be inside (default: private, CGNAT and ULA, without 10.96.0.0/12). The Service range, the kubernetes Service\'s addresses, loopback, link-local, unspecified, multicast and broadcast are refused whatever this says.',
+  },
+  kubeletServingBypassDnsResolution: {
+    type: 'bool',
+    default: false,
+    description: 'Skip resolving each DNS SAN of a serving CSR (by default each must resolve, within 1 s, to one of the Node\'s status.addresses IPs).',
+  },
+  clusterDomain: {
+    type: 'string',
+    default: 'cluster.local',
+    description: 'The cluster\'s DNS domain (kubelet\'s --cluster-domain): serving certificates never name kubernetes.default.svc.<domain> or any *.svc.<domain>.',
+  },
+  serviceClusterIpRange: {
+    type: 'string',
+    default: '10.96.0.0/12',
+    description: 'The cluster\'s Service CIDR (one, or an IPv4 and an IPv6 one): serving certificates never name an IP inside it.',
   },
   kubeletServingRequireNodeAddresses: {
     type: 'bool',

@@ -81,6 +81,12 @@ export const UP_CONFIG_SCHEMA = {
   ...UP_CONTROLLER_OPTIONS,
   // The embedded cluster is where `demo` plays a kubelet's whole life, serving certificate included.
   approveKubeletServing: { ...CONTROLLER_CONFIG_SCHEMA.approveKubeletServing, default: true, description: `${CONTROLLER_CONFIG_SCHEMA.approveKubeletServing.description} On by default in up.` },
+  // Its nodes are played on one machine (demo) and are in no DNS: their names cannot resolve.
+  kubeletServingBypassDnsResolution: {
+    ...CONTROLLER_CONFIG_SCHEMA.kubeletServingBypassDnsResolution,
+    default: true,
+    description: `${CONTROLLER_CONFIG_SCHEMA.kubeletServingBypassDnsResolution.description} On by default in up, whose nodes are in no DNS.`,
+  },
   metricsBindAddress: { ...CONTROLLER_CONFIG_SCHEMA.metricsBindAddress, default: '127.0.0.1:8080' },
   logFile: { type: 'string', default: '', description: 'Where logs go; empty means DATA_DIR/kube-identity.log.' },
   // up audits by default (docs/audit.md): its own policy and a log in the data directory.

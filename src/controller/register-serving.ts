@@ -2,7 +2,9 @@
 import type { CertificateSigningRequest } from '../api/certificates.js';
 import type { KObject } from '../api/meta.js';
 import { NODE_USER_PREFIX } from '../api/nodes.js';
-import { parseIpRanges } from '../config/kubelet-serving.js';
+import { parseIpRanges, parseServiceRange } from '../config/kubelet-serving.js';
+import { ApiserverAddresses } from './serving-approver/apiserver-addresses.js';
+import { systemResolveHost, type ResolveHost } from './serving-approver/serving-dns.js';
 import { keyOf } from './informer/cache.js';
 import type { CsrControllerContext } from './register.js';
 import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './serving-approver/serving-approver.js';
@@ -13,7 +15,7 @@ import { PendingServing, servingSkips } from './serving-approver/serving-pending
  * is needed then). CSR events keep the per-node pending index current; a Node event re-queues that
  * node's pending serving CSRs (a CSR waiting for its Node, or whose addresses just changed).
  */
-export function addServingApprover(ctx: CsrControllerContext): void {
+export function addServingApprover(ctx: CsrControllerContext, resolveHost?: ResolveHost): void {
   const { config } = ctx;
   const nodeInformer = ctx.mgr.informer<KObject>({ name: 'nodes', resource: { group: '', version: 'v1', plural: 'nodes' } });
   const pending = new PendingServing();
@@ -36,7 +38,11 @@ export function addServingApprover(ctx: CsrControllerContext): void {
         ipRanges: parseIpRanges(config.kubeletServingAllowedIpRanges),
         requireNodeAddresses: config.kubeletServingRequireNodeAddresses,
         maxPendingPerNode: config.kubeletServingMaxPendingPerNode,
+        clusterDomain: config.clusterDomain,
+        serviceRange: parseServiceRange(config.serviceClusterIpRange),
       },
+      apiserver: new ApiserverAddresses(ctx.client, ctx.clock),
+      resolveHost: config.kubeletServingBypassDnsResolution ? undefined : (resolveHost ?? systemResolveHost),
       dryRun: config.kubeletServingDryRun,
       deny: config.kubeletServingDeny,
     }),

@@ -29,6 +29,7 @@ import { REVISION_SELECTOR, RevisionSync } from './revisions/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
 import { SignerReconciler, signerSkips } from './signer/signer.js';
 import { addServingApprover } from './register-serving.js';
+import type { ResolveHost } from './serving-approver/serving-dns.js';
 import type { RateLimiterOptions } from './workqueue/rate-limiter.js';
 
 /** A signer to run and the CA files it signs with. */
@@ -70,6 +71,8 @@ export interface RegisterDeps {
   clock: Clock;
   /** Where Events are written (default: the API server through `client`). */
   eventSink?: EventSink;
+  /** How the serving approver resolves DNS SANs (default: the system's resolver). */
+  resolveHost?: ResolveHost;
 }
 
 /** Handles for tests and for src/cmd. */
@@ -129,7 +132,7 @@ export interface CsrControllerContext {
 export function registerCsrControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Registered {
   const ctx = csrControllerContext(mgr, client, config, deps);
   addApprover(ctx);
-  if (config.approveKubeletServing) addServingApprover(ctx);
+  if (config.approveKubeletServing) addServingApprover(ctx, deps.resolveHost);
   const cleaner = addCleaner(ctx);
   const plan = signingPlan(config);
   if (plan.length === 0) {

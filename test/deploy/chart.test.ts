@@ -223,11 +223,19 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
       kubeletServingMaxPendingPerNode: 5,
       kubeletServingDryRun: true,
       kubeletServingDeny: false,
+      kubeletServingBypassDnsResolution: false,
+      clusterDomain: 'cluster.local',
+      serviceClusterIpRange: '10.96.0.0/12',
     });
+    // Defaults of the chart and of the controller agree.
+    const defaultDocs = docsOf({ values: { servingApprover: { enabled: true } } });
+    const defaults = await loadMountedConfig(findDoc(defaultDocs, 'Deployment'), defaultDocs);
+    expect(defaults.kubeletServingAllowedIpRanges).toBe(CONTROLLER_CONFIG_SCHEMA.kubeletServingAllowedIpRanges.default);
     const chartRules = rulesOf(normaliseRbac(docs), 'ClusterRole', ':serving-approver');
     const component = readKustomizeResources(join(DEPLOY_DIR, 'components', 'serving-approver', 'kustomization.yaml'));
     expect(chartRules).toEqual(rulesOf(normaliseRbac(component), 'ClusterRole', ':serving-approver'));
     expect(chartRules).toContainEqual({ apiGroups: [''], resources: ['nodes'], resourceNames: [], verbs: ['get', 'list', 'watch'], nonResourceURLs: [] });
+    expect(chartRules).toContainEqual({ apiGroups: [''], resources: ['endpoints', 'services'], resourceNames: ['kubernetes'], verbs: ['get'], nonResourceURLs: [] });
     expect(() => loadValues(CHART_DIR, { servingApprover: { allowedIpRanges: ['10.0.0.0'] } })).toThrow(/pattern/);
   });
 

@@ -88,6 +88,7 @@ describe('kustomize base (deploy/)', () => {
       expect(rulesOf(rbac, 'ClusterRole', ':serving-approver').map((r) => `${String(r.resources)}:${String(r.verbs)}:${String(r.resourceNames)}`).sort()).toEqual([
         'certificatesigningrequests/approval:update:',
         'certificatesigningrequests:get,list,watch:',
+        'endpoints,services:get:kubernetes',
         'events:create,patch:',
         'nodes:get,list,watch:',
         'signers:approve:kubernetes.io/kubelet-serving',

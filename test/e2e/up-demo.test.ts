@@ -117,7 +117,7 @@ it('a failing demo step says which step and why', async () => {
   expect(demo.stdout).toContain(' 4. lease heartbeats:');
   expect(demo.stdout).not.toContain(' 5. ');
   expect(demo.stderr).toMatch(
-    /step 5 \(serving certificate\) failed: CSR serving-csr-\w+ was not issued within 3s \(state: Pending\); last event: PolicyViolation: Left pending: kubelet serving policy: ip-range: IP address "127\.0\.0\.1" is outside the allowed ranges/,
+    /step 5 \(serving certificate\) failed: CSR serving-csr-\w+ was not issued within 3s \(state: Pending\); last event: PolicyViolation: Left pending: kubelet serving policy: reserved-ip: IP address "127\.0\.0\.1" is loopback, link-local, unspecified, multicast or broadcast/,
   );
   // ...and which flag fixes it.
   expect(demo.stderr).toContain('pass --address with an IP inside --kubelet-serving-allowed-ip-ranges that no other Node holds');

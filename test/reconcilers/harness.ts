@@ -108,7 +108,7 @@ export interface RunningController {
 }
 
 /** The real controllers (no leader election) with the given options on top of test-friendly defaults. */
-export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>, more: Pick<RegisterDeps, 'eventSink'> = {}): Promise<RunningController> {
+export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>, more: Pick<RegisterDeps, 'eventSink' | 'resolveHost'> = {}): Promise<RunningController> {
   const config = await loadControllerConfig({
     flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
   });

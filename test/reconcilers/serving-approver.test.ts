@@ -8,11 +8,13 @@ import type { CertificateSigningRequest } from '../../src/api/certificates.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
+import type { RegisterDeps } from '../../src/controller/register.js';
+import { startDnsServer, type DnsServer } from '../helpers/dns-server.js';
 import { getCsr, startController, startHarness, waitFor, type Harness, type RunningController } from './harness.js';
 
 const SERVING = 'kubernetes.io/kubelet-serving';
 const SERVING_USAGES = ['digital signature', 'server auth'];
-const NODES = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+const NODES = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'kubernetes'];
 const tokenOf = (node: string): string => `serving-${node}-token`;
 const EXTRA_TOKENS = NODES.map((n) => `${tokenOf(n)},system:node:${n},uid-${n},"system:nodes,system:authenticated"`);
 
@@ -77,7 +79,8 @@ async function metric(ctl: RunningController, name: string): Promise<string> {
   return ctl.registry.getSingleMetricAsString(name);
 }
 
-const SERVING_FLAGS: Partial<Record<ConfigKey, unknown>> = { approveKubeletServing: 'true' };
+// DNS resolution has its own suite below, with a DNS server the test controls.
+const SERVING_FLAGS: Partial<Record<ConfigKey, unknown>> = { approveKubeletServing: 'true', kubeletServingBypassDnsResolution: 'true' };
 const SIGNING = (): Partial<Record<ConfigKey, unknown>> => ({ clusterSigningCertFile: h.caFiles.certFile, clusterSigningKeyFile: h.caFiles.keyFile });
 
 /**
@@ -85,8 +88,8 @@ const SIGNING = (): Partial<Record<ConfigKey, unknown>> => ({ clusterSigningCert
  * pending CSRs, and its Events are its own (the broadcaster folds more than 10 similar Events about
  * different CSRs into one combined Event, as client-go's aggregator does).
  */
-async function withController(flags: Partial<Record<ConfigKey, unknown>>, fn: (ctl: RunningController) => Promise<void>): Promise<void> {
-  const ctl = await startController(h, { ...SERVING_FLAGS, ...flags });
+async function withController(flags: Partial<Record<ConfigKey, unknown>>, fn: (ctl: RunningController) => Promise<void>, more: Pick<RegisterDeps, 'resolveHost'> = {}): Promise<void> {
+  const ctl = await startController(h, { ...SERVING_FLAGS, ...flags }, more);
   const first = seq + 1;
   try {
     await fn(ctl);
@@ -112,6 +115,14 @@ beforeAll(async () => {
   ]);
   await registerNode('w2', [{ type: 'InternalIP', address: '10.0.0.2' }, { type: 'Hostname', address: 'w2' }]);
   await registerNode('w3', [{ type: 'ExternalIP', address: '8.8.8.8' }, { type: 'Hostname', address: 'w3' }]);
+  // Issue #24's node: a join token made it, and it claims the API server's names and Service IP.
+  await registerNode('kubernetes', [
+    { type: 'InternalIP', address: '10.0.0.20' },
+    { type: 'InternalIP', address: '10.96.0.1' },
+    { type: 'Hostname', address: 'kubernetes' },
+    { type: 'InternalDNS', address: 'kubernetes.default.svc' },
+    { type: 'InternalDNS', address: 'kubernetes.default.svc.cluster.local' },
+  ]);
 });
 afterAll(async () => h?.close());
 
@@ -134,7 +145,17 @@ describe('serving approver: approve, and each refusal left pending', () => {
     ['another Node\'s IP', { as: 'w1', ips: ['10.0.0.2'] }, 'node-address', '"10.0.0.2" belongs to Node "w2"'],
     ['another Node\'s name as DNS SAN', { as: 'w1', dns: ['w1', 'w2'] }, 'dns-name', 'DNS name "w2" does not match'],
     ['an IP outside the allowed ranges', { as: 'w3', ips: ['8.8.8.8'] }, 'ip-range', 'IP address "8.8.8.8" is outside the allowed ranges'],
-    ['loopback', { as: 'w1', ips: ['127.0.0.1'] }, 'ip-range', 'IP address "127.0.0.1" is outside the allowed ranges'],
+    ['loopback', { as: 'w1', ips: ['127.0.0.1'] }, 'reserved-ip', 'IP address "127.0.0.1" is loopback, link-local, unspecified, multicast or broadcast'],
+    ['the cloud metadata address', { as: 'w1', ips: ['169.254.169.254'] }, 'reserved-ip', 'IP address "169.254.169.254" is loopback'],
+    ['IPv6 unspecified', { as: 'w1', ips: ['::'] }, 'reserved-ip', 'IP address "::" is loopback'],
+    ['the API server\'s name, from its own Node', { as: 'kubernetes', dns: ['kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] }, 'apiserver-name', 'DNS name "kubernetes.default.svc" is the API server\'s in-cluster name'],
+    ['the bare name kubernetes', { as: 'kubernetes', dns: ['kubernetes'] }, 'apiserver-name', 'DNS name "kubernetes" is the API server\'s in-cluster name'],
+    ['kubernetes.default, upper case with a trailing dot', { as: 'kubernetes', dns: ['Kubernetes.Default.'] }, 'apiserver-name', 'DNS name "Kubernetes.Default." is the API server\'s in-cluster name'],
+    ['a wildcard over the API server\'s name', { as: 'w1', dns: ['*.default.svc.cluster.local'] }, 'apiserver-name', 'DNS name "*.default.svc.cluster.local" is the API server\'s'],
+    ['a Service name the DNS regex allows', { as: 'w1', dns: ['w1', 'w1.default.svc'] }, 'service-name', 'DNS name "w1.default.svc" is a Service name (*.svc, *.svc.cluster.local)'],
+    ['a Service name under the cluster domain', { as: 'w1', dns: ['w1.kube-system.svc.cluster.local'] }, 'service-name', 'DNS name "w1.kube-system.svc.cluster.local" is a Service name'],
+    ['the kubernetes Service IP, in its own Node\'s status', { as: 'kubernetes', ips: ['10.96.0.1'] }, 'service-ip', 'IP address "10.96.0.1" is inside the Service range'],
+    ['another IP in the Service range', { as: 'w1', ips: ['10.0.0.1', '10.100.0.7'] }, 'service-ip', 'IP address "10.100.0.7" is inside the Service range'],
     ['an IP in range but not the Node\'s', { as: 'w1', ips: ['10.9.9.9'] }, 'node-address', '"10.9.9.9" is not among the status.addresses of Node "w1"'],
     ['an email SAN', { as: 'w1', dns: ['w1'], emails: ['root@w1'] }, 'san-type', 'Email subjectAltNames are not allowed'],
     ['no SAN at all', { as: 'w1' }, 'san-missing', 'DNS or IP subjectAltName is required'],
@@ -150,6 +171,15 @@ describe('serving approver: approve, and each refusal left pending', () => {
       expect(event.message).toContain(`Left pending: kubelet serving policy: ${rule}: ${detail}`);
       expect(conditionsOf(await getCsr(h, name))).toEqual([]);
       expect(await metric(ctl, 'kube_identity_csr_policy_violations_total')).toMatch(new RegExp(`signer="kubernetes.io/kubelet-serving",rule="${rule}"\\} 1`));
+    }));
+
+  it('the kubernetes Service\'s IP is refused by its own rule, even outside the configured Service range', () =>
+    withController({ serviceClusterIpRange: '10.200.0.0/16', kubeletServingAllowedIpRanges: '10.0.0.0/8' }, async (ctl) => {
+      const name = await submit({ as: 'kubernetes', ips: ['10.0.0.20', '10.96.0.1'] });
+      expect((await waitForEvent(ctl, name, 'PolicyViolation')).message).toBe(
+        'Left pending: kubelet serving policy: apiserver-ip: IP address "10.96.0.1" belongs to the kubernetes Service or its Endpoints',
+      );
+      expect(conditionsOf(await getCsr(h, name))).toEqual([]);
     }));
 
   it('a missing Node makes the CSR wait, and it is approved once the Node registers', () =>
@@ -206,4 +236,36 @@ describe('serving approver: dry run and deny', () => {
       });
       expect(await metric(ctl, 'kube_identity_csr_denials_total')).toMatch(/signer="kubernetes.io\/kubelet-serving",reason="san-type"\} 1/);
     }));
+});
+
+describe('serving approver: DNS SANs must resolve to an IP of the Node', () => {
+  let dns: DnsServer;
+  beforeAll(async () => {
+    dns = await startDnsServer({ w1: ['10.0.0.1', 'fd00::1'], 'w1.cluster.example': ['10.0.0.99'] });
+  });
+  afterAll(async () => dns?.close());
+  const RESOLVING = { kubeletServingBypassDnsResolution: 'false' };
+
+  it('approves when every DNS SAN resolves to one of the Node\'s IPs', () =>
+    withController(RESOLVING, async () => {
+      const name = await submit({ as: 'w1', dns: ['w1'], ips: ['10.0.0.1'] });
+      expect(conditionsOf(await waitForDecision(name))).toEqual(['Approved/AutoApproved']);
+    }, { resolveHost: (n) => dns.resolveHost(n) }));
+
+  it('refuses a name that resolves elsewhere, and one that does not resolve', () =>
+    withController(RESOLVING, async (ctl) => {
+      const elsewhere = await submit({ as: 'w1', dns: ['w1', 'w1.cluster.example'] });
+      expect((await waitForEvent(ctl, elsewhere, 'PolicyViolation')).message).toBe(
+        'Left pending: kubelet serving policy: dns-resolution: DNS name "w1.cluster.example" resolves to 10.0.0.99, none of them an IP of Node "w1"',
+      );
+      dns.records.delete('w1');
+      try {
+        const unknown = await submit({ as: 'w1', dns: ['w1'] });
+        expect((await waitForEvent(ctl, unknown, 'PolicyViolation')).message).toMatch(/^Left pending: kubelet serving policy: dns-resolution: DNS name "w1" does not resolve: .*ENOTFOUND/);
+        expect(conditionsOf(await getCsr(h, unknown))).toEqual([]);
+      } finally {
+        dns.records.set('w1', ['10.0.0.1', 'fd00::1']);
+      }
+      expect(await metric(ctl, 'kube_identity_csr_policy_violations_total')).toMatch(/rule="dns-resolution"\} 2/);
+    }, { resolveHost: (n) => dns.resolveHost(n) }));
 });

@@ -88,6 +88,9 @@ app.kubernetes.io/part-of: kube-identity
 {{- $_ = set $cfg "kubeletServingMaxPendingPerNode" (int .maxPendingPerNode) -}}
 {{- $_ = set $cfg "kubeletServingDryRun" .dryRun -}}
 {{- $_ = set $cfg "kubeletServingDeny" .deny -}}
+{{- $_ = set $cfg "kubeletServingBypassDnsResolution" .bypassDnsResolution -}}
+{{- $_ = set $cfg "clusterDomain" .clusterDomain -}}
+{{- $_ = set $cfg "serviceClusterIpRange" .serviceClusterIpRange -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml (mergeOverwrite $cfg .Values.config) -}}

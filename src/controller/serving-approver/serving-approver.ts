@@ -12,6 +12,9 @@ import type { ReadonlyCache } from '../informer/cache.js';
 import { wrapError } from '../errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
 import type { CsrReconcilerDeps } from '../csr/csr-deps.js';
+import type { ParsedRequests } from '../csr/parsed-requests.js';
+import type { ApiserverAddresses } from './apiserver-addresses.js';
+import { checkDnsResolution, type ResolveHost } from './serving-dns.js';
 import { servingSkips, type PendingServing } from './serving-pending.js';
 import { DENIABLE_RULES, SERVING_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
 
@@ -28,6 +31,10 @@ export interface ServingApproverOptions extends CsrReconcilerDeps {
   policy: ServingPolicyOptions;
   dryRun: boolean;
   deny: boolean;
+  /** The `kubernetes` Service's and Endpoints' addresses. */
+  apiserver: Pick<ApiserverAddresses, 'current'>;
+  /** Resolves DNS SANs; absent with --kubelet-serving-bypass-dns-resolution. */
+  resolveHost?: ResolveHost;
 }
 
 /** Remembers what was already reported about a CSR, so metrics and Events count each refusal once. */
@@ -64,23 +71,28 @@ export class ServingApproverReconciler implements Reconciler {
     }
     this.o.pending.observe(key, csr);
     if (servingSkips(csr)) return 'done';
-    const verdict = this.judge(key, csr);
+    const verdict = await this.judge(key, csr);
     if (verdict.decision === 'approve') await this.approve(csr, ctx);
     else if (verdict.decision === 'refuse') await this.refuse(csr, verdict, ctx);
     else this.wait(csr, verdict.message, ctx);
     return 'done';
   }
 
-  private judge(key: string, csr: CertificateSigningRequest): ServingVerdict {
+  private async judge(key: string, csr: CertificateSigningRequest): Promise<ServingVerdict> {
     const flooded = `${csr.metadata?.uid ?? ''}\0max-pending`;
     // Once an extra of a flood, always one: it is never approved, even after the older ones are decided.
     if (this.reported.has(flooded)) return { decision: 'refuse', rule: 'max-pending', message: 'refused earlier as an extra of a flood of pending CSRs' };
     const nodes = this.o.nodes;
-    return evaluateServingCsr(csr, () => this.o.requests.parse(csr.spec.request), this.o.policy, {
+    const parse = (): ReturnType<ParsedRequests['parse']> => this.o.requests.parse(csr.spec.request);
+    const verdict = evaluateServingCsr(csr, parse, this.o.policy, {
+      apiserverIps: await this.o.apiserver.current(),
       node: (name) => nodes.get(name),
       nodes: () => nodes.list(),
       pendingRank: this.o.pending.rank(csr.spec.username ?? '', key),
     });
+    // Last, and only for a request that passed everything else: it asks the network.
+    if (verdict.decision !== 'approve' || !this.o.resolveHost) return verdict;
+    return (await checkDnsResolution(parse().dnsNames, nodes.get(verdict.nodeName), this.o.resolveHost)) ?? verdict;
   }
 
   private async approve(csr: CertificateSigningRequest, ctx: ReconcileContext): Promise<void> {

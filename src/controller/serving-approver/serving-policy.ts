@@ -8,18 +8,36 @@
 import type { CertificateSigningRequest } from '../../api/certificates.js';
 import type { KObject } from '../../api/meta.js';
 import { NODE_USER_PREFIX, NODES_GROUP, nodeIdentity } from '../../api/nodes.js';
-import { nodeDnsRegex, type IpRanges } from '../../config/kubelet-serving.js';
+import { nodeDnsRegex, type CidrSet, type IpRanges } from '../../config/kubelet-serving.js';
 import { record, records, text } from '../../lib/json.js';
 import type { ParsedCsr } from '../../pki/csr.js';
 import { formatIp, parseIp } from '../../pki/san.js';
 import { usagesMatch, KUBELET_SERVING_USAGES, goList } from '../csr/csr-policy.js';
+import { apiserverIp, apiserverName, reservedIp, serviceIp, serviceName, type ControlPlane } from './serving-control-plane.js';
 
 /** The rules a serving CSR can break; each is a metric label and the start of every refusal message. */
-export const SERVING_RULES = ['requester', 'request', 'subject', 'usages', 'san-missing', 'san-type', 'dns-name', 'ip-range', 'node-address', 'max-pending'] as const;
+export const SERVING_RULES = [
+  'requester',
+  'request',
+  'subject',
+  'usages',
+  'san-missing',
+  'san-type',
+  'apiserver-name',
+  'service-name',
+  'dns-name',
+  'reserved-ip',
+  'service-ip',
+  'apiserver-ip',
+  'ip-range',
+  'node-address',
+  'dns-resolution',
+  'max-pending',
+] as const;
 export type ServingRule = (typeof SERVING_RULES)[number];
 
 /** Rules whose refusal `--kubelet-serving-deny` turns into a Denied condition (the others only wait). */
-export const DENIABLE_RULES: ReadonlySet<ServingRule> = new Set(['request', 'subject', 'usages', 'san-missing', 'san-type', 'dns-name', 'ip-range', 'node-address']);
+export const DENIABLE_RULES: ReadonlySet<ServingRule> = new Set(SERVING_RULES.filter((r) => r !== 'requester' && r !== 'max-pending'));
 
 export type ServingVerdict =
   | { decision: 'approve'; nodeName: string }
@@ -32,10 +50,17 @@ export interface ServingPolicyOptions {
   ipRanges: IpRanges;
   requireNodeAddresses: boolean;
   maxPendingPerNode: number;
+  clusterDomain: string;
+  serviceRange: CidrSet;
 }
 
-/** What the policy reads besides the CSR: the Nodes (informer cache) and this CSR's place in its node's queue. */
+/**
+ * What the policy reads besides the CSR: the Nodes (informer cache), the API server's in-cluster
+ * addresses and this CSR's place in its node's queue.
+ */
 export interface ServingFacts {
+  /** The `kubernetes` Service's cluster IPs and its Endpoints' addresses. */
+  apiserverIps: ReadonlySet<string>;
   node(name: string): Readonly<KObject> | undefined;
   nodes(): readonly Readonly<KObject>[];
   /** 0 for the oldest pending serving CSR of this requester, 1 for the next... */
@@ -55,7 +80,7 @@ function canonicalIp(ip: string): string | undefined {
 }
 
 /** A Node's status.addresses as two sets: DNS names (lower case) and canonical IPs. */
-function addressesOf(node: Readonly<KObject>): { dns: Set<string>; ips: Set<string> } {
+export function addressesOf(node: Readonly<KObject>): { dns: Set<string>; ips: Set<string> } {
   const out = { dns: new Set<string>(), ips: new Set<string>() };
   for (const a of records(record(node.status).addresses)) {
     const type = text(a.type);
@@ -79,15 +104,42 @@ function checkSubject(parsed: Readonly<ParsedCsr>, nodeName: string): ServingVer
   return undefined;
 }
 
+/**
+ * The SANs no serving certificate may carry, checked before the configurable rules: whatever the
+ * regex and ranges allow, the API server's names and addresses, Services and reserved addresses are
+ * refused, each under its own rule.
+ */
+function checkControlPlane(parsed: Readonly<ParsedCsr>, cp: ControlPlane): ServingVerdict | undefined {
+  const name = apiserverName(parsed, cp);
+  if (name !== undefined) return refuse('apiserver-name', `DNS name "${name}" is the API server's in-cluster name`);
+  const service = serviceName(parsed, cp);
+  if (service !== undefined) return refuse('service-name', `DNS name "${service}" is a Service name (*.svc, *.svc.${cp.clusterDomain})`);
+  const reserved = reservedIp(parsed);
+  if (reserved !== undefined) return refuse('reserved-ip', `IP address "${reserved}" is loopback, link-local, unspecified, multicast or broadcast`);
+  const inServices = serviceIp(parsed, cp);
+  if (inServices !== undefined) return refuse('service-ip', `IP address "${inServices}" is inside the Service range`);
+  const apiserver = apiserverIp(parsed, cp);
+  if (apiserver !== undefined) return refuse('apiserver-ip', `IP address "${apiserver}" belongs to the kubernetes Service or its Endpoints`);
+  return undefined;
+}
+
 function checkSans(parsed: Readonly<ParsedCsr>, nodeName: string, o: ServingPolicyOptions): ServingVerdict | undefined {
-  if (parsed.dnsNames.length === 0 && parsed.ipAddresses.length === 0) return refuse('san-missing', 'DNS or IP subjectAltName is required');
-  if (parsed.emailAddresses.length > 0) return refuse('san-type', 'Email subjectAltNames are not allowed');
-  if (parsed.uris.length > 0) return refuse('san-type', 'URI subjectAltNames are not allowed');
   const dns = nodeDnsRegex(o.dnsRegex, nodeName);
   const badName = parsed.dnsNames.find((d) => !dns.test(d));
   if (badName !== undefined) return refuse('dns-name', `DNS name "${badName}" does not match ${dns.source}`);
   const badIp = parsed.ipAddresses.find((ip) => !o.ipRanges.allows(ip));
   if (badIp !== undefined) return refuse('ip-range', `IP address "${badIp}" is outside the allowed ranges`);
+  return undefined;
+}
+
+function checkUsages(usages: readonly string[]): ServingVerdict | undefined {
+  return usagesMatch(usages, KUBELET_SERVING_USAGES) ? undefined : refuse('usages', `usages did not match ${goList(KUBELET_SERVING_USAGES[0] ?? [])}`);
+}
+
+function checkSanTypes(parsed: Readonly<ParsedCsr>): ServingVerdict | undefined {
+  if (parsed.dnsNames.length === 0 && parsed.ipAddresses.length === 0) return refuse('san-missing', 'DNS or IP subjectAltName is required');
+  if (parsed.emailAddresses.length > 0) return refuse('san-type', 'Email subjectAltNames are not allowed');
+  if (parsed.uris.length > 0) return refuse('san-type', 'URI subjectAltNames are not allowed');
   return undefined;
 }
 
@@ -132,9 +184,14 @@ export function evaluateServingCsr(csr: CertificateSigningRequest, parse: () => 
   } catch (err) {
     return refuse('request', `unable to parse csr: ${(err as Error).message}`);
   }
-  const early = checkSubject(parsed, nodeName);
-  if (early) return early;
-  if (!usagesMatch(csr.spec.usages ?? [], KUBELET_SERVING_USAGES)) return refuse('usages', `usages did not match ${goList(KUBELET_SERVING_USAGES[0] ?? [])}`);
-  const verdict = checkSans(parsed, nodeName, o) ?? checkOtherNodes(parsed, nodeName, facts) ?? (o.requireNodeAddresses ? checkOwnNode(parsed, nodeName, facts) : undefined);
+  const controlPlane = { clusterDomain: o.clusterDomain, serviceRange: o.serviceRange, apiserverIps: facts.apiserverIps };
+  const verdict =
+    checkSubject(parsed, nodeName) ??
+    checkUsages(csr.spec.usages ?? []) ??
+    checkSanTypes(parsed) ??
+    checkControlPlane(parsed, controlPlane) ??
+    checkSans(parsed, nodeName, o) ??
+    checkOtherNodes(parsed, nodeName, facts) ??
+    (o.requireNodeAddresses ? checkOwnNode(parsed, nodeName, facts) : undefined);
   return verdict ?? { decision: 'approve', nodeName };
 }
