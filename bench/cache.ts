@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KObject } from '../src/api/meta.js';
-import { ensureIdentity, IDENTITY_FILES } from '../src/apiserver/server/credentials.js';
+import { ensureCredentials, CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
 import { startEmbeddedServer } from '../src/apiserver/server/embedded.js';
 import { MemoryStore } from '../src/apiserver/storage/memory/memory.js';
 import { storageKey } from '../src/apiserver/storage/store.js';
@@ -94,7 +94,7 @@ async function measureInformer(kubeconfig: string, n: number, settleMs: number):
 
 async function measureController(dir: string, kubeconfig: string, n: number, settleMs: number): Promise<ProcessMemory> {
   const started = performance.now();
-  const ctl = await startControllerProcess({ kubeconfig, caCertFile: path.join(dir, IDENTITY_FILES.caPem), caKeyFile: path.join(dir, IDENTITY_FILES.caKeyPem) });
+  const ctl = await startControllerProcess({ kubeconfig, caCertFile: path.join(dir, CREDENTIAL_FILES.caPem), caKeyFile: path.join(dir, CREDENTIAL_FILES.caKeyPem) });
   try {
     await waitUntil('the controller to cache every CSR and drain its queues', async () => {
       const text = await ctl.metrics();
@@ -111,15 +111,15 @@ export async function runCacheBench(opts: { sizes?: number[]; settleMs?: number;
   const settleMs = opts.settleMs ?? 2000;
   const withController = (opts.controller ?? true) && hasSubcommand('controller');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-cache-'));
-  const identity = await ensureIdentity(dir);
-  const ca = { certPem: identity.caPem, keyPem: identity.caKeyPem };
+  const credentials = await ensureCredentials(dir);
+  const ca = { certPem: credentials.caPem, keyPem: credentials.caKeyPem };
   const results: CacheRow[] = [];
   let template: KObject | undefined;
   try {
     for (const n of sizes) {
       const store = new MemoryStore();
       const server = await startEmbeddedServer({ dataDir: dir, logger: silentLogger(), store, port: 0 });
-      const client = new HttpClient({ url: server.url, caPem: identity.caPem, token: identity.adminToken });
+      const client = new HttpClient({ url: server.url, caPem: credentials.caPem, token: credentials.adminToken });
       try {
         const kubeconfig = server.kubeconfigPath;
         template ??= await issuedCsrTemplate(client, ca);

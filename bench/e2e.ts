@@ -13,7 +13,7 @@
  */
 import 'reflect-metadata';
 import path from 'node:path';
-import { IDENTITY_FILES } from '../src/apiserver/server/credentials.js';
+import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
 import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
 import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
@@ -206,8 +206,8 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     clients.push(...bootstrap);
     ctl = await startControllerProcess({
       kubeconfig: server.kubeconfigPath,
-      caCertFile: path.join(server.dataDir, IDENTITY_FILES.caPem),
-      caKeyFile: path.join(server.dataDir, IDENTITY_FILES.caKeyPem),
+      caCertFile: path.join(server.dataDir, CREDENTIAL_FILES.caPem),
+      caKeyFile: path.join(server.dataDir, CREDENTIAL_FILES.caKeyPem),
       execArgv: opts.execArgv,
     });
     const pems = await kubeletCsrPems(p.distinctRequests);

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { IDENTITY_FILES } from '../../src/apiserver/server/credentials.js';
+import { CREDENTIAL_FILES } from '../../src/apiserver/server/credentials.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';
 import { HttpClient, type HttpTarget } from './http-client.js';
 
@@ -56,7 +56,7 @@ export async function startApiServerProcess(opts: ApiServerProcessOptions = {}):
     const file = await waitUntil('the API server kubeconfig', () => (existsSync(kubeconfigPath) ? readFileSync(kubeconfigPath, 'utf8') : undefined), opts.startTimeoutMs ?? 60_000, proc);
     const kc = YAML.parse(file) as KubeconfigFile;
     const cluster = kc.clusters[0]?.cluster;
-    const token = readFileSync(path.join(dataDir, IDENTITY_FILES.adminToken), 'utf8').trim();
+    const token = readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminToken), 'utf8').trim();
     if (!cluster) throw new Error(`unexpected kubeconfig in ${kubeconfigPath}`);
     const admin: HttpTarget = { url: cluster.server, caPem: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'), token };
     const probe = new HttpClient(admin, 1);

@@ -7,7 +7,7 @@
 import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IDENTITY_FILES } from '../../src/apiserver/server/credentials.js';
+import { CREDENTIAL_FILES } from '../../src/apiserver/server/credentials.js';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.js';
@@ -79,8 +79,8 @@ async function startLeaderElectingController(kubeconfig: string, dataDir: string
     '--leader-election-namespace=default',
     '--approve-kubelet-serving=true',
     `--metrics-bind-address=127.0.0.1:${port}`,
-    `--cluster-signing-cert-file=${path.join(dataDir, IDENTITY_FILES.caPem)}`,
-    `--cluster-signing-key-file=${path.join(dataDir, IDENTITY_FILES.caKeyPem)}`,
+    `--cluster-signing-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
+    `--cluster-signing-key-file=${path.join(dataDir, CREDENTIAL_FILES.caKeyPem)}`,
   ]);
   const answers = (): Promise<true | undefined> => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? true : undefined), () => undefined);
   await waitUntil('the leader-electing controller', answers, 90_000, proc);
@@ -106,8 +106,8 @@ export async function startMonitoredRun(job = 'kube-identity'): Promise<Monitore
     procs.push(await startLeaderElectingController(kubeconfig, dataDir, port));
     const metricsUrls = [up.field('metrics'), `http://127.0.0.1:${port}/metrics`];
     prom = await startPrometheus(job, metricsUrls.map((u) => new URL(u).host));
-    const token = readFileSync(path.join(dataDir, IDENTITY_FILES.adminToken), 'utf8').trim();
-    const client = new HttpClient({ url: up.field('API server'), caPem: readFileSync(path.join(dataDir, IDENTITY_FILES.caPem), 'utf8'), token }, 8);
+    const token = readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminToken), 'utf8').trim();
+    const client = new HttpClient({ url: up.field('API server'), caPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8'), token }, 8);
     admin = client;
     return {
       job,

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { IDENTITY_FILES } from '../apiserver/server/credentials.js';
+import { CREDENTIAL_FILES } from '../apiserver/server/credentials.js';
 import { DEFAULT_LOG_FILE, ensureDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
@@ -72,8 +72,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       flags: {
         ...controllerOptions(flags),
         kubeconfig: options.kubeconfigOut ? path.resolve(options.kubeconfigOut) : path.join(dataDir, 'kubeconfig'),
-        clusterSigningCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
-        clusterSigningKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),
+        clusterSigningCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
+        clusterSigningKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
         // Elected as a Deployment is, so a second controller pointed at this cluster stands by
         // instead of acting on every CSR a second time; a clean stop releases the Lease at once.
         leaderElect: true,

@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/apiserver/http/errors.js';
-import { bootstrapPolicyObjects, kubeadmAutoApproveBindings } from '../../src/apiserver/authorization/rbac/default-policy.js';
+import { defaultPolicyObjects, kubeadmAutoApproveBindings } from '../../src/apiserver/authorization/rbac/default-policy.js';
 import { createImpersonatingAuthenticator } from '../../src/apiserver/server/impersonation.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/authentication/resource-infos.js';
 import { createRbacAuthorizer } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
@@ -19,7 +19,7 @@ describe('RBAC authorizer', () => {
 
   beforeEach(() => {
     objects = new MemoryObjects();
-    for (const o of bootstrapPolicyObjects()) objects.put(o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS, o);
+    for (const o of defaultPolicyObjects()) objects.put(o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS, o);
     objects.put(CLUSTER_ROLES, {
       metadata: { name: 'approver' },
       rules: [
@@ -67,7 +67,7 @@ describe('RBAC authorizer', () => {
     expect((await a.authorize({ user: user('system:serviceaccount:other:ci'), verb: 'create', apiGroup: '', resource: 'serviceaccounts', subresource: 'token', namespace: 'team' })).allowed).toBe(false);
   });
 
-  it('applies the bootstrap policy: discovery for authenticated, public info for anonymous, masters bypass', async () => {
+  it('applies the default policy: discovery for authenticated, public info for anonymous, masters bypass', async () => {
     const a = authz();
     expect((await a.authorize({ user: user('bob'), verb: 'get', path: '/apis/certificates.k8s.io/v1' })).allowed).toBe(true);
     expect((await a.authorize({ user: { username: 'system:anonymous', groups: ['system:unauthenticated'] }, verb: 'get', path: '/api' })).allowed).toBe(false);

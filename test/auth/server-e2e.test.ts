@@ -1,6 +1,6 @@
-/** The identity layer behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
+/** Access control behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
 import { generateKeyPairSync } from 'node:crypto';
-import { createIdentity } from '../../src/apiserver/server/access-control.js';
+import { createAccessControl } from '../../src/apiserver/server/access-control.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/authentication/resource-infos.js';
 import { buildRegistries } from '../../src/apiserver/registry/registries.js';
 import { startApiServer, type RunningApiServer } from '../../src/apiserver/server/server.js';
@@ -33,13 +33,13 @@ describe('identity over HTTPS', () => {
     nobody = await issueLeafPem(ca, { cn: 'nobody' });
     const store = new MemoryStore();
     const reader = buildRegistries(store, []).reader;
-    const identity = await createIdentity({
+    const identity = await createAccessControl({
       objects: reader,
       clientCaPem: ca.pem,
       serviceAccountKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
       issuer: 'https://kubernetes.default.svc.cluster.local',
     });
-    for (const o of identity.bootstrapObjects) {
+    for (const o of identity.defaultObjects) {
       const info = o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS;
       await store.create(storageKey(info.group, info.plural, undefined, o.metadata?.name), {
         ...o,

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { ApiError } from '../../src/apiserver/http/errors.js';
-import { createIdentity, type Identity } from '../../src/apiserver/server/access-control.js';
+import { createAccessControl, type AccessControl } from '../../src/apiserver/server/access-control.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../src/apiserver/authentication/resource-infos.js';
 import type { KObject } from '../../src/api/meta.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
@@ -31,7 +31,7 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 
 describe('TokenRequest, TokenReview and bearer tokens', () => {
   let objects: MemoryObjects;
-  let id: Identity;
+  let id: AccessControl;
   let now: Date;
   const review = (): Strategy => id.strategies.find((s) => s.info.plural === 'tokenreviews') as Strategy;
   const mint = (body: KObject, name = 'builder'): Promise<KObject> =>
@@ -54,7 +54,7 @@ describe('TokenRequest, TokenReview and bearer tokens', () => {
     objects.put(PODS, { metadata: { name: 'web', namespace: 'default', uid: 'pod-1' }, spec: { serviceAccountName: 'builder', nodeName: 'n1' } });
     objects.put(NODES, { metadata: { name: 'n1', uid: 'node-1' } });
     objects.put(SECRETS, bootstrapSecret('abcdef', '0123456789abcdef', { 'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token' }));
-    id = await createIdentity({
+    id = await createAccessControl({
       objects,
       serviceAccountKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
       issuer: ISSUER,

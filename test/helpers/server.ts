@@ -1,7 +1,7 @@
 /**
  * Starts a real API server over HTTPS on 127.0.0.1:0 for integration tests, with a fresh (or
  * given) data directory, its CA and admin kubeconfig, and a client-node KubeConfig ready to use.
- * By default it is the full embedded server (`startEmbeddedServer`: identity, RBAC, CSR API);
+ * By default it is the full embedded server (`startEmbeddedServer`: credentials, RBAC, CSR API);
  * tests of one layer may swap in their own authenticator, authorizer and strategies.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { AuditOptions } from '../../src/apiserver/audit/auditor.js';
 import type { Authenticator } from '../../src/apiserver/authentication/types.js';
-import { ensureIdentity, writeKubeconfig } from '../../src/apiserver/server/credentials.js';
+import { ensureCredentials, writeKubeconfig } from '../../src/apiserver/server/credentials.js';
 import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apiserver/server/embedded.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
@@ -67,13 +67,13 @@ export function tokenKubeConfig(server: { url: string; caPem: string }, token: s
 }
 
 async function startBare(opts: TestServerOptions, dataDir: string, store: Store) {
-  const identity = await ensureIdentity(dataDir);
+  const credentials = await ensureCredentials(dataDir);
   const server = await startApiServer({
     store,
     logger: opts.logger ?? silentLogger(),
-    tls: { certPem: identity.servingCertPem, keyPem: identity.servingKeyPem, clientCaPem: identity.caPem },
+    tls: { certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem },
     port: 0,
-    authenticator: opts.authenticator ?? staticTokenAuthenticator(new Map([[identity.adminToken, ADMIN_USER]])),
+    authenticator: opts.authenticator ?? staticTokenAuthenticator(new Map([[credentials.adminToken, ADMIN_USER]])),
     authorizer: opts.authorizer ?? allowAllAuthorizer,
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
@@ -82,7 +82,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     await server.close();
     await store.close();
   };
-  return { url: server.url, identity, kubeconfigPath: writeKubeconfig(dataDir, server.url, identity), close };
+  return { url: server.url, credentials, kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials), close };
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -107,8 +107,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     url: server.url,
     kubeconfigPath: server.kubeconfigPath,
     kubeConfig,
-    adminToken: server.identity.adminToken,
-    caPem: server.identity.caPem,
+    adminToken: server.credentials.adminToken,
+    caPem: server.credentials.caPem,
     store,
     dataDir,
     async close() {

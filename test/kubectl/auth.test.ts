@@ -1,5 +1,5 @@
 /**
- * The identity layer as kubectl users meet it: `auth whoami`, `auth can-i` (SelfSubjectAccessReview,
+ * Access control as kubectl users meet it: `auth whoami`, `auth can-i` (SelfSubjectAccessReview,
  * sent as protobuf), impersonation with `--as`/`--as-group`, RBAC grants taking effect, bootstrap
  * tokens limited to the node-bootstrapper role, and bound service-account tokens.
  */

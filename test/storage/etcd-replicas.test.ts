@@ -1,6 +1,6 @@
 /**
  * Two API server replicas on one etcd and one data directory serve one API: a write through
- * either is read, listed and watched through the other at once, and what the identity layer reads
+ * either is read, listed and watched through the other at once, and what access control reads
  * (RBAC bindings, bootstrap-token Secrets, ServiceAccounts behind tokens) is the store's, not a
  * replica's memory. Objects sit in etcd where kube-apiserver puts them.
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
-import { ensureIdentity } from '../../src/apiserver/server/credentials.js';
+import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw } from '../helpers/http.js';
@@ -171,8 +171,8 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
 it('gives replicas that set up an empty data directory at the same moment one CA and one set of keys', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'identity-race-'));
   try {
-    const ids = await Promise.all([ensureIdentity(dir), ensureIdentity(dir), ensureIdentity(dir)]);
-    const onDisk = await ensureIdentity(dir);
+    const ids = await Promise.all([ensureCredentials(dir), ensureCredentials(dir), ensureCredentials(dir)]);
+    const onDisk = await ensureCredentials(dir);
     for (const id of ids) {
       expect([id.caPem, id.caKeyPem, id.serviceAccountKeyPem, id.adminToken, id.servingCertPem]).toEqual([
         onDisk.caPem,

@@ -1,4 +1,4 @@
-/** The ResourceInfos of the kinds the identity layer reads through an ObjectReader. */
+/** The ResourceInfos of the kinds access control reads through an ObjectReader. */
 import { findResource, type ResourceInfo } from '../../api/resources.js';
 
 function info(group: string, plural: string): ResourceInfo {

@@ -1,7 +1,7 @@
 /**
- * The contract between the request pipeline and the identity layer: the pipeline asks who the
+ * The contract between the request pipeline and access control: the pipeline asks who the
  * caller is (authentication, including impersonation) and whether they may act (authorization,
- * the Authorizer in authorizer.ts), and how the identity layer reads stored objects.
+ * the Authorizer in authorizer.ts), and how access control reads stored objects.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KObject, UserInfo } from '../../api/meta.js';

@@ -26,7 +26,7 @@ import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../authentication/types.js';
 import type { StoredResource } from '../http/metrics.js';
 
-/** Every built-in kind; the identity layer adds RBAC, the reviews and the ServiceAccount token subresource. */
+/** Every built-in kind; access control adds RBAC, the reviews and the ServiceAccount token subresource. */
 const BUILTIN_STRATEGIES: readonly Strategy[] = [
   namespaceStrategy,
   serviceAccountStrategy,
@@ -52,7 +52,7 @@ export interface RegistryObserver {
   namespaceTerminating?(ns: KObject): void | Promise<void>;
   /** A namespaced object was deleted. */
   deleted?(obj: KObject, info: ResourceInfo): void | Promise<void>;
-  /** Runs in `bootstrap`, before the system namespaces are made. */
+  /** Runs in `start`, before the system namespaces are made. */
   start?(): Promise<void>;
   stop?(): void;
 }
@@ -66,7 +66,7 @@ export interface Registries {
   storedResources(): StoredResource[];
   readonly reader: ObjectReader;
   /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
-  bootstrap(objects: readonly KObject[]): Promise<void>;
+  start(objects: readonly KObject[]): Promise<void>;
   /** Stops the observers' background work. */
   close(): void;
   /** The context of writes the server makes on its own behalf (its internal controllers). */
@@ -101,7 +101,7 @@ async function countObjects(registry: GenericRegistry): Promise<number> {
   return page.items.length + page.remaining;
 }
 
-/** Reads stored objects straight from the store (the identity layer needs one before the server runs). */
+/** Reads stored objects straight from the store (access control needs one before the server runs). */
 export function objectReader(store: Store): ObjectReader {
   return {
     async get(info: ResourceInfo, namespace, name) {
@@ -164,7 +164,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     reader,
     close: () => observers.forEach((o) => o.stop?.()),
     systemContext: () => systemContext(reader),
-    async bootstrap(objects) {
+    async start(objects) {
       await migrateEventsV1Storage(store);
       for (const o of observers) await o.start?.();
       const ctx = systemContext(reader);
@@ -172,7 +172,7 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
       for (const obj of [...namespaces, ...objects]) {
         const { group, version } = parseApiVersion(obj.apiVersion ?? '');
         const registry = [...registries.values()].find((r) => r.info.group === group && r.info.version === version && r.info.kind === obj.kind);
-        if (!registry) throw new Error(`no registry for bootstrap object ${obj.apiVersion}/${obj.kind}`);
+        if (!registry) throw new Error(`no registry for default object ${obj.apiVersion}/${obj.kind}`);
         const namespace = registry.info.namespaced ? obj.metadata?.namespace : undefined;
         if (await reader.get(registry.info, namespace, obj.metadata?.name ?? '')) continue;
         await ignoreExists(registry.create(namespace, obj, ctx, { dryRun: false, fieldManager: 'kube-identity' }));

@@ -1,5 +1,5 @@
 /**
- * The identity layer in one call: everything the API server needs to know who a caller is and what
+ * Access control in one call: everything the API server needs to know who a caller is and what
  * they may do, built from configuration. The server wires the results in; nothing here touches
  * HTTP or storage directly.
  */
@@ -12,7 +12,7 @@ import type { Strategy, VirtualCreate } from '../registry/generic/strategy.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import type { ObjectReader } from '../authentication/types.js';
 import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
-import { bootstrapPolicyObjects } from '../authorization/rbac/default-policy.js';
+import { defaultPolicyObjects } from '../authorization/rbac/default-policy.js';
 import { createBootstrapTokenAuthenticator } from '../authentication/bootstrap-token.js';
 import { createImpersonatingAuthenticator } from './impersonation.js';
 import { oidcRoutes, type OidcRoute } from '../authentication/oidc.js';
@@ -28,7 +28,7 @@ import type { Authenticator } from '../authentication/types.js';
 import { unionAuthorizer } from '../authorization/union.js';
 import { createX509Authenticator } from '../authentication/x509.js';
 
-export interface IdentityOptions {
+export interface AccessControlOptions {
   objects: ObjectReader;
   /** RBAC decisions from memory (the caller owns it and stops it); without it they read `objects`. */
   rbacIndex?: RbacIndex;
@@ -53,7 +53,7 @@ export interface IdentityOptions {
   now?: () => Date;
 }
 
-export interface Identity {
+export interface AccessControl {
   /** Request authentication with impersonation on top. */
   authenticator: Authenticator;
   authorizer: Authorizer;
@@ -67,14 +67,14 @@ export interface Identity {
   /** Bodies for the issuer discovery routes, to serve as non-resource GETs. */
   oidcRoutes: OidcRoute[];
   /** ClusterRoles and ClusterRoleBindings to create at start when absent. */
-  bootstrapObjects: KObject[];
+  defaultObjects: KObject[];
   /** The token union, shared by request authentication and TokenReview. */
   tokens: TokenChain;
   signingKey: SigningKey;
   apiAudiences: string[];
 }
 
-export async function createIdentity(o: IdentityOptions): Promise<Identity> {
+export async function createAccessControl(o: AccessControlOptions): Promise<AccessControl> {
   const now = o.now ?? (() => new Date());
   const issuers = Array.isArray(o.issuer) ? o.issuer : [o.issuer];
   const primaryIssuer = issuers[0];
@@ -114,7 +114,7 @@ export async function createIdentity(o: IdentityOptions): Promise<Identity> {
     ],
     virtualSubresources: { serviceaccounts: { token: tokenRequest } },
     oidcRoutes: await oidcRoutes({ issuer: primaryIssuer, jwksUri: o.jwksUri, keys }),
-    bootstrapObjects: bootstrapPolicyObjects(),
+    defaultObjects: defaultPolicyObjects(),
     tokens,
     signingKey,
     apiAudiences,

@@ -6,7 +6,7 @@
  * piece that is missing is made again from the CA.
  *
  * API server replicas on etcd may share one directory and start at the same moment: whoever finds a
- * piece missing makes it holding DIR/.identity.lock, and writes each file whole (rename), so they all
+ * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
  * end up with one CA and one set of keys.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ import { createCertificateAuthority, type CaMaterial } from '../../pki/ca.js';
 import { issueCertificate } from '../../pki/issue.js';
 import { generateKeyPair } from '../../pki/keys.js';
 
-export interface ServerIdentity {
+export interface ServerCredentials {
   caPem: string;
   caKeyPem: string;
   servingCertPem: string;
@@ -32,7 +32,7 @@ export interface ServerIdentity {
 }
 
 /** File names inside the data directory, exported so callers can point the controller at the CA. */
-export const IDENTITY_FILES = {
+export const CREDENTIAL_FILES = {
   caPem: 'ca.crt',
   caKeyPem: 'ca.key',
   servingCertPem: 'apiserver.crt',
@@ -46,7 +46,7 @@ export const IDENTITY_FILES = {
 const DAY_MS = 86_400_000;
 const BACKDATE_MS = 5 * 60_000;
 
-type Field = keyof ServerIdentity;
+type Field = keyof ServerCredentials;
 
 function isIp(name: string): boolean {
   return /^[\d.:]+$/.test(name);
@@ -72,12 +72,12 @@ async function leaf(
   return { certPem, keyPem: key.privateKeyPem };
 }
 
-const LOCK_FILE = '.identity.lock';
+const LOCK_FILE = '.credentials.lock';
 /** A lock older than this was left by a process that died while creating the files. */
 const STALE_LOCK_MS = 30_000;
 
-/** Runs `create` holding DIR/.identity.lock (taken over when stale). */
-async function withIdentityLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
+/** Runs `create` holding DIR/.credentials.lock (taken over when stale). */
+async function withCredentialsLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
   const lock = path.join(dir, LOCK_FILE);
   for (;;) {
     try {
@@ -97,15 +97,15 @@ async function withIdentityLock<T>(dir: string, create: () => Promise<T>): Promi
   }
 }
 
-/** Loads the identity in `dir`, creating whatever is missing (everything on first use). */
-export async function ensureIdentity(dir: string, extraNames: string[] = []): Promise<ServerIdentity> {
+/** Loads the credentials in `dir`, creating whatever is missing (everything on first use). */
+export async function ensureCredentials(dir: string, extraNames: string[] = []): Promise<ServerCredentials> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const complete = (Object.values(IDENTITY_FILES) as string[]).every((f) => existsSync(path.join(dir, f)));
-  return complete ? loadIdentity(dir, extraNames) : withIdentityLock(dir, () => loadIdentity(dir, extraNames));
+  const complete = (Object.values(CREDENTIAL_FILES) as string[]).every((f) => existsSync(path.join(dir, f)));
+  return complete ? loadCredentials(dir, extraNames) : withCredentialsLock(dir, () => loadCredentials(dir, extraNames));
 }
 
-async function loadIdentity(dir: string, extraNames: string[]): Promise<ServerIdentity> {
-  const file = (f: Field): string => path.join(dir, IDENTITY_FILES[f]);
+async function loadCredentials(dir: string, extraNames: string[]): Promise<ServerCredentials> {
+  const file = (f: Field): string => path.join(dir, CREDENTIAL_FILES[f]);
   const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
   const write = (f: Field, text: string): string => {
     const secret = f !== 'caPem' && f !== 'servingCertPem' && f !== 'adminCertPem';
@@ -152,21 +152,21 @@ async function loadIdentity(dir: string, extraNames: string[]): Promise<ServerId
 }
 
 /** The token file (kube-apiserver's --token-auth-file CSV) that makes the admin token valid. */
-export function adminTokenFile(identity: ServerIdentity): string {
-  return `${identity.adminToken},admin,admin,"system:masters"\n`;
+export function adminTokenFile(credentials: ServerCredentials): string {
+  return `${credentials.adminToken},admin,admin,"system:masters"\n`;
 }
 
 /** Writes a kubeconfig (DIR/kubeconfig unless `file` is given) for `url` as the admin client certificate; returns its path. */
-export function writeKubeconfig(dir: string, url: string, identity: ServerIdentity, file = path.join(dir, 'kubeconfig')): string {
+export function writeKubeconfig(dir: string, url: string, credentials: ServerCredentials, file = path.join(dir, 'kubeconfig')): string {
   const b64 = (text: string): string => Buffer.from(text).toString('base64');
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': b64(identity.caPem) } }],
+    clusters: [{ name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': b64(credentials.caPem) } }],
     users: [
       {
         name: 'kubernetes-admin',
-        user: { 'client-certificate-data': b64(identity.adminCertPem), 'client-key-data': b64(identity.adminKeyPem) },
+        user: { 'client-certificate-data': b64(credentials.adminCertPem), 'client-key-data': b64(credentials.adminKeyPem) },
       },
     ],
     contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'kubernetes-admin' } }],

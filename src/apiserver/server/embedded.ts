@@ -1,17 +1,17 @@
 /**
  * The whole embedded API server as `kube-identity apiserver` and `up` run it: a data directory
- * with the cluster CA and keys, the store, the identity layer (x509, tokens, RBAC with the
- * bootstrap policy, TokenRequest/TokenReview, access reviews), the CSR API, issuer discovery and
+ * with the cluster CA and keys, the store, access control (x509, tokens, RBAC with the
+ * default policy, TokenRequest/TokenReview, access reviews), the CSR API, issuer discovery and
  * OpenAPI-based field validation, and an admin kubeconfig.
  */
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { registerProcessMetrics } from '../../metrics/registry.js';
 import { nodeRestriction } from '../admission/node-restriction.js';
-import { createIdentity } from './access-control.js';
+import { createAccessControl } from './access-control.js';
 import { kubeadmAutoApproveBindings } from '../authorization/rbac/default-policy.js';
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
-import { adminTokenFile, ensureIdentity, IDENTITY_FILES, writeKubeconfig, type ServerIdentity } from './credentials.js';
+import { adminTokenFile, ensureCredentials, CREDENTIAL_FILES, writeKubeconfig, type ServerCredentials } from './credentials.js';
 import { unknownFields } from '../openapi/index.js';
 import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
@@ -71,7 +71,7 @@ export interface EmbeddedServer {
   port: number;
   dataDir: string;
   kubeconfigPath: string;
-  identity: ServerIdentity;
+  credentials: ServerCredentials;
   /** The cluster CA files, for the signers of kube-apiserver-client*. */
   caCertFile: string;
   caKeyFile: string;
@@ -104,15 +104,15 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
 async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
-  const identity = await ensureIdentity(dataDir, wildcard ? [] : [host]);
+  const credentials = await ensureCredentials(dataDir, wildcard ? [] : [host]);
   const store = opts.store ?? (await openStore(opts, dataDir));
   const rbacIndex = new RbacIndex(store);
-  const id = await createIdentity({
+  const access = await createAccessControl({
     objects: objectReader(store),
     rbacIndex,
-    clientCaPem: identity.caPem,
-    tokenFile: adminTokenFile(identity) + (opts.tokenFile ?? ''),
-    serviceAccountKey: identity.serviceAccountKeyPem,
+    clientCaPem: credentials.caPem,
+    tokenFile: adminTokenFile(credentials) + (opts.tokenFile ?? ''),
+    serviceAccountKey: credentials.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
   });
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
@@ -120,21 +120,21 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const server = await startApiServer({
     store,
     logger: opts.logger,
-    tls: { certPem: identity.servingCertPem, keyPem: identity.servingKeyPem, clientCaPem: identity.caPem },
+    tls: { certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem },
     host,
     port: opts.port ?? 0,
-    authenticator: id.authenticator,
-    authorizer: id.authorizer,
-    extraStrategies: id.strategies,
+    authenticator: access.authenticator,
+    authorizer: access.authorizer,
+    extraStrategies: access.strategies,
     admission: [nodeRestriction()],
     metricsRegistry,
     auditor,
-    bootstrapObjects: [...id.bootstrapObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
-    staticRoutes: id.oidcRoutes,
+    defaultObjects: [...access.defaultObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
+    staticRoutes: access.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
     unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
-    rootCaPem: identity.caPem,
+    rootCaPem: credentials.caPem,
     // On etcd the Events' leases expire them.
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
     flowControl: opts.flowControl,
@@ -146,10 +146,10 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     url: server.url,
     port: server.port,
     dataDir,
-    kubeconfigPath: writeKubeconfig(dataDir, server.url, identity, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
-    identity,
-    caCertFile: path.join(dataDir, IDENTITY_FILES.caPem),
-    caKeyFile: path.join(dataDir, IDENTITY_FILES.caKeyPem),
+    kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
+    credentials,
+    caCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
+    caKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
     store,
     async close() {
       await server.close();

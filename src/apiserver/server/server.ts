@@ -47,7 +47,7 @@ export interface ApiServerOptions {
   port?: number;
   authenticator: Authenticator;
   authorizer: Authorizer;
-  /** Strategies added to (or replacing, by group and plural) the built-in ones: the identity layer's RBAC, reviews, tokens. */
+  /** Strategies added to (or replacing, by group and plural) the built-in ones: access control's RBAC, reviews, tokens. */
   extraStrategies?: Strategy[];
   /** Interval of watch BOOKMARK events (default 60 s). */
   bookmarkIntervalMs?: number;
@@ -57,8 +57,8 @@ export interface ApiServerOptions {
   unknownFields?: UnknownFieldsHook;
   /** Admission plugins across kinds (NodeRestriction), after each kind's own. */
   admission?: AdmissionPlugin[];
-  /** Objects created at start when absent (the RBAC bootstrap policy). */
-  bootstrapObjects?: KObject[];
+  /** Objects created at start when absent (the RBAC default policy). */
+  defaultObjects?: KObject[];
   /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
   staticRoutes?: StaticRoute[];
   /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
@@ -283,7 +283,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const logger = opts.logger;
   const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
   registries.observe(new NamespaceFinalizer(opts.store, registries), new DefaultServiceAccounts(registries));
-  await registries.bootstrap(opts.bootstrapObjects ?? []);
+  await registries.start(opts.defaultObjects ?? []);
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
   const aggregation = clusterRoles && new ClusterRoleAggregation({ store: opts.store, clusterRoles, context: registries.systemContext, logger });
   await aggregation?.start();

@@ -12,8 +12,8 @@ const CERTS = 'certificates.k8s.io';
 
 type Rule = Partial<PolicyRule> & { verbs: string[] };
 
-function meta(name: string, bootstrapping = true): KObject['metadata'] {
-  return bootstrapping
+function meta(name: string, rbacDefault = true): KObject['metadata'] {
+  return rbacDefault
     ? {
         name,
         labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' },
@@ -22,17 +22,17 @@ function meta(name: string, bootstrapping = true): KObject['metadata'] {
     : { name };
 }
 
-function clusterRole(name: string, rules: Rule[], bootstrapping = true): KObject {
-  return { apiVersion: RBAC_V1, kind: 'ClusterRole', metadata: meta(name, bootstrapping), rules };
+function clusterRole(name: string, rules: Rule[], rbacDefault = true): KObject {
+  return { apiVersion: RBAC_V1, kind: 'ClusterRole', metadata: meta(name, rbacDefault), rules };
 }
 
 type SubjectSpec = { kind: 'Group' | 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
 
-function binding(name: string, role: string, subjects: SubjectSpec[], bootstrapping = true): KObject {
+function binding(name: string, role: string, subjects: SubjectSpec[], rbacDefault = true): KObject {
   return {
     apiVersion: RBAC_V1,
     kind: 'ClusterRoleBinding',
-    metadata: meta(name, bootstrapping),
+    metadata: meta(name, rbacDefault),
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
     subjects: subjects.map((s) => (s.kind === 'ServiceAccount' ? s : { apiGroup: 'rbac.authorization.k8s.io', ...s })),
   };
@@ -216,7 +216,7 @@ function clusterRoleBindings(): KObject[] {
 }
 
 /** Every ClusterRole and ClusterRoleBinding to create at start, roles first. */
-export function bootstrapPolicyObjects(): KObject[] {
+export function defaultPolicyObjects(): KObject[] {
   return [...clusterRoles(), ...clusterRoleBindings()];
 }
 
