@@ -73,12 +73,20 @@ image-check: ## Without Docker: build the Dockerfile with buildah on local stand
 chart-check: deps tools ## Check the Helm chart without helm: render with Go text/template + sprig (hack/render-chart), schema, RBAC = deploy/
 	npm run test:jest -- test/deploy/chart.test.ts test/deploy/template.test.ts
 
-chart-lint: ## helm lint + helm template the chart (skipped when helm is not installed)
-	@if ! command -v helm >/dev/null 2>&1; then echo "skip: helm is not installed; 'make chart-check' runs the built-in chart check"; exit 0; fi; \
-	set -e; helm lint charts/kube-identity; \
-	helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) >/dev/null; \
-	helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) --api-versions monitoring.coreos.com/v1 --set metrics.serviceMonitor.enabled=true >/dev/null; \
-	echo "chart-lint: ok"
+# VALUES=file.yaml and SET="a.b=c x=y" as helm's -f and --set.
+CHART_RENDER = node hack/chart-render.mjs --chart charts/kube-identity --namespace $(DEPLOY_NAMESPACE) --release kube-identity $(if $(VALUES),-f $(VALUES)) $(foreach s,$(SET),--set $(s))
+
+chart-render: tools ## Render the chart without helm as `helm template` does: values merged (VALUES=, SET=), checked against values.schema.json, rendered by hack/render-chart
+	@$(CHART_RENDER)
+
+chart-lint: tools ## Render the chart with the default values and with the monitoring extras on (chart-render); helm lint + helm template too when helm is installed
+	@$(CHART_RENDER) >/dev/null
+	@$(CHART_RENDER) --api-versions monitoring.coreos.com/v1 --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true --set metrics.dashboard.enabled=true >/dev/null
+	@if command -v helm >/dev/null 2>&1; then set -e; helm lint charts/kube-identity; \
+	  helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) >/dev/null; \
+	  helm template kube-identity charts/kube-identity --namespace $(DEPLOY_NAMESPACE) --api-versions monitoring.coreos.com/v1 --set metrics.serviceMonitor.enabled=true >/dev/null; \
+	else echo "chart-lint: helm is not installed: rendered with hack/chart-render.mjs only"; fi
+	@echo "chart-lint: ok"
 
 manifests-check: deps ## Build deploy/ with kubectl kustomize and check the objects and examples
 	@$(call require,kubectl,to run kustomize)
@@ -114,4 +122,4 @@ kind-e2e: build ## Run `kube-identity demo` against the kind cluster (after kind
 	kind get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
 	node dist/src/cmd/main.js demo --kubeconfig $(KIND_KUBECONFIG)
 
-.PHONY: image image-check chart-check chart-lint manifests-check kind-up kind-deploy kind-e2e
+.PHONY: image image-check chart-check chart-render chart-lint manifests-check kind-up kind-deploy kind-e2e

@@ -10,7 +10,7 @@ import { isMap, isPair, isScalar, isSeq, parse, parseDocument, type YAMLMap } fr
 import { CONTROLLER_CONFIG_SCHEMA } from '../../src/config/schema.js';
 import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
 import { describeWithTools } from '../helpers/tools.js';
-import { RENDERER_TOOLS } from './go-renderer.js';
+import { RENDERER_TOOLS } from '../../hack/chart-render.mjs';
 import { loadValues, renderChart, type RenderedChart, type RenderOptions } from './helm-chart.js';
 import { CHART_DIR, DEPLOY_DIR, controllerContainer, findDoc, normaliseRbac, podSpec, readKustomizeResources, rulesOf, type Obj } from './manifests.js';
 

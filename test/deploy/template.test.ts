@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeWithTools } from '../helpers/tools.js';
-import { RENDERER_TOOLS, renderWithGo, type GoRenderOptions } from './go-renderer.js';
+import { RENDERER_TOOLS, renderWithGo, type GoRenderOptions } from '../../hack/chart-render.mjs';
 
 let chartDir: string;
 

@@ -1,9 +1,9 @@
-/** README's configuration table must say what `kube-identity controller --help` says. */
+/** docs/configuration.md's table of controller options must say what `kube-identity controller --help` says. */
 import { readFileSync } from 'node:fs';
 import { describeConfig } from '../../src/config/schema.js';
 
 it('lists every controller option with its environment variable and default', () => {
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync('docs/configuration.md', 'utf8');
   const rows = readme.split('\n').filter((l) => l.startsWith('| `--'));
   const options = describeConfig();
   expect(rows).toHaveLength(options.length);
