@@ -51,6 +51,7 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
       priorityAndFairness: config.enablePriorityAndFairness,
     },
     audit: auditOptions(config, process.stdout),
+    anonymousAuth: config.anonymousAuth,
   };
 }
 

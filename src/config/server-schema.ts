@@ -44,6 +44,12 @@ export const APISERVER_CONFIG_SCHEMA = {
     description: 'Share the in-flight limits among priority levels (exempt, leader-election, node-high, workload) with fair queuing; off: two plain limits, no queues.',
   },
   ...AUDIT_CONFIG_SCHEMA,
+  // Anonymous access, as kube-apiserver 1.32 limits it to the public-info endpoints.
+  anonymousAuth: {
+    type: 'bool',
+    default: true,
+    description: 'Requests without credentials to /healthz, /livez, /readyz and /version are system:anonymous (elsewhere 401); false makes those 401 too.',
+  },
 } as const satisfies Record<string, FieldSpec>;
 
 /** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */

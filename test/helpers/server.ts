@@ -30,6 +30,8 @@ export interface TestServerOptions {
   bookmarkIntervalMs?: number;
   /** Extra static tokens (token-file CSV) for the full assembly. */
   tokenFile?: string;
+  /** --anonymous-auth of the full assembly (default true). */
+  anonymousAuth?: boolean;
   /** Giving any of these three starts a bare server with them instead of the full assembly. */
   extraStrategies?: Strategy[];
   authenticator?: Authenticator;
@@ -100,6 +102,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         tokenFile: opts.tokenFile,
         flowControl: opts.flowControl,
         audit: opts.audit,
+        anonymousAuth: opts.anonymousAuth,
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

@@ -2,7 +2,10 @@
  * The request authenticator chain in kube-apiserver's order: client certificate, then bearer token
  * (header, or the WebSocket subprotocol), then the authenticated-group adder. Like upstream's
  * union, a failing method does not stop the next one; only when none succeeds does any failure
- * become 401. Without credentials the caller is anonymous when enabled, otherwise undefined.
+ * become 401. Without credentials the caller is system:anonymous only on the anonymous paths, as
+ * kube-apiserver 1.32's anonymous authenticator with `conditions` (AnonymousAuthConfigurableEndpoints):
+ * elsewhere it is undefined, which the pipeline answers with 401, so no RBAC mistake granting
+ * system:unauthenticated can open the API to anyone.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
@@ -19,8 +22,8 @@ const WS_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
 export interface RequestAuthenticatorOptions {
   x509?: CertificateAuthenticator;
   tokens: TokenChain;
-  /** kube-apiserver's --anonymous-auth; off by default here (the pipeline answers 401). */
-  anonymous?: boolean;
+  /** The exact paths a request without credentials reaches as system:anonymous; absent: none (--anonymous-auth=false). */
+  anonymousPaths?: ReadonlySet<string>;
 }
 
 /** Adds system:authenticated unless the user already has it or system:unauthenticated. */
@@ -71,7 +74,8 @@ export function createRequestAuthenticator(o: RequestAuthenticatorOptions): Auth
         failed = true;
       }
       if (failed) throw errors.unauthorized();
-      return o.anonymous ? { ...ANONYMOUS_USER, groups: [...ANONYMOUS_USER.groups] } : undefined;
+      if (req.path === undefined || !o.anonymousPaths?.has(req.path)) return undefined;
+      return { ...ANONYMOUS_USER, groups: [...ANONYMOUS_USER.groups] };
     },
   };
 }

@@ -14,6 +14,8 @@ export interface AuthenticationRequest {
    * string, which would turn two Impersonate-Group headers into one group named "a, b".
    */
   headersDistinct?: NodeJS.Dict<string[]>;
+  /** The percent-decoded request path: anonymous access depends on it. */
+  path?: string;
   /** DER certificates the TLS client presented, leaf first (empty when none). */
   clientCertificateChain: Uint8Array[];
   /** Set by impersonation: the caller as authenticated, whom the audit log names as the user. */

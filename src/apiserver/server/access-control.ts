@@ -12,7 +12,7 @@ import type { Strategy, VirtualCreate } from '../registry/generic/strategy.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import type { ObjectReader } from '../authentication/types.js';
 import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
-import { defaultPolicyObjects } from '../authorization/rbac/default-policy.js';
+import { defaultPolicyObjects, PUBLIC_INFO_PATHS } from '../authorization/rbac/default-policy.js';
 import { createBootstrapTokenAuthenticator } from '../authentication/bootstrap-token.js';
 import { createImpersonatingAuthenticator } from './impersonation.js';
 import { oidcRoutes, type OidcRoute } from '../authentication/oidc.js';
@@ -48,7 +48,10 @@ export interface AccessControlOptions {
   jwksUri?: string;
   maxTokenExpirationSeconds?: number;
   extendTokenExpiration?: boolean;
-  /** --anonymous-auth: callers without credentials become system:anonymous instead of undefined. */
+  /**
+   * --anonymous-auth: requests without credentials to the public-info paths (/healthz, /livez,
+   * /readyz, /version) are system:anonymous; everywhere else, and without it, they get 401.
+   */
   anonymous?: boolean;
   now?: () => Date;
 }
@@ -93,7 +96,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
   const authorizer = unionAuthorizer([createNodeAuthorizer({ objects: o.objects }), createRbacAuthorizer({ objects: o.objects, index: o.rbacIndex })]);
   const x509 = o.clientCaPem ? createX509Authenticator({ clientCaPem: o.clientCaPem, now }) : undefined;
   const authenticator = createImpersonatingAuthenticator(
-    createRequestAuthenticator({ x509, tokens, anonymous: o.anonymous }),
+    createRequestAuthenticator({ x509, tokens, anonymousPaths: o.anonymous ? new Set(PUBLIC_INFO_PATHS) : undefined }),
     authorizer,
   );
   const tokenRequest = tokenRequestSubresource({

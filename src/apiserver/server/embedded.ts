@@ -58,6 +58,8 @@ export interface EmbeddedServerOptions {
    * nodes renew their own; on by default, as on a kubeadm cluster.
    */
   kubeadmAutoApprove?: boolean;
+  /** --anonymous-auth (default true): anonymous GETs of /healthz, /livez, /readyz and /version; every other anonymous request is 401. */
+  anonymousAuth?: boolean;
   /** Where the server's metrics (served at /metrics) go; by default a registry of its own with process metrics. */
   metricsRegistry?: Registry;
   /** In-flight limits and priority levels (default: kube-apiserver's). */
@@ -114,6 +116,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     tokenFile: adminTokenFile(credentials) + (opts.tokenFile ?? ''),
     serviceAccountKey: credentials.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
+    anonymous: opts.anonymousAuth ?? true,
   });
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const auditor = opts.audit && (await Auditor.create(opts.audit, metricsRegistry, opts.logger));

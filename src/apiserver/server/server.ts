@@ -150,19 +150,23 @@ class Pipeline {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
     tracker?.setInfo(info);
-    if (isHealthPath(info.path)) {
-      const { status, body } = await health(info.path, this.opts.store);
-      writeBody(res, status, 'text/plain; charset=utf-8', body);
-      return;
-    }
+    // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
+    // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
     const user = await this.authenticate(req, info, audit);
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
+    const probe = isHealthPath(info.path);
     // Shed or queued before any further work: authorization and the handler run only with a seat.
-    const admitted = this.flowControl.admit(user, info, res);
+    // Probes are exempt, as upstream's `probes` FlowSchema makes them.
+    const admitted = probe ? undefined : this.flowControl.admit(user, info, res);
     if (admitted) await admitted;
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
+    if (probe) {
+      const { status, body } = await health(info.path, this.opts.store);
+      writeBody(res, status, 'text/plain; charset=utf-8', body);
+      return;
+    }
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
     if (!entry) throw errors.pathNotFound();
     return this.serveResource(req, res, { info, url, user, entry, audit });
@@ -232,7 +236,7 @@ class Pipeline {
 
   private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
     let user: UserInfo | undefined;
-    const request: AuthenticationRequest = { headers: req.headers, headersDistinct: req.headersDistinct, clientCertificateChain: clientChain(req) };
+    const request: AuthenticationRequest = { headers: req.headers, headersDistinct: req.headersDistinct, path: info.path, clientCertificateChain: clientChain(req) };
     try {
       user = await this.opts.authenticator.authenticate(request);
     } catch (err) {

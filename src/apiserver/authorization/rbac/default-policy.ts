@@ -60,8 +60,10 @@ function approver(name: string, signer: string): KObject {
   ]);
 }
 
-const PUBLIC_INFO = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
-const DISCOVERY = ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...PUBLIC_INFO];
+/** system:public-info-viewer's paths, open to everyone; also the only ones anonymous requests may reach. */
+export const PUBLIC_INFO_PATHS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
+const DISCOVERY = ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...PUBLIC_INFO_PATHS];
+const HEALTH = ['/healthz', '/livez', '/readyz'];
 const OIDC = ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/'];
 
 const READ = ['get', 'list', 'watch'];
@@ -147,7 +149,9 @@ function clusterRoles(): KObject[] {
       { nonResourceURLs: ['*'], verbs: ['*'] },
     ]),
     clusterRole('system:discovery', [{ nonResourceURLs: DISCOVERY, verbs: ['get'] }]),
-    clusterRole('system:public-info-viewer', [{ nonResourceURLs: PUBLIC_INFO, verbs: ['get'] }]),
+    clusterRole('system:public-info-viewer', [{ nonResourceURLs: PUBLIC_INFO_PATHS, verbs: ['get'] }]),
+    // Upstream's role for scrapers and probes: /metrics and each health check by name (/readyz/etcd).
+    clusterRole('system:monitoring', [{ nonResourceURLs: ['/metrics', ...HEALTH, ...HEALTH.map((p) => `${p}/*`)], verbs: ['get'] }]),
     clusterRole('system:basic-user', [
       { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
       { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
@@ -202,6 +206,7 @@ function clusterRoleBindings(): KObject[] {
       group('system:authenticated'),
       group('system:unauthenticated'),
     ]),
+    binding('system:monitoring', 'system:monitoring', [group('system:monitoring')]),
     binding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', [
       group('system:serviceaccounts'),
     ]),
