@@ -2,9 +2,12 @@
  * ESLint rule `layers/no-folder-loop`: no import loop between folders of src/. Folders are compared
  * where two paths part (src/apiserver/registry/core → src/apiserver/handlers/x is an edge
  * registry → handlers), so a loop through any files of two folders counts, not only a file cycle as
- * import plugins' no-cycle finds. The folder graph is read once per run from the sources on disk with
- * a regular expression (fast: no module resolution); an import is reported when its target folder
- * already reaches the importing folder. Tests may import across layers and are not part of the graph.
+ * import plugins' no-cycle finds. A folder's loose files count as a folder of their own, named
+ * FOLDER/* (src/controller/register.ts → src/controller/approver/x is an edge src/controller/* →
+ * src/controller/approver), so a loop between a folder's files and its subfolders is caught too.
+ * The folder graph is read once per run from the sources on disk with a regular expression (fast:
+ * no module resolution); an import is reported when its target folder already reaches the
+ * importing folder. Tests may import across layers and are not part of the graph.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,13 +16,18 @@ const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'
 
 const isSource = (file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.endsWith('.d.ts');
 
-/** The two sibling folders an import from `fromFile` to `toFile` connects, or undefined inside one folder. */
+/** The name of a folder's own (loose) files as a node of the graph: FOLDER/*. */
+const LOOSE = '*';
+
+/** A file's folders from the root down, ending with its folder's loose-files node. */
+const nodes = (file) => [...path.dirname(file).split(path.sep), LOOSE];
+
+/** The two sibling nodes an import from `fromFile` to `toFile` connects, or undefined inside one folder. */
 export function folderEdge(fromFile, toFile) {
-  const a = path.dirname(fromFile).split(path.sep);
-  const b = path.dirname(toFile).split(path.sep);
+  const a = nodes(fromFile);
+  const b = nodes(toFile);
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  // A file importing its own folder's parent or child is not a folder-to-folder edge.
   if (i >= a.length || i >= b.length) return undefined;
   return [a.slice(0, i + 1).join(path.sep), b.slice(0, i + 1).join(path.sep)];
 }

@@ -15,7 +15,7 @@ import { CsrMetrics } from '../metrics/csr.js';
 import type { KubeClient } from './client/kube-client.js';
 import { apiSink, EventBroadcaster, type EventSink } from './events/broadcaster.js';
 import { keyOf, type ReadonlyCache } from './informer/cache.js';
-import type { Manager } from './manager.js';
+import type { Manager } from './runtime/manager.js';
 import type { Informer } from './informer/informer.js';
 import { APPROVER_NAME, ApproverReconciler, approverSkips } from './approver/approver.js';
 import { CaSource, type CaFiles } from './signer/ca-source.js';

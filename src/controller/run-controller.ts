@@ -14,8 +14,8 @@ import { startProbeServer, type ProbeServer } from '../metrics/http.js';
 import { registerProcessMetrics } from '../metrics/registry.js';
 import { RestClientMetrics } from '../metrics/rest-client.js';
 import { KubeClient } from './client/kube-client.js';
-import { defaultIdentity } from './leader-election.js';
-import { Manager } from './manager.js';
+import { defaultIdentity } from './runtime/leader-election.js';
+import { Manager } from './runtime/manager.js';
 
 export interface ControllerDeps {
   logger: Logger;

@@ -3,10 +3,10 @@
  * impersonation by the admin, so every request carries a real identity through the real
  * authenticator, authorizer and RBAC registry.
  */
-import type { PolicyRule } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
 import { compactString, uncoveredRules } from '../../src/apiserver/registry/rbac/escalation.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { PolicyRule } from '../../src/api/rbac.js';
 
 const G = 'rbac.authorization.k8s.io';
 const API = `/apis/${G}/v1`;

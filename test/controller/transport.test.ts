@@ -6,7 +6,7 @@
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { HttpStatusError, KubeClient } from '../../src/controller/client/kube-client.js';
-import { classifyError } from '../../src/controller/errors.js';
+import { classifyError } from '../../src/controller/client/errors.js';
 import { FakeClock, realClock, type Clock } from '../../src/lib/clock.js';
 import { RestClientMetrics } from '../../src/metrics/rest-client.js';
 import { FakeApiServer, json } from './fake-apiserver.js';

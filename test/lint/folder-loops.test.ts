@@ -53,4 +53,17 @@ describe('layers/no-folder-loop', () => {
     expect(lint(root, 'src/a/one.ts')).toEqual([]);
     expect(lint(root, 'src/b/two.test.ts')).toEqual([]);
   });
+
+  it("counts a folder's loose files as a folder of their own (FOLDER/*)", () => {
+    const root = tree({
+      'src/c/register.ts': "import { impl } from './d/impl.js';\nexport const register = impl;\n",
+      'src/c/errors.ts': 'export const errors = 1;\n',
+      'src/c/d/impl.ts': "import { errors } from '../errors.js';\nexport const impl = errors;\n",
+      'src/c/e/leaf.ts': "import { errors } from '../errors.js';\nexport const leaf = errors;\n",
+    });
+    expect(lint(root, 'src/c/register.ts')).toEqual(['import makes a loop between folders: src/c/* → src/c/d → src/c/*']);
+    expect(lint(root, 'src/c/d/impl.ts')).toEqual(['import makes a loop between folders: src/c/d → src/c/* → src/c/d']);
+    // One way from a subfolder to its parent's files is no loop.
+    expect(lint(root, 'src/c/e/leaf.ts')).toEqual([]);
+  });
 });

@@ -13,7 +13,7 @@ import { KUBEADM_NODE_TOKEN_GROUP } from '../../src/apiserver/authorization/rbac
 import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
-import { Manager } from '../../src/controller/manager.js';
+import { Manager } from '../../src/controller/runtime/manager.js';
 import { registerCsrControllers, type Registered, type RegisterDeps } from '../../src/controller/register.js';
 import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';

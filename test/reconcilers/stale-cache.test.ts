@@ -6,7 +6,7 @@
 import { Registry } from 'prom-client';
 import type { CertificateSigningRequest } from '../../src/api/certificates.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
-import { classifyError } from '../../src/controller/errors.js';
+import { classifyError } from '../../src/controller/client/errors.js';
 import type { EventRecorder } from '../../src/controller/events/broadcaster.js';
 import { Cache } from '../../src/controller/informer/cache.js';
 import { ApproverReconciler } from '../../src/controller/approver/approver.js';

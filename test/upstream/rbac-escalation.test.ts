@@ -3,8 +3,8 @@
  * pkg/registry/rbac/validation/policy_comparator_test.go (the TestCovers* functions and TestNonResourceURLCovers):
  * which broken-down parts of a requested rule set the owner's rules leave uncovered.
  */
-import type { PolicyRule } from '../../src/apiserver/authorization/rbac/rbac-authorizer.js';
 import { uncoveredRules } from '../../src/apiserver/registry/rbac/escalation.js';
+import type { PolicyRule } from '../../src/api/rbac.js';
 
 type R = Partial<PolicyRule>;
 const full = (r: R): PolicyRule => ({ verbs: [], apiGroups: [], resources: [], resourceNames: [], nonResourceURLs: [], ...r });

@@ -1,6 +1,6 @@
 /** What an authorizer is asked and answers (k8s.io/apiserver's authorizer package). */
 import type { UserInfo } from '../../api/meta.js';
-import type { PolicyRule } from './rbac/rbac-authorizer.js';
+import type { PolicyRule } from '../../api/rbac.js';
 
 /** What an authorizer is asked (authorizer.Attributes upstream). */
 export interface AuthorizationAttributes {

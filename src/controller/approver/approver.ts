@@ -7,8 +7,8 @@
  */
 import { CONDITION_APPROVED, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { ParsedCsr } from '../../pki/csr.js';
-import { RequeueError, wrapError } from '../errors.js';
-import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
+import { RequeueError, wrapError } from '../client/errors.js';
+import type { ReconcileContext, Reconciler, Result } from '../runtime/reconcile.js';
 import { requesterOf } from '../csr/csr-api.js';
 import { hasCertificate, isDecided } from '../csr/csr-conditions.js';
 import { validateKubeletClientCsr } from '../csr/csr-policy.js';

@@ -17,8 +17,8 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { EventMetrics } from '../../metrics/events.js';
 import type { KubeClient } from '../client/kube-client.js';
-import { isConflict } from '../errors.js';
-import type { Runnable } from '../manager.js';
+import { isConflict } from '../client/errors.js';
+import type { Runnable } from '../runtime/manager.js';
 import { EventCorrelator, objectRef, type CorrelatorOptions, type EventType, type ObjectRef, type Occurrence, type Series } from './correlator.js';
 
 /** A core/v1 Event as JSON, as this broadcaster writes it. */

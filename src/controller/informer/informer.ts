@@ -20,7 +20,7 @@ import { Backoff, sleep } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
-import { httpStatusOf, isGone, isRefused, REFUSED_MESSAGE } from '../errors.js';
+import { httpStatusOf, isGone, isRefused, REFUSED_MESSAGE } from '../client/errors.js';
 import { deepFreeze } from '../../lib/json.js';
 import { Cache, keyOf, type Indexers, type ReadonlyCache } from './cache.js';
 import type { ListWatch, WatchHandle } from './list-watch.js';

@@ -13,8 +13,8 @@ import type { Logger } from '../../log/logger.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
 import type { CaSignerSource } from '../../pki/ca.js';
 import type { KubeClient } from '../client/kube-client.js';
-import { isConflict, isNotFound } from '../errors.js';
-import type { Runnable } from '../manager.js';
+import { isConflict, isNotFound } from '../client/errors.js';
+import type { Runnable } from '../runtime/manager.js';
 import { MAX_TIMER_MS } from '../cleaner/cleaner.js';
 import {
   bundleKey,

@@ -9,8 +9,8 @@
 import { CONDITION_APPROVED, CONDITION_DENIED, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
 import type { KObject } from '../../api/meta.js';
 import type { ReadonlyCache } from '../informer/cache.js';
-import { wrapError } from '../errors.js';
-import type { ReconcileContext, Reconciler, Result } from '../reconcile.js';
+import { wrapError } from '../client/errors.js';
+import type { ReconcileContext, Reconciler, Result } from '../runtime/reconcile.js';
 import type { CsrReconcilerDeps } from '../csr/csr-deps.js';
 import type { ParsedRequests } from '../csr/parsed-requests.js';
 import type { ApiserverAddresses } from './apiserver-addresses.js';

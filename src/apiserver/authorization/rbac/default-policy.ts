@@ -5,7 +5,7 @@
  * they are offered separately for installations that want kubeadm's behaviour.
  */
 import type { KObject } from '../../../api/meta.js';
-import type { PolicyRule } from './rbac-authorizer.js';
+import type { PolicyRule } from '../../../api/rbac.js';
 
 const RBAC_V1 = 'rbac.authorization.k8s.io/v1';
 const CERTS = 'certificates.k8s.io';

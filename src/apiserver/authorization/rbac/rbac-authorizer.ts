@@ -15,16 +15,9 @@ import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../.
 import { record, str, strings } from '../../../lib/json.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import type { RbacIndex } from './rbac-index.js';
+import type { PolicyRule } from '../../../api/rbac.js';
 
 export const MASTERS_GROUP = 'system:masters';
-
-export interface PolicyRule {
-  verbs: string[];
-  apiGroups: string[];
-  resources: string[];
-  resourceNames: string[];
-  nonResourceURLs: string[];
-}
 
 interface Subject {
   kind: string;

@@ -17,7 +17,8 @@ import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../..
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
 import { record, str } from '../../../lib/json.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
-import { rulesOf, type PolicyRule } from './rbac-authorizer.js';
+import { rulesOf } from './rbac-authorizer.js';
+import type { PolicyRule } from '../../../api/rbac.js';
 
 /** Delay before relisting a kind whose watch failed for a reason other than compaction. */
 const RELIST_DELAY_MS = 1000;

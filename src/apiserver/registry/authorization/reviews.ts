@@ -11,7 +11,7 @@ import { type FieldError, invalid } from '../../http/field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
 import type { RequestContext, Strategy, VirtualCreate } from '../generic/strategy.js';
 import type { AuthorizationAttributes } from '../../authorization/authorizer.js';
-import type { PolicyRule } from '../../authorization/rbac/rbac-authorizer.js';
+import type { PolicyRule } from '../../../api/rbac.js';
 
 const AUTHZ = 'authorization.k8s.io';
 

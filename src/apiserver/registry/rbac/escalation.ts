@@ -11,10 +11,11 @@
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
 import { record, str } from '../../../lib/json.js';
-import { type PolicyRule, roleRefRules, rulesFor, rulesOf } from '../../authorization/rbac/rbac-authorizer.js';
+import { roleRefRules, rulesFor, rulesOf } from '../../authorization/rbac/rbac-authorizer.js';
 import { errors } from '../../http/errors.js';
 import { deepEqual } from '../../../lib/json-value.js';
 import type { RequestContext } from '../generic/strategy.js';
+import type { PolicyRule } from '../../../api/rbac.js';
 
 const rule = (p: Partial<PolicyRule>): PolicyRule => ({
   verbs: [],

@@ -5,7 +5,7 @@
  * errors.ts classifies as a requeue. Returning `'done'` forgets the key's backoff; `{ requeueAfter }`
  * runs it again after that many ms; throwing is classified by errors.ts.
  */
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../log/logger.js';
 
 export type Result = 'done' | { requeueAfter: number };
 

@@ -7,22 +7,22 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
-import type { KObject } from '../api/meta.js';
-import type { Clock } from '../lib/clock.js';
-import type { Logger } from '../log/logger.js';
-import { ControllerMetrics } from '../metrics/controller.js';
-import type { ReadyCheck } from '../metrics/http.js';
-import { InformerMetrics } from '../metrics/informer.js';
-import { WorkqueueMetrics } from '../metrics/workqueue.js';
-import type { KubeClient } from './client/kube-client.js';
-import { keyOf, type Indexers } from './informer/cache.js';
-import { Informer } from './informer/informer.js';
-import { clientListWatch, type ListWatch, type ResourceRef } from './informer/list-watch.js';
+import type { KObject } from '../../api/meta.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../log/logger.js';
+import { ControllerMetrics } from '../../metrics/controller.js';
+import type { ReadyCheck } from '../../metrics/http.js';
+import { InformerMetrics } from '../../metrics/informer.js';
+import { WorkqueueMetrics } from '../../metrics/workqueue.js';
+import type { KubeClient } from '../client/kube-client.js';
+import { keyOf, type Indexers } from '../informer/cache.js';
+import { Informer } from '../informer/informer.js';
+import { clientListWatch, type ListWatch, type ResourceRef } from '../informer/list-watch.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import type { Reconciler } from './reconcile.js';
 import { Runner } from './runner.js';
-import { RateLimitingQueue } from './workqueue/rate-limiting.js';
-import { controllerRateLimiter, type RateLimiterOptions } from './workqueue/rate-limiter.js';
+import { RateLimitingQueue } from '../workqueue/rate-limiting.js';
+import { controllerRateLimiter, type RateLimiterOptions } from '../workqueue/rate-limiter.js';
 
 export interface InformerSpec<T extends KObject> {
   name: string;

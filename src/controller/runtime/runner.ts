@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
-import type { Clock } from '../lib/clock.js';
-import type { Logger } from '../log/logger.js';
-import type { ControllerMetrics } from '../metrics/controller.js';
-import { classifyError } from './errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../log/logger.js';
+import type { ControllerMetrics } from '../../metrics/controller.js';
+import { classifyError } from '../client/errors.js';
 import type { Reconciler, Result } from './reconcile.js';
-import type { RateLimitingQueue } from './workqueue/rate-limiting.js';
+import type { RateLimitingQueue } from '../workqueue/rate-limiting.js';
 
 export interface RunnerOptions {
   name: string;

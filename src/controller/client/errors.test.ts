@@ -1,4 +1,4 @@
-import { HttpStatusError } from './client/kube-client.js';
+import { HttpStatusError } from './kube-client.js';
 import { classifyError, errorAs, httpStatusOf, isConflict, isNotFound, RequeueError, TerminalError, wrapError } from './errors.js';
 
 /** A wrapper that knows nothing of classification: it only keeps the cause, as any library's might. */

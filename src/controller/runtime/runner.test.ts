@@ -1,12 +1,12 @@
 import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { FakeClock } from '../lib/clock.js';
-import { silentLogger } from '../log/logger.js';
-import { ControllerMetrics } from '../metrics/controller.js';
-import { TerminalError } from './errors.js';
+import { FakeClock } from '../../lib/clock.js';
+import { silentLogger } from '../../log/logger.js';
+import { ControllerMetrics } from '../../metrics/controller.js';
+import { TerminalError } from '../client/errors.js';
 import type { Reconciler, Result } from './reconcile.js';
 import { Runner } from './runner.js';
-import { RateLimitingQueue } from './workqueue/rate-limiting.js';
+import { RateLimitingQueue } from '../workqueue/rate-limiting.js';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
