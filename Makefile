@@ -15,7 +15,7 @@ deps: $(STAMP) ## Install dependencies (npm ci)
 
 # tsc runs only when a source, a tsconfig or the dependencies changed since the last build.
 BUILD_STAMP := dist/.build-stamp
-SOURCES := $(shell find src bench -name '*.ts' -not -name '*.test.ts') tsconfig.json tsconfig.build.json
+SOURCES := $(shell find src bench -name '*.ts' -not -name '*.test.ts' -o -name '*.proto') tsconfig.json tsconfig.build.json
 $(BUILD_STAMP): $(STAMP) $(SOURCES)
 	npm run build
 	@touch $@

@@ -8,6 +8,7 @@ gocode=/usr/share/gocode/src
 # command-or-path:debian-package
 needs=(
   "etcd:etcd-server"
+  "etcdctl:etcd-client"
   "prometheus:prometheus"
   "promtool:prometheus"
   "go:golang-go"

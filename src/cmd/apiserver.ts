@@ -52,6 +52,8 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
     },
     audit: auditOptions(config, process.stdout),
     anonymousAuth: config.anonymousAuth,
+    encryptionProviderConfig: config.encryptionProviderConfig || undefined,
+    encryptionProviderConfigAutomaticReload: config.encryptionProviderConfigAutomaticReload,
   };
 }
 

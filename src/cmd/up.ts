@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { CREDENTIAL_FILES } from '../apiserver/server/credentials.js';
 import { DEFAULT_LOG_FILE, ensureDefaultPolicy } from '../apiserver/audit/default-policy.js';
+import type { EmbeddedServer, EncryptionSummary } from '../apiserver/server/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
@@ -20,14 +21,27 @@ import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
-function banner(url: string, kubeconfig: string, metrics: string, logFile: string, audit: { policy: string; log: string }): string {
-  const relative = path.relative(process.cwd(), kubeconfig);
-  const kc = relative.startsWith('..') ? kubeconfig : relative;
+/** A path as short as it can be said from here. */
+function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative.startsWith('..') ? file : relative;
+}
+
+/** What protects the data at rest: the encryption configuration in force. */
+function encryptionLine(encryption: EncryptionSummary | undefined): string {
+  if (!encryption) return 'none (--storage memory keeps nothing on disk)';
+  const rules = encryption.rules.join('; ');
+  return encryption.isDefault ? `Secrets encrypted at rest (${rules}; key in ${shown(encryption.configFile)})` : `${rules} (${shown(encryption.configFile)})`;
+}
+
+function banner(server: EmbeddedServer, metrics: string, logFile: string, audit: { policy: string; log: string }): string {
+  const kc = shown(server.kubeconfigPath);
   return [
     '',
     'kube-identity is up.',
-    `  API server   ${url}`,
+    `  API server   ${server.url}`,
     `  kubeconfig   ${kc}`,
+    `  encryption   ${encryptionLine(server.encryption)}`,
     `  metrics      ${metrics}/metrics`,
     `  logs         ${logFile}`,
     `  audit log    ${audit.log}  (policy ${audit.policy})`,
@@ -89,7 +103,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
   const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
-  const server = await startEmbeddedServer({ ...options, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
+  // Beyond kube-apiserver's plaintext default: Secrets are encrypted unless the operator says how.
+  const server = await startEmbeddedServer({ ...options, encryptSecretsByDefault: true, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
     start.undo(err);
     throw explainStartError(err, '--port');
   });
@@ -101,7 +116,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       kubeConfig: loadKubeConfig(server.kubeconfigPath),
       onListening: (metricsUrl) => {
         listening = true;
-        process.stdout.write(banner(server.url, server.kubeconfigPath, metricsUrl, logFile, { policy: flags.auditPolicyFile, log: flags.auditLogPath }));
+        process.stdout.write(banner(server, metricsUrl, logFile, { policy: flags.auditPolicyFile, log: flags.auditLogPath }));
       },
     });
   } catch (err) {

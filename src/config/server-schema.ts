@@ -50,6 +50,13 @@ export const APISERVER_CONFIG_SCHEMA = {
     default: true,
     description: 'Requests without credentials to /healthz, /livez, /readyz and /version are system:anonymous (elsewhere 401); false makes those 401 too.',
   },
+  // Encryption at rest (kube-apiserver's flags and file format).
+  encryptionProviderConfig: {
+    type: 'string',
+    default: '',
+    description: 'EncryptionConfiguration (apiserver.config.k8s.io/v1) file: how resources are encrypted at rest (up: default DATA_DIR/encryption-config.yaml, Secrets with secretbox).',
+  },
+  encryptionProviderConfigAutomaticReload: { type: 'bool', default: false, description: 'Reload --encryption-provider-config when the file changes, without a restart.' },
 } as const satisfies Record<string, FieldSpec>;
 
 /** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */

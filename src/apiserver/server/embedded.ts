@@ -21,11 +21,15 @@ import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
 import { storageKey, type Store } from '../storage/store.js';
 import { RbacIndex } from '../authorization/rbac/rbac-index.js';
+import { EncryptionAtRest } from '../encryption/at-rest.js';
+import { ensureDefaultEncryptionConfig } from '../encryption/default-config.js';
+import type { KmsTimings } from '../encryption/kms-envelope.js';
+import type { ValueTransformer } from '../storage/value-transformer.js';
 import type { Logger } from '../../log/logger.js';
 
-function openSqlite(file: string): Promise<SqliteStore> {
+function openSqlite(file: string, transformer: ValueTransformer | undefined): Promise<SqliteStore> {
   createPrivateFile(file);
-  return SqliteStore.open(file);
+  return SqliteStore.open(file, { transformer });
 }
 
 export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -66,6 +70,26 @@ export interface EmbeddedServerOptions {
   flowControl?: ApiServerOptions['flowControl'];
   /** The audit policy and backends; absent, nothing is audited. */
   audit?: AuditOptions;
+  /** kube-apiserver's --encryption-provider-config: an EncryptionConfiguration file. */
+  encryptionProviderConfig?: string;
+  /** --encryption-provider-config-automatic-reload: take the file's changes while running. */
+  encryptionProviderConfigAutomaticReload?: boolean;
+  /**
+   * `up`'s default when no --encryption-provider-config is given: Secrets encrypted with a key
+   * generated into DATA_DIR/encryption-config.yaml.
+   */
+  encryptSecretsByDefault?: boolean;
+  /** KMS v2 poll intervals and lifetimes (upstream's by default; tests shorten them). */
+  kmsTimings?: KmsTimings;
+}
+
+/** Encryption at rest as the server runs it, for `up`'s banner. */
+export interface EncryptionSummary {
+  configFile: string;
+  /** The configuration is `up`'s default (generated into the data directory), not the operator's. */
+  isDefault: boolean;
+  /** `secrets: secretbox, identity` and so on, one entry per rule. */
+  rules: string[];
 }
 
 export interface EmbeddedServer {
@@ -78,6 +102,7 @@ export interface EmbeddedServer {
   caCertFile: string;
   caKeyFile: string;
   store: Store;
+  encryption?: EncryptionSummary;
   close(): Promise<void>;
 }
 
@@ -107,7 +132,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
   const credentials = await ensureCredentials(dataDir, wildcard ? [] : [host]);
-  const store = opts.store ?? (await openStore(opts, dataDir));
+  const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
+  const { store, encryption } = await openStorage(opts, dataDir, metricsRegistry);
   const rbacIndex = new RbacIndex(store);
   const access = await createAccessControl({
     objects: objectReader(store),
@@ -118,7 +144,6 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     issuer: opts.issuer ?? DEFAULT_ISSUER,
     anonymous: opts.anonymousAuth ?? true,
   });
-  const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const auditor = opts.audit && (await Auditor.create(opts.audit, metricsRegistry, opts.logger));
   const server = await startApiServer({
     store,
@@ -132,6 +157,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     admission: [nodeRestriction()],
     metricsRegistry,
     auditor,
+    healthChecks: encryption?.atRest.healthChecks(),
     defaultObjects: [...access.defaultObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: access.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
@@ -154,17 +180,46 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     caCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
     caKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
     store,
+    encryption: encryption?.summary,
     async close() {
       await server.close();
       rbacIndex.stop();
       await store.close();
+      encryption?.atRest.close();
     },
   };
 }
 
-async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<Store> {
+/** The store, with the encryption at rest its values go through. */
+async function openStorage(opts: EmbeddedServerOptions, dataDir: string, registry: Registry) {
+  const encryption = await startEncryption(opts, dataDir, registry);
+  try {
+    return { store: opts.store ?? (await openStore(opts, dataDir, encryption?.atRest)), encryption };
+  } catch (err) {
+    encryption?.atRest.close();
+    throw err;
+  }
+}
+
+/** The operator's --encryption-provider-config, else `up`'s default (not for a store that keeps nothing on disk). */
+async function startEncryption(opts: EmbeddedServerOptions, dataDir: string, registry: Registry): Promise<{ atRest: EncryptionAtRest; summary: EncryptionSummary } | undefined> {
+  const given = opts.encryptionProviderConfig;
+  const byDefault = !given && opts.encryptSecretsByDefault === true && opts.storage !== 'memory' && !(opts.store instanceof MemoryStore);
+  if (!given && !byDefault) return undefined;
+  const file = given ? path.resolve(given) : ensureDefaultEncryptionConfig(dataDir).file;
+  const atRest = await EncryptionAtRest.start({
+    file,
+    automaticReload: opts.encryptionProviderConfigAutomaticReload,
+    registry,
+    logger: opts.logger.child({ component: 'encryption' }),
+    kmsTimings: opts.kmsTimings,
+  });
+  return { atRest, summary: { configFile: file, isDefault: !given, rules: atRest.describe() } };
+}
+
+async function openStore(opts: EmbeddedServerOptions, dataDir: string, transformer: ValueTransformer | undefined): Promise<Store> {
   if (opts.storage === 'memory') return new MemoryStore();
-  if (opts.storage !== 'etcd') return openSqlite(path.join(dataDir, 'store.db'));
+  if (opts.storage !== 'etcd') return openSqlite(path.join(dataDir, 'store.db'), transformer);
   if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
   const ttl = opts.eventTtlSeconds;
   const events = [storageKey('', 'events', undefined), storageKey('events.k8s.io', 'events', undefined)];
@@ -172,6 +227,7 @@ async function openStore(opts: EmbeddedServerOptions, dataDir: string): Promise<
     ...opts.etcd,
     ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? ttl : undefined),
     logger: opts.logger.child({ component: 'etcd' }),
+    transformer,
   });
 }
 

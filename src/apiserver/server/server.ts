@@ -16,7 +16,7 @@ import type { AuthenticationRequest, Authenticator } from '../authentication/typ
 import type { Auditor } from '../audit/auditor.js';
 import type { RequestAudit } from '../audit/request.js';
 import { ApiError, errors, toApiError } from '../http/errors.js';
-import { health, isHealthPath } from './health.js';
+import { health, isHealthPath, type HealthCheck } from './health.js';
 import { ApiServerMetrics, type RequestTracker } from '../http/metrics.js';
 import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
 import { writeBody, writeError } from '../http/http-io.js';
@@ -71,6 +71,8 @@ export interface ApiServerOptions {
   flowControl?: Omit<FlowControlOptions, 'registry'>;
   /** The audit policy and backends (--audit-policy-file); closed with the server, after the last request. */
   auditor?: Auditor;
+  /** Checks /healthz and /readyz run besides the store's (kms-providers). */
+  healthChecks?: HealthCheck[];
 }
 
 export interface StaticRoute {
@@ -163,7 +165,7 @@ class Pipeline {
     if (admitted) await admitted;
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
     if (probe) {
-      const { status, body } = await health(info.path, this.opts.store);
+      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks);
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }

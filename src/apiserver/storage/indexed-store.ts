@@ -16,7 +16,7 @@
 import type { KObject } from '../../api/meta.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from './store.js';
 import { StoreError } from './store.js';
-import { MvccIndex, type PreparedWrite, type WriteOp } from './mvcc-index.js';
+import { MvccIndex, type EncodeValue, type PreparedWrite, type WriteOp } from './mvcc-index.js';
 import { WatchHub } from './watch-hub.js';
 
 /** Events kept for watch resumption and range-at-revision when no limit is given. */
@@ -47,8 +47,9 @@ export abstract class IndexedStore implements Store {
   private failures = 0;
   private lastFailure: unknown;
 
-  protected constructor(historyLimit: number) {
-    this.index = new MvccIndex(historyLimit);
+  /** `encode` turns each write's value into what the backend stores (encryption at rest). */
+  protected constructor(historyLimit: number, encode?: EncodeValue) {
+    this.index = new MvccIndex(historyLimit, encode);
   }
 
   /**

@@ -17,14 +17,19 @@ export type WriteOp =
   | { kind: 'delete'; key: string; expectedRevision?: number };
 
 /**
- * A validated write that has not been applied yet; `json` is the new value's stored text,
- * `prevRevision` the revision of the key's value it replaces (null when there is none).
+ * A validated write that has not been applied yet; `json` is the new value's stored text (`stored`
+ * the bytes encryption at rest made of it, when it claims the key), `prevRevision` the revision of
+ * the key's value it replaces (null when there is none).
  */
 export interface PreparedWrite {
   event: StoreEvent;
   json: string;
+  stored?: Uint8Array;
   prevRevision: number | null;
 }
+
+/** Encryption at rest of a write's value (undefined: stored as JSON text); throwing refuses the write alone. */
+export type EncodeValue = (key: string, json: string) => Uint8Array | undefined;
 
 export class MvccIndex {
   private readonly current = new Map<string, StoredObject>();
@@ -39,7 +44,10 @@ export class MvccIndex {
   private readonly pending = new Map<string, StoredObject | null>();
   private pendingCount = 0;
 
-  constructor(private readonly historyLimit: number) {
+  constructor(
+    private readonly historyLimit: number,
+    private readonly encode?: EncodeValue,
+  ) {
     if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new RangeError('historyLimit must be an integer >= 1');
   }
 
@@ -80,6 +88,8 @@ export class MvccIndex {
       const source = op.kind === 'update' ? op.object : existing.object;
       write = this.build(op.kind === 'update' ? 'MODIFIED' : 'DELETED', op.key, stampJson(source, revision), revision, existing);
     }
+    // Before the write counts as prepared, so a value that cannot be encrypted fails this write only.
+    if (this.encode) write.stored = this.encode(op.key, write.json);
     const { event } = write;
     this.pending.set(op.key, event.type === 'DELETED' ? null : { key: op.key, object: event.object, revision });
     this.pendingCount++;

@@ -7,7 +7,8 @@
  * that reason later; etcd ending it for any other reason ends it with Unavailable (clients watch again).
  */
 import { Range, type IEvent } from 'etcd3';
-import { decode } from './etcd-value.js';
+import type { KObject } from '../../../api/meta.js';
+import type { EtcdValues } from './etcd-value.js';
 import type { WatchStream } from './watch-stream.js';
 import type { StoreEvent, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
@@ -16,6 +17,8 @@ export interface EtcdWatchContext {
   etcdPrefix: string;
   /** The Store key of an etcd key under the prefix. */
   toKey: (etcdKey: string) => string;
+  /** How values are decoded (and decrypted, with encryption at rest). */
+  values: EtcdValues;
   options: WatchOptions;
   /** The oldest revision known to be kept. */
   compacted: () => number;
@@ -27,6 +30,8 @@ export interface EtcdWatchContext {
 export class EtcdWatch implements WatchHandle {
   private stopped = false;
   private handle: { stop(): void } | undefined;
+  /** Events still being delivered while one waits for a KMS plugin to decrypt its DEK; later ones queue behind. */
+  private backlog: Promise<void> | undefined;
 
   constructor(
     private readonly stream: WatchStream,
@@ -63,24 +68,65 @@ export class EtcdWatch implements WatchHandle {
   }
 
   private deliver(events: IEvent[]): void {
-    for (const ev of events) {
-      if (this.stopped) return;
-      this.ctx.options.onEvent(this.toEvent(ev));
-    }
+    if (this.backlog) this.track(this.backlog.then(() => this.decodeAndDeliver(events)));
+    else this.track(this.decodeAndDeliver(events));
   }
 
-  private toEvent(ev: IEvent): StoreEvent {
-    const key = this.ctx.toKey(ev.kv.key.toString());
+  private track(pending: Promise<void> | undefined): void {
+    if (!pending) return;
+    const tracked: Promise<void> = pending.then(
+      () => {
+        if (this.backlog === tracked) this.backlog = undefined;
+      },
+      (err: unknown) => this.undecodable(err),
+    );
+    this.backlog = tracked;
+  }
+
+  /** Delivers events in order; a promise when one of them waits for a KMS decrypt. */
+  private decodeAndDeliver(events: IEvent[]): Promise<void> | undefined {
+    let decoded: (StoreEvent | Promise<StoreEvent>)[];
+    try {
+      decoded = events.map((ev) => this.toEvent(ev));
+    } catch (err) {
+      this.undecodable(err);
+      return undefined;
+    }
+    for (const [i, event] of decoded.entries()) {
+      if (event instanceof Promise) return Promise.all(decoded.slice(i)).then((rest) => rest.forEach((e) => this.emit(e)));
+      this.emit(event);
+    }
+    return undefined;
+  }
+
+  private emit(event: StoreEvent): void {
+    if (!this.stopped) this.ctx.options.onEvent(event);
+  }
+
+  /** A value this replica cannot decrypt (its KMS plugin is down, or its key is gone) ends the watch, as upstream's. */
+  private undecodable(err: unknown): void {
+    this.fail(err instanceof StoreError ? err : new StoreError('Unavailable', this.ctx.etcdPrefix, `cannot decode a watched value: ${(err as Error).message}`));
+  }
+
+  private toEvent(ev: IEvent): StoreEvent | Promise<StoreEvent> {
+    const etcdKey = ev.kv.key.toString();
+    const key = this.ctx.toKey(etcdKey);
     const revision = Number(ev.kv.mod_revision);
-    const prevObject = ev.prev_kv ? decode(ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    const values = this.ctx.values;
+    const prev = ev.prev_kv ? values.open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    let object: KObject | Promise<KObject>;
+    let type: StoreEvent['type'];
     if (ev.type === 'Delete') {
       // etcd's delete event has no value: the object is the previous state at the delete's revision.
-      const object = ev.prev_kv ? decode(ev.prev_kv.value, revision) : { metadata: { resourceVersion: String(revision) } };
-      return { type: 'DELETED', key, object, prevObject, revision };
+      object = ev.prev_kv ? values.open(key, etcdKey, ev.prev_kv.value, revision) : { metadata: { resourceVersion: String(revision) } };
+      type = 'DELETED';
+    } else {
+      object = values.open(key, etcdKey, ev.kv.value, revision);
+      type = ev.kv.create_revision === ev.kv.mod_revision ? 'ADDED' : 'MODIFIED';
     }
-    const object = decode(ev.kv.value, revision);
-    const type = ev.kv.create_revision === ev.kv.mod_revision ? 'ADDED' : 'MODIFIED';
-    return prevObject ? { type, key, object, prevObject, revision } : { type, key, object, revision };
+    const build = (o: KObject, p: KObject | undefined): StoreEvent => (p ? { type, key, object: o, prevObject: p, revision } : { type, key, object: o, revision });
+    if (object instanceof Promise || prev instanceof Promise) return Promise.all([object, prev]).then(([o, p]) => build(o, p));
+    return build(object, prev);
   }
 
   private compactedError(from: number): StoreError {

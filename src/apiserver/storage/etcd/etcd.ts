@@ -20,12 +20,13 @@ import type { Logger } from '../../../log/logger.js';
 import { createEtcdClient, type EtcdClientOptions, retryRead, storeErrorOf, writeErrorOf } from './etcd-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
-import { decode, encode } from './etcd-value.js';
+import { decode, encode, EtcdValues } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { WatchStream } from './watch-stream.js';
 import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
+import type { ValueTransformer } from '../value-transformer.js';
 
 export interface EtcdStoreOptions extends EtcdClientOptions {
   /** Key prefix of every object (kube-apiserver's --etcd-prefix, default `/registry`). */
@@ -37,6 +38,8 @@ export interface EtcdStoreOptions extends EtcdClientOptions {
   logger?: Logger;
   /** The watch stream's way to etcd (default: gRPC to `endpoints`); tests interpose on it. */
   watchTransport?: WatchTransport;
+  /** Encryption at rest: the values of the keys it claims are stored as it transforms them. */
+  transformer?: ValueTransformer;
 }
 
 /** How long /readyz waits for etcd (kube-apiserver's --etcd-healthcheck-timeout). */
@@ -59,6 +62,7 @@ export class EtcdStore implements Store {
   private lease: Lease | undefined;
   private stopCompactor: (() => Promise<void>) | undefined;
   private readonly stream: WatchStream;
+  private readonly values: EtcdValues;
 
   private constructor(
     private readonly client: Etcd3,
@@ -66,6 +70,7 @@ export class EtcdStore implements Store {
     private readonly opts: EtcdStoreOptions,
   ) {
     this.stream = new WatchStream(opts.watchTransport ?? grpcWatchTransport(opts), { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
+    this.values = new EtcdValues(opts.transformer);
   }
 
   /** Connects and reads the current and compacted revisions; fails when etcd cannot be reached. */
@@ -104,12 +109,13 @@ export class EtcdStore implements Store {
     const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })));
     this.observe(res.header);
     const kv = res.kvs[0];
-    return kv && this.stored(key, kv);
+    return kv && (await this.stored(key, kv));
   }
 
   async create(key: string, object: KObject): Promise<StoredObject> {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
-    const value = encode(object);
+    const json = encode(object);
+    const value = this.values.seal(key, etcdKey.toString(), json);
     const lease = await this.leaseFor(key);
     const res = await this.txn(key, {
       compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: 0 }],
@@ -121,12 +127,13 @@ export class EtcdStore implements Store {
       throw new StoreError('KeyExists', key, `key ${key} already exists`, cur ? Number(cur.mod_revision) : undefined);
     }
     const revision = Number(res.header.revision);
-    return { key, object: decode(value, revision), revision };
+    return { key, object: decode(json, revision), revision };
   }
 
   async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
-    const value = encode(object);
+    const json = encode(object);
+    const value = this.values.seal(key, etcdKey.toString(), json);
     const lease = await this.leaseFor(key);
     const res = await this.txn(key, {
       compare: [revisionCompare(etcdKey, expectedRevision)],
@@ -135,7 +142,7 @@ export class EtcdStore implements Store {
     });
     if (!res.succeeded) throw failedCas(key, res, expectedRevision);
     const revision = Number(res.header.revision);
-    return { key, object: decode(value, revision), revision };
+    return { key, object: decode(json, revision), revision };
   }
 
   async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
@@ -150,7 +157,7 @@ export class EtcdStore implements Store {
     // The compare proved the key present, and etcd returns it with the delete in the same revision.
     if (!prev) throw new Error(`etcd deleted ${key} without returning its value`);
     const revision = Number(res.header.revision);
-    return { key, object: decode(prev.value, revision), revision };
+    return { key, object: await this.values.open(key, etcdKey.toString(), prev.value, revision), revision };
   }
 
   async range(options: RangeOptions): Promise<RangeResult> {
@@ -165,7 +172,9 @@ export class EtcdStore implements Store {
     );
     this.observe(res.header);
     const toKey = this.keys.reverse(options.prefix);
-    const items = res.kvs.map((kv) => this.stored(toKey(kv.key.toString()), kv));
+    const decoded = res.kvs.map((kv) => this.stored(toKey(kv.key.toString()), kv));
+    // Only values whose DEK a KMS plugin must decrypt first are promises.
+    const items = decoded.some((d) => d instanceof Promise) ? await Promise.all(decoded) : (decoded as StoredObject[]);
     return { items, revision: at ?? Number(res.header.revision), remaining: Number(res.count) - items.length };
   }
 
@@ -174,6 +183,7 @@ export class EtcdStore implements Store {
     const watch = new EtcdWatch(this.stream, {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
+      values: this.values,
       options,
       compacted: () => this.compacted,
       observeCompacted: (revision) => this.observeCompacted(revision),
@@ -238,9 +248,10 @@ export class EtcdStore implements Store {
     return new StoreError('Compacted', key, `revision ${revision} has been compacted; the oldest available is ${this.compacted}`, this.compacted);
   }
 
-  private stored(key: string, kv: IKeyValue): StoredObject {
+  private stored(key: string, kv: IKeyValue): StoredObject | Promise<StoredObject> {
     const revision = Number(kv.mod_revision);
-    return { key, object: decode(kv.value, revision), revision };
+    const object = this.values.open(key, kv.key.toString(), kv.value, revision);
+    return object instanceof Promise ? object.then((o) => ({ key, object: o, revision })) : { key, object, revision };
   }
 
   private async txn(key: string, req: ITxnRequest): Promise<ITxnResponse> {

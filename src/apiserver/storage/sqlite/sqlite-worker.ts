@@ -18,18 +18,22 @@ export interface WriteRow {
   revision: number;
   key: string;
   type: RowType;
-  value: string;
+  /** JSON text, or the bytes encryption at rest made of it (stored as a BLOB). */
+  value: string | Uint8Array;
   prev: number | null;
 }
 
-/** What the file held at open. */
-export interface LoadedFile {
+/** What the file held at open, its values as stored: JSON text, or encrypted bytes. */
+export interface StoredFile<V = string | Uint8Array> {
   revision: number;
   compacted: number;
-  kv: { key: string; value: string; revision: number }[];
+  kv: { key: string; value: V; revision: number }[];
   /** Events after `max(compacted, revision - historyLimit)`, ascending. */
-  events: { revision: number; key: string; type: RowType; value: string; prev: string | null }[];
+  events: { revision: number; key: string; type: RowType; value: V; prev: V | null }[];
 }
+
+/** The file's contents with every value as JSON text. */
+export type LoadedFile = StoredFile<string>;
 
 export interface WriterOptions {
   path: string;
@@ -57,7 +61,7 @@ export interface CommitRequest {
 export type Request = { type: 'close' } | CommitRequest;
 
 export type Reply =
-  | { type: 'opened'; file: LoadedFile }
+  | { type: 'opened'; file: StoredFile }
   | { type: 'committed'; ids: number[] }
   | ({ type: 'failed'; id: number } & Failure)
   | ({ type: 'open-failed' } & Failure);
@@ -143,7 +147,7 @@ export function openDatabase(opts: WriterOptions): Database.Database {
   }
 }
 
-function loadFile(db: Database.Database, historyLimit: number): LoadedFile {
+function loadFile(db: Database.Database, historyLimit: number): StoredFile {
   const meta = new Map((db.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]));
   const revision = meta.get('revision') ?? 0;
   const compacted = meta.get('compacted') ?? 0;
@@ -153,12 +157,12 @@ function loadFile(db: Database.Database, historyLimit: number): LoadedFile {
     // SQLite takes the other columns of an aggregate query with max() from the row holding the max.
     kv: db.prepare(
       "SELECT key, value, revision FROM (SELECT key, value, type, max(revision) AS revision FROM log GROUP BY key) WHERE type != 'DELETED'",
-    ).all() as LoadedFile['kv'],
+    ).all() as StoredFile['kv'],
     events: db
       .prepare(
         'SELECT l.revision, l.key, l.type, l.value, coalesce(p.value, l.prev_value) AS prev FROM log l LEFT JOIN log p ON p.revision = l.prev WHERE l.revision > ? ORDER BY l.revision',
       )
-      .all(Math.max(compacted, revision - historyLimit)) as LoadedFile['events'],
+      .all(Math.max(compacted, revision - historyLimit)) as StoredFile['events'],
   };
 }
 
@@ -182,7 +186,8 @@ export function commitTransaction(db: Database.Database): Commit {
     for (const group of groups) {
       const first = group.rows[0]?.revision;
       if (first !== revision + 1) throw new Error(`commit group at revision ${String(first)} does not follow revision ${revision}: a commit before it failed`);
-      for (const row of group.rows) insertRow.run(row.revision, row.key, row.type, row.value, row.prev);
+      // Bytes arrive from the main thread as a Uint8Array, which SQLite binds only as a Buffer (a BLOB).
+      for (const row of group.rows) insertRow.run(row.revision, row.key, row.type, typeof row.value === 'string' ? row.value : Buffer.from(row.value.buffer, row.value.byteOffset, row.value.byteLength), row.prev);
       revision = group.revision;
       compactTo = group.compactTo ?? compactTo;
     }
@@ -238,7 +243,7 @@ function serve(port: MessagePort, db: Database.Database, commit: Commit, revisio
 
 function main(port: MessagePort, opts: WriterOptions): void {
   let db: Database.Database;
-  let file: LoadedFile;
+  let file: StoredFile;
   try {
     db = openDatabase(opts);
     try {

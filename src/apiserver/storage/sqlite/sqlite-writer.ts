@@ -11,7 +11,7 @@
 import { execArgv } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Failure, LoadedFile, Reply, Request, WriteRow, WriterOptions } from './sqlite-worker.js';
+import type { Failure, Reply, Request, StoredFile, WriteRow, WriterOptions } from './sqlite-worker.js';
 
 /**
  * The worker module beside this one. Compiled, that is sqlite-worker.js; run from the TypeScript
@@ -48,7 +48,7 @@ export class SqliteWriter {
   }
 
   /** Starts the thread, opens (creating if needed) and locks the file, and returns what it holds. */
-  static start(opts: WriterOptions): Promise<{ writer: SqliteWriter; file: LoadedFile }> {
+  static start(opts: WriterOptions): Promise<{ writer: SqliteWriter; file: StoredFile }> {
     const module = workerModule();
     const worker = new Worker(module.url, { workerData: opts, execArgv: module.execArgv });
     return new Promise((resolve, reject) => {

@@ -23,7 +23,8 @@ import type { StoreEvent, StoredObject } from '../store.js';
 import { parseFrozen } from '../frozen.js';
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from '../indexed-store.js';
 import type { PreparedWrite } from '../mvcc-index.js';
-import type { LoadedFile } from './sqlite-worker.js';
+import type { LoadedFile, StoredFile } from './sqlite-worker.js';
+import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 import { SqliteWriter } from './sqlite-writer.js';
 
 export interface SqliteStoreOptions {
@@ -33,6 +34,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Largest size the file may grow to, like etcd's --quota-backend-bytes; writes beyond it fail. */
   quotaBytes?: number;
+  /** Encryption at rest: the values of the keys it claims are stored as it transforms them. */
+  transformer?: ValueTransformer;
 }
 
 export class SqliteStore extends IndexedStore {
@@ -44,8 +47,10 @@ export class SqliteStore extends IndexedStore {
     file: LoadedFile,
     private readonly historyLimit: number,
     private readonly path: string,
+    transformer: ValueTransformer | undefined,
   ) {
-    super(historyLimit);
+    // The storage key is the authenticated data: a value copied under another key does not decrypt.
+    super(historyLimit, transformer && ((key, json) => transformer.forKey(key)?.toStorage(Buffer.from(json), key)));
     this.fileCompacted = this.load(file);
   }
 
@@ -54,7 +59,7 @@ export class SqliteStore extends IndexedStore {
     const historyLimit = options.historyLimit ?? DEFAULT_HISTORY_LIMIT;
     const { writer, file } = await SqliteWriter.start({ path, historyLimit, busyTimeoutMs: options.busyTimeoutMs ?? 2000, quotaBytes: options.quotaBytes });
     try {
-      return new SqliteStore(writer, file, historyLimit, path);
+      return new SqliteStore(writer, await plainFile(file, options.transformer), historyLimit, path, options.transformer);
     } catch (err) {
       await writer.close();
       throw err;
@@ -71,7 +76,7 @@ export class SqliteStore extends IndexedStore {
     // Counted once sent, so the groups sent behind it do not trim again; if its commit fails, the
     // next trim starts from what the file holds (the thread reads it there).
     if (compactTo !== undefined) this.fileCompacted = compactTo;
-    const rows = writes.map(({ event, json, prevRevision }) => ({ revision: event.revision, key: event.key, type: event.type, value: json, prev: prevRevision }));
+    const rows = writes.map(({ event, json, stored, prevRevision }) => ({ revision: event.revision, key: event.key, type: event.type, value: stored ?? json, prev: prevRevision }));
     return this.writer.commit(rows, last.event.revision, compactTo);
   }
 
@@ -95,6 +100,42 @@ export class SqliteStore extends IndexedStore {
     if (this.index.compactedRevision() !== oldest) throw new Error(`event log lacks revisions after ${oldest}`);
     return file.compacted;
   }
+}
+
+/**
+ * The file's values as JSON text: encrypted ones (stored as bytes) decrypted. A value that cannot be
+ * read fails the open: starting without it would serve a store that lost it.
+ */
+async function plainFile(file: StoredFile, transformer: ValueTransformer | undefined): Promise<LoadedFile> {
+  const pending: Promise<void>[] = [];
+  const plain = (key: string, value: string | Uint8Array, set: (text: string) => void): void => {
+    const transform = transformer?.forKey(key);
+    if (!transform) {
+      assertPlain(value, key);
+      if (typeof value !== 'string') set(Buffer.from(value).toString('utf8'));
+      return;
+    }
+    const decoded = (bytes: Uint8Array): void => set(Buffer.from(bytes).toString('utf8'));
+    const failed = (err: unknown): never => {
+      (err as Error).message = `cannot read ${key} from the store: ${(err as Error).message}`;
+      throw err;
+    };
+    try {
+      const out = transform.fromStorage(typeof value === 'string' ? Buffer.from(value) : value, key);
+      if (out instanceof Uint8Array) decoded(out);
+      else pending.push(out.then(decoded, failed));
+    } catch (err) {
+      failed(err);
+    }
+  };
+  // The rows are the worker's copies: decrypted in place.
+  for (const row of file.kv) plain(row.key, row.value, (text) => (row.value = text));
+  for (const row of file.events) {
+    plain(row.key, row.value, (text) => (row.value = text));
+    if (row.prev !== null) plain(row.key, row.prev, (text) => (row.prev = text));
+  }
+  await Promise.all(pending);
+  return file as LoadedFile;
 }
 
 /** An event row as a StoreEvent; reuses the current value's object when it is this event's. */
