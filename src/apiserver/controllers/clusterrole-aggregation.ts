@@ -18,6 +18,8 @@ const PREFIX = storageKey('rbac.authorization.k8s.io', 'clusterroles', undefined
 const FIELD_MANAGER = 'clusterrole-aggregation-controller';
 /** Aggregated roles may feed each other (view → edit → admin); a chain settles within a few passes. */
 const MAX_PASSES = 5;
+/** Wait before listing again when the store failed (etcd down): no failure ends the controller. */
+const RETRY_MS = 1000;
 
 function selectorsOf(role: KObject): unknown[] {
   const rule = role.aggregationRule;
@@ -53,6 +55,7 @@ export class ClusterRoleAggregation {
   private running: Promise<void> | undefined;
   private dirty = false;
   private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ClusterRoleAggregationOptions) {}
 
@@ -64,6 +67,7 @@ export class ClusterRoleAggregation {
 
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.retryTimer);
     this.watch?.stop();
   }
 
@@ -76,11 +80,20 @@ export class ClusterRoleAggregation {
     this.watch = this.opts.store.watch(PREFIX, {
       fromRevision,
       onEvent: () => this.schedule(),
-      // The history we resumed from is gone: start over from a fresh list.
-      onError: () => {
-        if (!this.stopped) void this.start();
-      },
+      // The history we resumed from is gone, or the store failed: start over from a fresh list.
+      onError: () => this.restart(),
     });
+  }
+
+  private restart(): void {
+    if (this.stopped) return;
+    this.start().catch((err: unknown) => this.retryLater(err, () => this.restart()));
+  }
+
+  private retryLater(err: unknown, again: () => void): void {
+    this.opts.logger.warn({ err }, 'clusterrole aggregation failed, retrying');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(again, RETRY_MS);
   }
 
   private schedule(): void {
@@ -90,11 +103,16 @@ export class ClusterRoleAggregation {
       return;
     }
     this.running = (async () => {
-      do {
-        this.dirty = false;
-        await this.pass();
-      } while (this.dirty && !this.stopped);
-      this.running = undefined;
+      try {
+        do {
+          this.dirty = false;
+          await this.pass();
+        } while (this.dirty && !this.stopped);
+      } catch (err) {
+        this.retryLater(err, () => this.schedule());
+      } finally {
+        this.running = undefined;
+      }
     })();
   }
 

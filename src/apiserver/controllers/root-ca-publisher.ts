@@ -46,6 +46,7 @@ export class RootCaPublisher {
   private readonly failed = new Set<string>();
   private draining: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly opts: RootCaPublisherOptions) {}
@@ -70,6 +71,7 @@ export class RootCaPublisher {
   stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    clearTimeout(this.restartTimer);
     for (const w of this.watches) w.stop();
     return this.draining ?? Promise.resolve();
   }
@@ -79,10 +81,18 @@ export class RootCaPublisher {
     while (this.draining) await this.draining;
   }
 
+  /** Lists and watches again; while the store cannot list, tries again every RETRY_MS. */
   private restart(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.restartTimer) return;
     for (const w of this.watches) w.stop();
-    void this.start().catch((err: unknown) => this.opts.logger.warn({ err }, 'cannot restart the root CA publisher'));
+    this.watches = [];
+    this.start().catch((err: unknown) => {
+      this.opts.logger.warn({ err }, 'cannot restart the root CA publisher');
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        this.restart();
+      }, RETRY_MS);
+    });
   }
 
   /** The namespace an event asks us to look at, as upstream's handlers choose. */
