@@ -8,12 +8,15 @@
  * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it. `--runs=N` runs each
  * benchmark N times and prints one JSON object with every run and the median and range of each
  * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
+ * `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
+ * default, `--seed=N`); it fails when any check found a violation.
  */
 import 'reflect-metadata';
 import { formatApiTable, runApiBench } from './api.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
+import { formatSoakTable, runSoak } from './soak.js';
 import { printResult } from './lib/report.js';
 import { formatRunsTable, summarizeRuns } from './lib/runs.js';
 
@@ -54,6 +57,15 @@ const BENCHMARKS: Record<string, Run> = {
   },
 };
 
+/** Benchmarks that run only when named. */
+const ON_REQUEST: Record<string, Run> = {
+  soak: async () => {
+    const r = await runSoak({ durationS: Number(flag('duration') ?? 600), seed: Number(flag('seed') ?? Date.now() % 100_000) }, (line) => console.error(line));
+    if (r.violations.length > 0 || r.replicaExits.length > 0) process.exitCode = 1;
+    return { result: r, table: formatSoakTable(r) };
+  },
+};
+
 /** One benchmark, or with --runs N, N of them (each table as it comes, then one JSON with them all). */
 async function runBenchmark(name: string, run: Run): Promise<void> {
   if (runs === 1) {
@@ -72,13 +84,13 @@ async function runBenchmark(name: string, run: Run): Promise<void> {
 }
 
 const only = process.argv.slice(2).find((a) => !a.startsWith('--'));
-if (only !== undefined && !(only in BENCHMARKS)) {
-  console.error(`unknown benchmark ${only}; one of: ${Object.keys(BENCHMARKS).join(', ')}`);
+if (only !== undefined && !(only in BENCHMARKS) && !(only in ON_REQUEST)) {
+  console.error(`unknown benchmark ${only}; one of: ${[...Object.keys(BENCHMARKS), ...Object.keys(ON_REQUEST)].join(', ')}`);
   process.exit(2);
 }
 let failed = false;
 const start = performance.now();
-for (const [name, run] of Object.entries(BENCHMARKS)) {
+for (const [name, run] of Object.entries(only !== undefined && only in ON_REQUEST ? ON_REQUEST : BENCHMARKS)) {
   if (only !== undefined && name !== only) continue;
   const t0 = performance.now();
   console.log(`\n== ${name}`);
@@ -91,4 +103,4 @@ for (const [name, run] of Object.entries(BENCHMARKS)) {
   console.log(`(${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 }
 console.log(`\nbenchmarks done in ${((performance.now() - start) / 1000).toFixed(1)} s`);
-process.exit(failed ? 1 : 0);
+process.exit(failed ? 1 : (process.exitCode ?? 0));

@@ -39,9 +39,11 @@ export class HttpClient {
     return new HttpClient({ ...this.target, token }, this.maxSockets);
   }
 
-  async request(method: string, path: string, body?: unknown): Promise<HttpReply> {
+  /** With `timeoutMs`, the request is abandoned (rejected) when no full answer came by then. */
+  async request(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<HttpReply> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const res = await this.pool.request({ method: method as 'GET', path, headers: this.headers(payload !== undefined), body: payload });
+    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const res = await this.pool.request({ method: method as 'GET', path, headers: this.headers(payload !== undefined), body: payload, signal });
     return { status: res.statusCode, body: await res.body.text() };
   }
 
@@ -55,9 +57,9 @@ export class HttpClient {
   /**
    * A newline-delimited JSON stream (a watch): `onLine` gets each parsed line, or only those that
    * `wanted` accepts (a cheap text test that spares the load generator parsing lines it ignores).
-   * Resolves once the response headers arrived with 200.
+   * Resolves once the response headers arrived with 200; `onEnd` runs once when the stream ends or fails.
    */
-  async stream(path: string, onLine: (obj: unknown) => void, wanted: (line: string) => boolean = () => true): Promise<StreamHandle> {
+  async stream(path: string, onLine: (obj: unknown) => void, wanted: (line: string) => boolean = () => true, onEnd?: () => void): Promise<StreamHandle> {
     const abort = new AbortController();
     const res = await this.pool.request({ method: 'GET', path, headers: this.headers(false), signal: abort.signal });
     if (res.statusCode !== 200) {
@@ -75,7 +77,12 @@ export class HttpClient {
         if (line.trim() && wanted(line)) onLine(JSON.parse(line));
       }
     });
-    res.body.on('error', () => {});
+    let ended = false;
+    const end = (): void => {
+      if (!ended) onEnd?.();
+      ended = true;
+    };
+    res.body.on('error', end).on('end', end).on('close', end);
     return { close: () => abort.abort() };
   }
 
