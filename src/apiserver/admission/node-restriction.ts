@@ -14,7 +14,8 @@ import { record, records, text } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
 import { podReferences } from '../authorization/node/node-graph.js';
-import type { AdmissionAttributes, AdmissionPlugin } from '../registry/generic/admission.js';
+import type { AdmissionAttributes } from '../registry/generic/admission.js';
+import type { AdmissionPlugin } from './chain.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');
 const podsInfo = findResource('', 'v1', 'pods');
@@ -168,7 +169,8 @@ async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Re
 
 export function nodeRestriction(): AdmissionPlugin {
   return {
-    async admit(a) {
+    name: 'NodeRestriction',
+    async validate(a) {
       const id = nodeIdentity(a.ctx.user);
       if (!id.isNode) return;
       const r = new Refusal(a);

@@ -21,7 +21,7 @@ import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
 import { serviceStrategy } from './core/service.js';
 import { serviceAccountStrategy } from './core/service-account.js';
-import type { AdmissionPlugin } from './generic/admission.js';
+import type { Admission } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../authentication/types.js';
 import type { StoredResource } from '../http/metrics.js';
@@ -114,7 +114,7 @@ export function objectReader(store: Store): ObjectReader {
   };
 }
 
-export function buildRegistries(store: Store, extra: readonly Strategy[], admission: readonly AdmissionPlugin[] = []): Registries {
+export function buildRegistries(store: Store, extra: readonly Strategy[], admission?: Admission): Registries {
   const strategies = new Map<string, Strategy>();
   for (const s of [...BUILTIN_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
   const registries = new Map<string, GenericRegistry>();

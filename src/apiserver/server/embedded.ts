@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { registerProcessMetrics } from '../../metrics/registry.js';
-import { nodeRestriction } from '../admission/node-restriction.js';
 import { createAccessControl } from './access-control.js';
 import { kubeadmAutoApproveBindings } from '../authorization/rbac/default-policy.js';
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
@@ -154,7 +153,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     authenticator: access.authenticator,
     authorizer: access.authorizer,
     extraStrategies: access.strategies,
-    admission: [nodeRestriction()],
+    admissionPlugins: ['NodeRestriction'],
     metricsRegistry,
     auditor,
     healthChecks: encryption?.atRest.healthChecks(),

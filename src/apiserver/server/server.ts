@@ -30,7 +30,8 @@ import { DefaultServiceAccounts } from '../controllers/default-service-account.j
 import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import { realClock } from '../../lib/clock.js';
 import { buildRegistries, type Registries } from '../registry/registries.js';
-import type { AdmissionPlugin } from '../registry/generic/admission.js';
+import { admissionChain, DEFAULT_ON_PLUGINS, type AdmissionPluginName } from '../admission/chain.js';
+import type { Admission } from '../registry/generic/admission.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext, Strategy } from '../registry/generic/strategy.js';
 import type { Authorizer } from '../authorization/authorizer.js';
@@ -55,8 +56,8 @@ export interface ApiServerOptions {
   watchBufferBytes?: number;
   /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
   unknownFields?: UnknownFieldsHook;
-  /** Admission plugins across kinds (NodeRestriction), after each kind's own. */
-  admission?: AdmissionPlugin[];
+  /** Admission plugins enabled besides the default-on ones (kube-apiserver's --enable-admission-plugins). */
+  admissionPlugins?: readonly AdmissionPluginName[];
   /** Objects created at start when absent (the RBAC default policy). */
   defaultObjects?: KObject[];
   /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
@@ -285,9 +286,12 @@ class Pipeline {
   }
 }
 
+/** The default-on admission plugins and the ones the options enable, in upstream's order. */
+const admission = (opts: ApiServerOptions): Admission => admissionChain([...DEFAULT_ON_PLUGINS, ...(opts.admissionPlugins ?? [])]);
+
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
-  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], opts.admission);
+  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], admission(opts));
   registries.observe(new NamespaceFinalizer(opts.store, registries), new DefaultServiceAccounts(registries));
   await registries.start(opts.defaultObjects ?? []);
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');

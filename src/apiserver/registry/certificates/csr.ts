@@ -7,7 +7,6 @@ import type { CertificateSigningRequestCondition, CertificateSigningRequestSpec 
 import { CERTIFICATES_GROUP, CONDITION_APPROVED, CONDITION_DENIED, CSR_RESOURCE } from '../../../api/certificates.js';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { admitApproval, admitSigning, admitSubjectRestriction } from './admission.js';
 import { checkBytesFields, fieldBytes } from './bytes.js';
 import { populateConditionTimestamps, preserveConditionInstances, readConditions } from './conditions.js';
 import { csrTable } from './table.js';
@@ -72,7 +71,6 @@ const approvalStrategy: SubresourceStrategy = {
     obj.status = status(conditions, certificateOf(old));
   },
   validateUpdate: (obj, old) => validateCsrUpdate(obj, old, { approvalConditions: true, certificate: false }),
-  admit: (_obj, old, ctx) => admitApproval(old, ctx),
 };
 
 const statusStrategy: SubresourceStrategy = {
@@ -88,7 +86,6 @@ const statusStrategy: SubresourceStrategy = {
     obj.status = status(conditions, certificateOf(obj));
   },
   validateUpdate: (obj, old) => validateCsrUpdate(obj, old, { approvalConditions: false, certificate: true }),
-  admit: (obj, old, ctx) => admitSigning(obj, old, ctx),
 };
 
 export const csrStrategy: Strategy = {
@@ -104,11 +101,6 @@ export const csrStrategy: Strategy = {
   },
 
   validate: (obj) => validateCsr(obj),
-
-  /** CertificateSubjectRestriction runs on create only; main-resource updates have no CSR admission. */
-  async admit(obj: KObject, old: KObject | undefined): Promise<void> {
-    if (old === undefined) admitSubjectRestriction(obj);
-  },
 
   /** Main-resource updates change metadata only: spec and status edits are silently dropped. */
   prepareForUpdate(obj: KObject, old: KObject): void {

@@ -1,7 +1,8 @@
 /**
- * Admission plugins that span kinds (kube-apiserver's `--enable-admission-plugins`), as opposed to
- * a kind's own `Strategy.admit`: they see every create, update (with its subresource) and delete,
- * after the object was prepared, and refuse by throwing an ApiError (403 for policy).
+ * What the registries ask of admission: the server's chain of admission plugins (admission/chain.ts,
+ * kube-apiserver's `--enable-admission-plugins`), as opposed to a kind's own `Strategy.admit`. It
+ * sees every create, update (with its subresource) and delete after the object was prepared,
+ * validated and passed the kind's own checks, and refuses by throwing an ApiError (403 for policy).
  */
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
@@ -23,6 +24,7 @@ export interface AdmissionAttributes {
   ctx: RequestContext;
 }
 
-export interface AdmissionPlugin {
-  admit(a: AdmissionAttributes): Promise<void>;
+/** The validating phase of admission (upstream's ValidationInterface). */
+export interface Admission {
+  validate(a: AdmissionAttributes): Promise<void>;
 }

@@ -56,9 +56,7 @@ export async function admitCreate(scope: RegistryScope, pending: PendingCreate, 
     await scope.env.checkNamespace(meta.namespace, scope.target(meta.name));
   }
   await scope.strategy.admit?.(obj, undefined, ctx);
-  for (const plugin of scope.env.admission ?? []) {
-    await plugin.admit({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
-  }
+  await scope.env.admission?.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
 }
 
 /** Upstream's message when every generated name it tried was taken. */

@@ -70,13 +70,11 @@ export class GenericRegistry {
   }
 
   /**
-   * The cross-kind admission plugins for a create this registry does not store itself (a virtual
-   * subresource such as serviceaccounts/token): they see the request body as the object.
+   * The admission chain for a create this registry does not store itself (a virtual
+   * subresource such as serviceaccounts/token): its plugins see the request body as the object.
    */
   async admitVirtualCreate(namespace: string | undefined, name: string, subresource: string, object: KObject, ctx: RequestContext): Promise<void> {
-    for (const plugin of this.env.admission ?? []) {
-      await plugin.admit({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
-    }
+    await this.env.admission?.validate({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
   }
 
   async get(namespace: string | undefined, name: string): Promise<KObject> {
@@ -140,9 +138,7 @@ export class GenericRegistry {
       if (!cur) throw errors.notFound(this.target(name));
       checkDeletePreconditions(this.scope, name, cur.object.metadata ?? {}, params);
       await this.env.hooks?.beforeDelete?.(cur.object, ctx);
-      for (const plugin of this.env.admission ?? []) {
-        await plugin.admit({ operation: 'DELETE', info: this.info, subresource: '', namespace, name, object: cur.object, oldObject: cur.object, ctx });
-      }
+      await this.env.admission?.validate({ operation: 'DELETE', info: this.info, subresource: '', namespace, name, object: cur.object, oldObject: cur.object, ctx });
       try {
         return await deleteOnce(this.scope, { key, cur, ctx, params });
       } catch (e) {

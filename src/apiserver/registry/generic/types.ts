@@ -6,7 +6,7 @@ import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
 import type { Target } from '../../http/errors.js';
 import type { Store } from '../../storage/store.js';
-import type { AdmissionPlugin } from './admission.js';
+import type { Admission } from './admission.js';
 import type { RequestContext, Strategy } from './strategy.js';
 
 export const MODIFIED_MESSAGE =
@@ -47,8 +47,8 @@ export interface RegistryEnv {
   /** NamespaceLifecycle admission for namespaced creates: 404 when missing, 403 when terminating. */
   checkNamespace?(namespace: string, target: Target): Promise<void>;
   hooks?: RegistryHooks;
-  /** Cross-kind admission (NodeRestriction), run after the kind's own admission. */
-  admission?: readonly AdmissionPlugin[];
+  /** The admission chain (admission/chain.ts), run after the kind's own admission. */
+  admission?: Admission;
 }
 
 export interface WriteOptions {

@@ -86,9 +86,7 @@ async function admitAcrossKinds(scope: RegistryScope, attempt: UpdateAttempt): P
   const { next, ctx, namespace, opts } = attempt;
   const old = attempt.cur.object;
   const subresource = opts.subresource ?? '';
-  for (const plugin of scope.env.admission ?? []) {
-    await plugin.admit({ operation: 'UPDATE', info: scope.info, subresource, namespace, name: old.metadata?.name ?? '', object: next, oldObject: old, ctx });
-  }
+  await scope.env.admission?.validate({ operation: 'UPDATE', info: scope.info, subresource, namespace, name: old.metadata?.name ?? '', object: next, oldObject: old, ctx });
 }
 
 /**

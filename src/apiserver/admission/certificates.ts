@@ -2,21 +2,22 @@
  * The three CSR admission plugins kube-apiserver enables by default: CertificateApproval (/approval
  * needs `approve` on the signer), CertificateSigning (setting status.certificate needs `sign`) and
  * CertificateSubjectRestriction (no system:masters client certificates from the built-in signer).
- * They run after validation, so a 422 wins over these 403s.
  */
 import {
   CERTIFICATES_GROUP,
   CSR_RESOURCE,
   SIGNER_KUBE_APISERVER_CLIENT,
   type CertificateSigningRequestSpec,
-} from '../../../api/certificates.js';
-import type { KObject, UserInfo } from '../../../api/meta.js';
-import { parseCertificateRequestPem } from '../../../pki/csr.js';
-import { errors, type ApiError } from '../../http/errors.js';
-import { sameBytes } from './bytes.js';
-import type { RequestContext } from '../generic/strategy.js';
-import type { Authorizer } from '../../authorization/authorizer.js';
-import { bytesText } from './validation.js';
+} from '../../api/certificates.js';
+import type { KObject, UserInfo } from '../../api/meta.js';
+import { parseCertificateRequestPem } from '../../pki/csr.js';
+import { errors, type ApiError } from '../http/errors.js';
+import { sameBytes } from '../registry/certificates/bytes.js';
+import type { AdmissionAttributes } from '../registry/generic/admission.js';
+import type { RequestContext } from '../registry/generic/strategy.js';
+import type { Authorizer } from '../authorization/authorizer.js';
+import type { AdmissionPlugin } from './chain.js';
+import { bytesText } from '../registry/certificates/validation.js';
 
 const signerNameOf = (obj: KObject): string => (obj.spec as Partial<CertificateSigningRequestSpec> | undefined)?.signerName ?? '';
 
@@ -38,7 +39,7 @@ async function allowed(authorizer: Authorizer, user: UserInfo, verb: string, nam
  * Whether the user holds `verb` on the `signers` resource for this signer: by its exact name, or
  * by the wildcard `<domain>/*` for the part before the first slash.
  */
-export async function isAuthorizedForSignerName(
+async function isAuthorizedForSignerName(
   authorizer: Authorizer,
   user: UserInfo,
   verb: string,
@@ -50,7 +51,7 @@ export async function isAuthorizedForSignerName(
 }
 
 /** CertificateApproval: any update through /approval, checked against the stored signerName. */
-export async function admitApproval(old: KObject, ctx: RequestContext): Promise<void> {
+async function admitApproval(old: KObject, ctx: RequestContext): Promise<void> {
   const signer = signerNameOf(old);
   if (!(await isAuthorizedForSignerName(ctx.authorizer, ctx.user, 'approve', signer))) {
     throw admissionForbidden(old, `user not permitted to approve requests with signerName ${JSON.stringify(signer)}`);
@@ -58,7 +59,7 @@ export async function admitApproval(old: KObject, ctx: RequestContext): Promise<
 }
 
 /** CertificateSigning: /status updates that change status.certificate, checked against the stored signerName. */
-export async function admitSigning(obj: KObject, old: KObject, ctx: RequestContext): Promise<void> {
+async function admitSigning(obj: KObject, old: KObject, ctx: RequestContext): Promise<void> {
   const next = (obj.status as { certificate?: unknown } | undefined)?.certificate;
   const prev = (old.status as { certificate?: unknown } | undefined)?.certificate;
   if (sameBytes(next, prev)) return;
@@ -69,7 +70,7 @@ export async function admitSigning(obj: KObject, old: KObject, ctx: RequestConte
 }
 
 /** CertificateSubjectRestriction: on create of the main resource only. */
-export function admitSubjectRestriction(obj: KObject): void {
+function admitSubjectRestriction(obj: KObject): void {
   const spec = (obj.spec ?? {}) as Partial<CertificateSigningRequestSpec>;
   if (spec.signerName !== SIGNER_KUBE_APISERVER_CLIENT) return;
   let organizations: string[];
@@ -82,3 +83,27 @@ export function admitSubjectRestriction(obj: KObject): void {
     throw admissionForbidden(obj, `use of ${SIGNER_KUBE_APISERVER_CLIENT} signer with system:masters group is not allowed`);
   }
 }
+
+const isCsr = (a: AdmissionAttributes): boolean => a.info.group === CERTIFICATES_GROUP && a.info.plural === CSR_RESOURCE;
+
+export const certificateApproval: AdmissionPlugin = {
+  name: 'CertificateApproval',
+  async validate(a) {
+    if (isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'approval' && a.oldObject) await admitApproval(a.oldObject, a.ctx);
+  },
+};
+
+export const certificateSigning: AdmissionPlugin = {
+  name: 'CertificateSigning',
+  async validate(a) {
+    if (isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'status' && a.oldObject) await admitSigning(a.object, a.oldObject, a.ctx);
+  },
+};
+
+/** On create of the main resource only. */
+export const certificateSubjectRestriction: AdmissionPlugin = {
+  name: 'CertificateSubjectRestriction',
+  async validate(a) {
+    if (isCsr(a) && a.operation === 'CREATE' && a.subresource === '') admitSubjectRestriction(a.object);
+  },
+};

@@ -1,10 +1,22 @@
-import type { KObject } from '../../../api/meta.js';
-import { ApiError } from '../../http/errors.js';
-import { b64, certificatePem, csrObject, csrPem, ctx, signerAuthorizer } from '../../../../test/csr/helpers.js';
-import { csrStrategy } from './csr.js';
+import type { KObject } from '../../api/meta.js';
+import { ApiError } from '../http/errors.js';
+import { b64, certificatePem, csrObject, csrPem, ctx, signerAuthorizer } from '../../../test/csr/helpers.js';
+import { csrStrategy } from '../registry/certificates/csr.js';
+import type { AdmissionOperation } from '../registry/generic/admission.js';
+import type { RequestContext } from '../registry/generic/strategy.js';
+import { admissionChain, DEFAULT_ON_PLUGINS } from './chain.js';
 
-const approval = csrStrategy.subresources?.approval;
-const statusSub = csrStrategy.subresources?.status;
+const chain = admissionChain(DEFAULT_ON_PLUGINS);
+
+/** The default chain's verdict on a CSR write: `subresource` '' is the main resource. */
+const write =
+  (operation: AdmissionOperation, subresource: string) =>
+  (object: KObject, oldObject: KObject | undefined, c: RequestContext): Promise<void> =>
+    chain.validate({ operation, info: csrStrategy.info, subresource, namespace: undefined, name: object.metadata?.name ?? '', object, oldObject, ctx: c });
+const approve = write('UPDATE', 'approval');
+const sign = write('UPDATE', 'status');
+const create = (obj: KObject, c: RequestContext): Promise<void> => write('CREATE', '')(obj, undefined, c);
+const updateMain = write('UPDATE', '');
 
 async function rejection(p: Promise<void>): Promise<ApiError> {
   try {
@@ -33,7 +45,7 @@ describe('CertificateApproval (approval subresource)', () => {
 
   it('rejects without approve on the signer, with upstream message, after trying name then domain wildcard', async () => {
     const authorizer = signerAuthorizer(['sign example.com/my-signer', 'approve other.io/*']);
-    const err = await rejection(approval?.admit?.(next(), old, ctx({ authorizer })) ?? Promise.resolve());
+    const err = await rejection(approve(next(), old, ctx({ authorizer })));
     expect(err.code).toBe(403);
     expect(err.reason).toBe('Forbidden');
     expect(err.message).toBe(
@@ -47,18 +59,18 @@ describe('CertificateApproval (approval subresource)', () => {
   });
 
   it.each(['approve example.com/my-signer', 'approve example.com/*'])('allows with %s', async (grant) => {
-    await expect(approval?.admit?.(next(), old, ctx({ grants: [grant] }))).resolves.toBeUndefined();
+    await expect(approve(next(), old, ctx({ grants: [grant] }))).resolves.toBeUndefined();
   });
 
   it('checks the stored signer name, not the submitted one', async () => {
     const sneaky = withStatus(old, {});
     sneaky.spec = { ...(sneaky.spec as object), signerName: 'evil.io/x' };
-    await expect(approval?.admit?.(sneaky, old, ctx({ grants: ['approve example.com/*'] }))).resolves.toBeUndefined();
-    await rejection(approval?.admit?.(sneaky, old, ctx({ grants: ['approve evil.io/x'] })) ?? Promise.resolve());
+    await expect(approve(sneaky, old, ctx({ grants: ['approve example.com/*'] }))).resolves.toBeUndefined();
+    await rejection(approve(sneaky, old, ctx({ grants: ['approve evil.io/x'] })));
   });
 
   it('treats authorizer errors as denial', async () => {
-    const err = await rejection(approval?.admit?.(next(), old, ctx({ authorizer: signerAuthorizer(['approve example.com/*'], true) })) ?? Promise.resolve());
+    const err = await rejection(approve(next(), old, ctx({ authorizer: signerAuthorizer(['approve example.com/*'], true) })));
     expect(err.code).toBe(403);
   });
 });
@@ -73,18 +85,18 @@ describe('CertificateSigning (status subresource)', () => {
 
   it('needs sign on the signer to change the certificate', async () => {
     const next = withStatus(old, { conditions: [{ type: 'Approved', status: 'True' }], certificate: cert });
-    const err = await rejection(statusSub?.admit?.(next, old, ctx({ grants: ['approve example.com/*'] })) ?? Promise.resolve());
+    const err = await rejection(sign(next, old, ctx({ grants: ['approve example.com/*'] })));
     expect(err.message).toBe(
       'certificatesigningrequests.certificates.k8s.io "node-csr" is forbidden: user not permitted to sign requests with signerName "example.com/my-signer"',
     );
-    await expect(statusSub?.admit?.(next, old, ctx({ grants: ['sign example.com/my-signer'] }))).resolves.toBeUndefined();
-    await expect(statusSub?.admit?.(next, old, ctx({ grants: ['sign example.com/*'] }))).resolves.toBeUndefined();
+    await expect(sign(next, old, ctx({ grants: ['sign example.com/my-signer'] }))).resolves.toBeUndefined();
+    await expect(sign(next, old, ctx({ grants: ['sign example.com/*'] }))).resolves.toBeUndefined();
   });
 
   it('does not check when the certificate bytes are unchanged (conditions only)', async () => {
     const authorizer = signerAuthorizer([]);
     const next = withStatus(old, { conditions: [{ type: 'Approved', status: 'True' }, { type: 'Failed', status: 'True' }] });
-    await expect(statusSub?.admit?.(next, old, ctx({ authorizer }))).resolves.toBeUndefined();
+    await expect(sign(next, old, ctx({ authorizer }))).resolves.toBeUndefined();
     expect(authorizer.calls).toEqual([]);
   });
 });
@@ -92,7 +104,7 @@ describe('CertificateSigning (status subresource)', () => {
 describe('CertificateSubjectRestriction (create)', () => {
   it('rejects system:masters for kube-apiserver-client', async () => {
     const obj = stored(await csrPem({ commonName: 'admin', organizations: ['dev', 'system:masters'] }), 'kubernetes.io/kube-apiserver-client');
-    const err = await rejection(csrStrategy.admit?.(obj, undefined, ctx()) ?? Promise.resolve());
+    const err = await rejection(create(obj, ctx()));
     expect(err.code).toBe(403);
     expect(err.message).toBe(
       'certificatesigningrequests.certificates.k8s.io "node-csr" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
@@ -101,20 +113,20 @@ describe('CertificateSubjectRestriction (create)', () => {
 
   it('allows system:masters with other signers and other groups with this one', async () => {
     const masters = await csrPem({ organizations: ['system:masters'] });
-    await expect(csrStrategy.admit?.(stored(masters, 'example.com/x'), undefined, ctx())).resolves.toBeUndefined();
-    await expect(csrStrategy.admit?.(stored(masters, 'kubernetes.io/kube-apiserver-client-kubelet'), undefined, ctx())).resolves.toBeUndefined();
+    await expect(create(stored(masters, 'example.com/x'), ctx())).resolves.toBeUndefined();
+    await expect(create(stored(masters, 'kubernetes.io/kube-apiserver-client-kubelet'), ctx())).resolves.toBeUndefined();
     const devs = await csrPem({ organizations: ['devs'] });
-    await expect(csrStrategy.admit?.(stored(devs, 'kubernetes.io/kube-apiserver-client'), undefined, ctx())).resolves.toBeUndefined();
+    await expect(create(stored(devs, 'kubernetes.io/kube-apiserver-client'), ctx())).resolves.toBeUndefined();
   });
 
   it('reports an unparsable request', async () => {
     const obj = csrObject('', { request: b64('junk'), signerName: 'kubernetes.io/kube-apiserver-client', name: 'x' });
-    const err = await rejection(csrStrategy.admit?.(obj, undefined, ctx()) ?? Promise.resolve());
+    const err = await rejection(create(obj, ctx()));
     expect(err.message).toBe('certificatesigningrequests.certificates.k8s.io "x" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST');
   });
 
   it('does not run on updates of the main resource', async () => {
     const obj = stored(await csrPem({ organizations: ['system:masters'] }), 'kubernetes.io/kube-apiserver-client');
-    await expect(csrStrategy.admit?.(obj, obj, ctx())).resolves.toBeUndefined();
+    await expect(updateMain(obj, obj, ctx())).resolves.toBeUndefined();
   });
 });

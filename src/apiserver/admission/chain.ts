@@ -1,0 +1,40 @@
+/**
+ * Admission as kube-apiserver runs it: one chain of named plugins in a fixed order
+ * (AllOrderedPlugins upstream), whichever of them are enabled, each seeing every write. Upstream runs
+ * every mutating plugin, then every validating one; none of these mutates, so the chain has the
+ * validating phase only. The registries call it after a write's validation and the kind's own
+ * checks, so a 422 wins over an admission 403.
+ */
+import type { Admission, AdmissionAttributes } from '../registry/generic/admission.js';
+import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './certificates.js';
+import { nodeRestriction } from './node-restriction.js';
+
+/** One admission plugin (upstream's admission.Interface with ValidationInterface). */
+export interface AdmissionPlugin {
+  readonly name: AdmissionPluginName;
+  /** Refuses the write by throwing an ApiError; returns for writes it does not handle. */
+  validate(a: AdmissionAttributes): Promise<void>;
+}
+
+/** The plugins this server has, in kube-apiserver's order. */
+const ORDERED = {
+  NodeRestriction: nodeRestriction,
+  CertificateApproval: () => certificateApproval,
+  CertificateSigning: () => certificateSigning,
+  CertificateSubjectRestriction: () => certificateSubjectRestriction,
+} satisfies Record<string, () => AdmissionPlugin>;
+
+export type AdmissionPluginName = keyof typeof ORDERED;
+
+/** On unless turned off, as in kube-apiserver (NodeRestriction is not: kubeadm enables it). */
+export const DEFAULT_ON_PLUGINS: readonly AdmissionPluginName[] = ['CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction'];
+
+/** The chain of the `enabled` plugins, in upstream's order whatever the order given. */
+export function admissionChain(enabled: readonly AdmissionPluginName[]): Admission {
+  const plugins = (Object.keys(ORDERED) as AdmissionPluginName[]).filter((n) => enabled.includes(n)).map((n) => ORDERED[n]());
+  return {
+    async validate(a) {
+      for (const p of plugins) await p.validate(a);
+    },
+  };
+}
