@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { EmbeddedServerOptions } from '../apiserver/server/embedded.js';
 import { ConfigError, loadApiserverConfig } from '../config/load.js';
+import { tlsSettings } from '../config/tls.js';
 import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { buildVersion } from '../lib/version.js';
@@ -54,6 +55,7 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
     anonymousAuth: config.anonymousAuth,
     encryptionProviderConfig: config.encryptionProviderConfig || undefined,
     encryptionProviderConfigAutomaticReload: config.encryptionProviderConfigAutomaticReload,
+    tls: { certFile: config.tlsCertFile || undefined, keyFile: config.tlsPrivateKeyFile || undefined, ...tlsSettings(config) },
   };
 }
 

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { checkKubeletServingOptions } from './kubelet-serving.js';
+import { checkTlsOptions } from './tls.js';
 import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
 import { checkAuditOptions } from './audit-schema.js';
 import {
@@ -203,6 +204,12 @@ export function loadControllerConfig(sources: ConfigSources = {}): Promise<Contr
   return loadConfig(CONTROLLER_CONFIG_SCHEMA, sources, crossCheck);
 }
 
+/** The serving pair is given whole or not at all, and its cipher suites are Go's names. */
+function checkServingFiles(c: Record<string, unknown>, problems: string[]): void {
+  if (Boolean(c.tlsCertFile) !== Boolean(c.tlsPrivateKeyFile)) problems.push('tlsCertFile and tlsPrivateKeyFile must be given together');
+  checkTlsOptions(c, problems);
+}
+
 /** The token file is read at start: say now, with the other problems, when it cannot be. */
 function checkTokenFile(c: Record<string, unknown>, problems: string[]): void {
   const file = c.tokenAuthFile;
@@ -219,6 +226,7 @@ export function loadApiserverConfig(sources: ConfigSources = {}): Promise<Apiser
     checkEtcdOptions(c, problems);
     checkTokenFile(c, problems);
     checkAuditOptions(c, problems);
+    checkServingFiles(c, problems);
   });
 }
 
@@ -228,5 +236,6 @@ export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
     checkEtcdOptions(c, problems);
     checkTokenFile(c, problems);
     checkAuditOptions(c, problems);
+    checkServingFiles(c, problems);
   });
 }

@@ -5,6 +5,7 @@
  */
 import { AUDIT_CONFIG_SCHEMA } from './audit-schema.js';
 import { CONTROLLER_CONFIG_SCHEMA, type ConfigOf, type FieldSpec } from './schema.js';
+import { TLS_CONFIG_SCHEMA } from './tls.js';
 
 /** Storage backends of the embedded API server. */
 export const STORAGE_KINDS = ['sqlite', 'memory', 'etcd'] as const;
@@ -57,6 +58,10 @@ export const APISERVER_CONFIG_SCHEMA = {
     description: 'EncryptionConfiguration (apiserver.config.k8s.io/v1) file: how resources are encrypted at rest (up: default DATA_DIR/encryption-config.yaml, Secrets with secretbox).',
   },
   encryptionProviderConfigAutomaticReload: { type: 'bool', default: false, description: 'Reload --encryption-provider-config when the file changes, without a restart.' },
+  // Serving TLS, as kube-apiserver's: the files are re-read when they change.
+  tlsCertFile: { type: 'string', default: '', description: 'Serving certificate (PEM, chain after the leaf); empty: DATA_DIR/apiserver.crt, made at first start. Re-read when it changes.' },
+  tlsPrivateKeyFile: { type: 'string', default: '', description: 'Private key (PEM) of --tls-cert-file; empty: DATA_DIR/apiserver.key.' },
+  ...TLS_CONFIG_SCHEMA,
 } as const satisfies Record<string, FieldSpec>;
 
 /** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */

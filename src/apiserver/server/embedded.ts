@@ -25,6 +25,7 @@ import { ensureDefaultEncryptionConfig } from '../encryption/default-config.js';
 import type { KmsTimings } from '../encryption/kms-envelope.js';
 import type { ValueTransformer } from '../storage/value-transformer.js';
 import type { Logger } from '../../log/logger.js';
+import type { TlsSettings } from '../../pki/tls-options.js';
 
 function openSqlite(file: string, transformer: ValueTransformer | undefined): Promise<SqliteStore> {
   createPrivateFile(file);
@@ -61,6 +62,11 @@ export interface EmbeddedServerOptions {
    * nodes renew their own; on by default, as on a kubeadm cluster.
    */
   kubeadmAutoApprove?: boolean;
+  /**
+   * Serving TLS as kube-apiserver's flags give it: the certificate and key files (default the data
+   * directory's, made at first start), re-read when they change, and Go's version and suite names.
+   */
+  tls?: Partial<TlsSettings> & { certFile?: string; keyFile?: string };
   /** --anonymous-auth (default true): anonymous GETs of /healthz, /livez, /readyz and /version; every other anonymous request is 401. */
   anonymousAuth?: boolean;
   /** Where the server's metrics (served at /metrics) go; by default a registry of its own with process metrics. */
@@ -147,7 +153,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const server = await startApiServer({
     store,
     logger: opts.logger,
-    tls: { certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem },
+    tls: { ...servingFiles(dataDir, opts.tls), clientCaPem: credentials.caPem },
     host,
     port: opts.port ?? 0,
     authenticator: access.authenticator,
@@ -186,6 +192,15 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
       await store.close();
       encryption?.atRest.close();
     },
+  };
+}
+
+/** The serving files: the ones given, or the data directory's (both re-read when they change). */
+function servingFiles(dataDir: string, tls: EmbeddedServerOptions['tls']): NonNullable<EmbeddedServerOptions['tls']> {
+  return {
+    ...tls,
+    certFile: tls?.certFile ?? path.join(dataDir, CREDENTIAL_FILES.servingCertPem),
+    keyFile: tls?.keyFile ?? path.join(dataDir, CREDENTIAL_FILES.servingKeyPem),
   };
 }
 

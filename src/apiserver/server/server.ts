@@ -38,11 +38,16 @@ import type { Authorizer } from '../authorization/authorizer.js';
 import { parseRequestInfo, requestPath, type RequestInfo } from '../http/request-info.js';
 import { routeResource } from './routes.js';
 import type { Store } from '../storage/store.js';
+import { servingTls, type ServingTlsOptions } from '../../pki/serving-cert-files.js';
 
 export interface ApiServerOptions {
   store: Store;
   logger: Logger;
-  tls: { certPem: string; keyPem: string; clientCaPem?: string };
+  /**
+   * The serving certificate (a fixed pair, or files re-read when they change), the CA of client
+   * certificates, and Go's TLS version and suite names (--tls-min-version, --tls-cipher-suites).
+   */
+  tls: ServingTlsOptions;
   host?: string;
   /** 0 = any free port. */
   port?: number;
@@ -306,11 +311,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   eventExpiry?.start();
   const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
   const pipeline = new Pipeline(opts, registries, metrics);
+  const tls = servingTls(opts.tls);
   const server: Server = createServer(
     {
-      cert: opts.tls.certPem,
-      key: opts.tls.keyPem,
-      ca: opts.tls.clientCaPem,
+      ...tls.contextOptions(),
       requestCert: true,
       rejectUnauthorized: false,
       // kube-apiserver's: idle keep-alive connections stay 90 s (Go's http.DefaultTransport keeps them
@@ -348,6 +352,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     },
   );
   server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
+  tls.attach(server, (err) => logger.error({ err }, 'serving certificate files changed but cannot be used: the previous pair keeps serving'));
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     logger.debug({ err }, 'client connection error');
     answerClientError(err, socket);
@@ -371,6 +376,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     port,
     async close() {
       registries.close();
+      tls.stop();
       pipeline.endWatches();
       aggregation?.stop();
       kubernetesService?.stop();

@@ -1,0 +1,126 @@
+/**
+ * A serving certificate and key read from files and re-read when they change, as kube-apiserver's
+ * dynamic serving certificate (`--tls-cert-file`/`--tls-private-key-file`) and controller-runtime's
+ * certwatcher do: the files' directories are watched (a Secret volume swaps a symlink, an operator
+ * renames a new file into place), with a resync every minute in case an event was missed. A new
+ * pair is taken only when it loads and its key matches; otherwise the previous one keeps serving.
+ */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createSecureContext, type SecureContextOptions, type Server as TlsServer } from 'node:tls';
+import { tlsContextOptions, type TlsSettings } from './tls-options.js';
+
+export interface ServingPair {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface ServingCertFilesOptions {
+  certFile: string;
+  keyFile: string;
+  /** A new valid pair is in the files (not called for the first load). */
+  onChange: (pair: ServingPair) => void;
+  /** The files changed but do not form a usable pair; the previous one stays. */
+  onError: (err: Error) => void;
+  /** Default 60 s, upstream's resync. */
+  resyncMs?: number;
+}
+
+/** Reads and checks a pair: both files non-empty, the key matching the certificate. */
+export function readServingPair(certFile: string, keyFile: string): ServingPair {
+  const certPem = fs.readFileSync(certFile, 'utf8');
+  const keyPem = fs.readFileSync(keyFile, 'utf8');
+  if (certPem.trim() === '' || keyPem.trim() === '') throw new Error(`empty serving certificate or key (${certFile}, ${keyFile})`);
+  // OpenSSL takes an EC certificate with an RSA key (one slot each) and then fails every handshake.
+  if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error(`the key in ${keyFile} does not match the certificate in ${certFile}`);
+  createSecureContext({ cert: certPem, key: keyPem });
+  return { certPem, keyPem };
+}
+
+export class ServingCertFiles {
+  private pair: ServingPair;
+  private readonly watchers: fs.FSWatcher[] = [];
+  private readonly resync: NodeJS.Timeout;
+  private pending: NodeJS.Timeout | undefined;
+
+  /** Loads the pair (throws when it is not usable) and starts watching. */
+  constructor(private readonly opts: ServingCertFilesOptions) {
+    this.pair = readServingPair(opts.certFile, opts.keyFile);
+    for (const dir of new Set([path.dirname(opts.certFile), path.dirname(opts.keyFile)])) {
+      const watcher = fs.watch(dir, { persistent: false }, () => this.schedule());
+      watcher.on('error', () => undefined); // a removed directory: the resync keeps trying
+      this.watchers.push(watcher);
+    }
+    this.resync = setInterval(() => this.check(), opts.resyncMs ?? 60_000).unref();
+  }
+
+  current(): ServingPair {
+    return this.pair;
+  }
+
+  stop(): void {
+    for (const w of this.watchers) w.close();
+    clearInterval(this.resync);
+    clearTimeout(this.pending);
+  }
+
+  /** Events come in bursts while files are written: read once they settle. */
+  private schedule(): void {
+    clearTimeout(this.pending);
+    this.pending = setTimeout(() => this.check(), 100).unref();
+  }
+
+  private check(): void {
+    let next: ServingPair;
+    try {
+      next = readServingPair(this.opts.certFile, this.opts.keyFile);
+    } catch (err) {
+      this.opts.onError(err as Error);
+      return;
+    }
+    if (next.certPem === this.pair.certPem && next.keyPem === this.pair.keyPem) return;
+    this.pair = next;
+    this.opts.onChange(next);
+  }
+}
+
+export interface ServingTlsOptions extends Partial<TlsSettings> {
+  /** A fixed pair; or */
+  certPem?: string;
+  keyPem?: string;
+  /** files re-read when they change (these win). */
+  certFile?: string;
+  keyFile?: string;
+  /** CAs of the client certificates to request (the API server's client CA). */
+  clientCaPem?: string;
+}
+
+/** The secure context of a serving endpoint, kept current with its certificate files. */
+export interface ServingTls {
+  /** Options for `https.createServer` (and each `setSecureContext`). */
+  contextOptions(): SecureContextOptions;
+  /** Gives `server` each new pair from now on. */
+  attach(server: TlsServer, onError: (err: Error) => void): void;
+  stop(): void;
+}
+
+export function servingTls(o: ServingTlsOptions): ServingTls {
+  const settings: TlsSettings = { minVersion: o.minVersion ?? 'VersionTLS12', cipherSuites: o.cipherSuites ?? [] };
+  const options = (pair: ServingPair): SecureContextOptions => ({ cert: pair.certPem, key: pair.keyPem, ca: o.clientCaPem, ...tlsContextOptions(settings) });
+  let files: ServingCertFiles | undefined;
+  let initial: ServingPair;
+  if (o.certFile && o.keyFile) initial = readServingPair(o.certFile, o.keyFile);
+  else if (o.certPem && o.keyPem) initial = { certPem: o.certPem, keyPem: o.keyPem };
+  else throw new Error('a serving certificate needs a pair or both files');
+  return {
+    contextOptions: () => options(files?.current() ?? initial),
+    attach(server, onError) {
+      if (!o.certFile || !o.keyFile || files) return;
+      files = new ServingCertFiles({ certFile: o.certFile, keyFile: o.keyFile, onChange: (pair) => server.setSecureContext(options(pair)), onError });
+      // Replaced between the first read and now: serve the newer pair at once.
+      if (files.current().certPem !== initial.certPem || files.current().keyPem !== initial.keyPem) server.setSecureContext(options(files.current()));
+    },
+    stop: () => files?.stop(),
+  };
+}
