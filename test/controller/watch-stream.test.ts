@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KObject, WatchEvent } from '../../src/api/meta.js';
 import { HttpStatusError, KubeClient } from '../../src/controller/client/kube-client.js';
-import { isGone } from '../../src/controller/client/errors.js';
+import { isGone } from '../../src/lib/api-errors.js';
 import { clientListWatch, type WatchHandle } from '../../src/controller/informer/list-watch.js';
 import { realClock } from '../../src/lib/clock.js';
 import { FakeApiServer, json } from './fake-apiserver.js';

@@ -5,7 +5,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import type { ResourceInfo } from '../../api/resources.js';
-import { ApiError } from '../http/errors.js';
+import { isConflict, isForbidden, isNotFound } from '../../lib/api-errors.js';
 import type { RegistryObserver, Registries } from '../registry/registries.js';
 
 const NAME = 'default';
@@ -29,7 +29,7 @@ export class DefaultServiceAccounts implements RegistryObserver {
     try {
       await sa.create(namespace, obj, this.registries.systemContext(), { dryRun: false, fieldManager: 'kube-identity' });
     } catch (e) {
-      if (!(e instanceof ApiError && [403, 404, 409].includes(e.code))) throw e;
+      if (!(isForbidden(e) || isNotFound(e) || isConflict(e))) throw e;
     }
   }
 }

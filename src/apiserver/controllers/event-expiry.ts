@@ -8,7 +8,7 @@
 import type { KObject } from '../../api/meta.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
-import { StoreError, type Store, storageKey } from '../storage/store.js';
+import { isRaceError, type Store, storageKey } from '../storage/store.js';
 
 const EVENTS = storageKey('', 'events', undefined);
 const PAGE = 500;
@@ -78,7 +78,7 @@ export class EventExpiry {
           deleted++;
         } catch (e) {
           // Written again (it lives on) or deleted meanwhile.
-          if (!(e instanceof StoreError && (e.code === 'Conflict' || e.code === 'KeyNotFound'))) throw e;
+          if (!isRaceError(e)) throw e;
         }
       }
       if (page.remaining === 0 || page.items.length === 0 || this.stopped) break;

@@ -4,7 +4,7 @@
  * deletes or changes it, checked at start and every 10 s (the server's port may differ per start).
  */
 import type { Logger } from '../../log/logger.js';
-import { ApiError } from '../http/errors.js';
+import { isConflict, isInvalid } from '../../lib/api-errors.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { record } from '../../lib/json.js';
 import { kubernetesService } from '../registry/core/service.js';
@@ -31,7 +31,7 @@ export class KubernetesServiceController {
     // API server replicas starting together on one store may all find it missing: the create that
     // lost the race (409 on the name, or 422 on its cluster IP) finds it there on the second look.
     await this.reconcile().catch((err: unknown) => {
-      if (err instanceof ApiError && (err.code === 409 || err.code === 422)) return this.reconcile();
+      if (isConflict(err) || isInvalid(err)) return this.reconcile();
       throw err;
     });
     this.timer = setInterval(() => {

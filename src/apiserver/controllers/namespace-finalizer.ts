@@ -7,8 +7,8 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { isStored } from '../../api/resources.js';
-import { ApiError } from '../http/errors.js';
-import { type Store, StoreError, storageKey } from '../storage/store.js';
+import { isNotFound } from '../../lib/api-errors.js';
+import { isStoreError, type Store, storageKey } from '../storage/store.js';
 import { withoutKubernetesFinalizer } from '../registry/core/namespace.js';
 import type { RegistryObserver, Registries } from '../registry/registries.js';
 import { deepEqual } from '../../lib/json-value.js';
@@ -123,7 +123,7 @@ export class NamespaceFinalizer implements RegistryObserver {
           held ||= !(await reg.delete(name, item.object.metadata?.name ?? '', ctx, { dryRun: false })).deleted;
         } catch (e) {
           // 404: removed meanwhile (or the same object seen through another version).
-          if (!(e instanceof ApiError && e.code === 404)) throw e;
+          if (!isNotFound(e)) throw e;
         }
       }
       const left = await this.store.range({ prefix: reg.prefix(name) });
@@ -143,7 +143,7 @@ export class NamespaceFinalizer implements RegistryObserver {
         await this.store.update(key, next, cur.revision);
         return;
       } catch (e) {
-        if (!(e instanceof StoreError && e.code === 'Conflict')) throw e;
+        if (!isStoreError(e, 'Conflict')) throw e;
       }
     }
   }

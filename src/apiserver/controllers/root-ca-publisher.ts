@@ -9,7 +9,7 @@ import type { KObject } from '../../api/meta.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { isRecord } from '../../lib/json.js';
 import type { Logger } from '../../log/logger.js';
-import { ApiError } from '../http/errors.js';
+import { isConflict, isForbidden, isInvalid, isNotFound } from '../../lib/api-errors.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 import { type Store, type StoreEvent, type WatchHandle, storageKey } from '../storage/store.js';
@@ -161,9 +161,9 @@ export class RootCaPublisher {
       });
     } catch (err) {
       // The namespace went away or began terminating meanwhile, or another replica made it first.
-      if (err instanceof ApiError && [403, 404, 409].includes(err.code)) return;
+      if (isForbidden(err) || isNotFound(err) || isConflict(err)) return;
       // Someone made it immutable: retrying cannot help until it changes again.
-      if (err instanceof ApiError && err.code === 422) {
+      if (isInvalid(err)) {
         this.opts.logger.warn({ err, namespace }, 'cannot restore the root CA ConfigMap');
         return;
       }

@@ -1,6 +1,7 @@
 /** DELETE of one object and of a collection, with DeleteOptions from the body or the query. */
 import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
+import { isNotFound } from '../../lib/api-errors.js';
 import { errors } from '../http/errors.js';
 import { type FieldError, invalid, notSupported } from '../http/field-errors.js';
 import { readBody } from '../http/http-io.js';
@@ -128,7 +129,7 @@ export async function handleDeleteCollection(scope: RequestScope): Promise<void>
       });
       deleted.push(r.object);
     } catch (e) {
-      if (!(e instanceof Error && 'code' in e && (e as { code: unknown }).code === 404)) throw e;
+      if (!isNotFound(e)) throw e;
     }
   }
   respondValue(scope, 200, {

@@ -6,7 +6,8 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
-import { ApiError, errors, type Target } from '../http/errors.js';
+import { isConflict } from '../../lib/api-errors.js';
+import { errors, type Target } from '../http/errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { csrStrategy } from './certificates/csr.js';
 import { configMapStrategy } from './core/configmap.js';
@@ -91,7 +92,7 @@ async function ignoreExists(p: Promise<unknown>): Promise<void> {
   try {
     await p;
   } catch (e) {
-    if (!(e instanceof ApiError && e.code === 409)) throw e;
+    if (!isConflict(e)) throw e;
   }
 }
 

@@ -81,6 +81,15 @@ export class StoreError extends Error {
   }
 }
 
+export function isStoreError(e: unknown, code: StoreErrorCode): boolean {
+  return e instanceof StoreError && e.code === code;
+}
+
+/** A lost compare-and-swap race: the object changed or vanished since it was read, so retry. */
+export function isRaceError(e: unknown): boolean {
+  return isStoreError(e, 'Conflict') || isStoreError(e, 'KeyNotFound');
+}
+
 export interface WatchHandle {
   /** Stops delivery; idempotent. */
   stop(): void;

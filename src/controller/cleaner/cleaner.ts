@@ -9,7 +9,7 @@ import type { CertificateSigningRequest } from '../../api/certificates.js';
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/backoff.js';
 import type { Logger } from '../../log/logger.js';
-import { isConflict, isNotFound } from '../client/errors.js';
+import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { Runnable } from '../runtime/manager.js';
 import { cleanReason, DEFAULT_CLEANER_DURATIONS, type CleanReason, type CleanerDurations } from './cleaner-policy.js';

@@ -17,7 +17,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { EventMetrics } from '../../metrics/events.js';
 import type { KubeClient } from '../client/kube-client.js';
-import { isConflict } from '../client/errors.js';
+import { isConflict } from '../../lib/api-errors.js';
 import type { Runnable } from '../runtime/manager.js';
 import { EventCorrelator, objectRef, type CorrelatorOptions, type EventType, type ObjectRef, type Occurrence, type Series } from './correlator.js';
 

@@ -13,7 +13,7 @@ import type { Logger } from '../../log/logger.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
 import type { CaSignerSource } from '../../pki/ca.js';
 import type { KubeClient } from '../client/kube-client.js';
-import { isConflict, isNotFound } from '../client/errors.js';
+import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { Runnable } from '../runtime/manager.js';
 import { MAX_TIMER_MS } from '../cleaner/cleaner.js';
 import {

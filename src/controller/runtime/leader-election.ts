@@ -17,7 +17,8 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { leaderGauge } from '../../metrics/leader.js';
 import type { KubeClient } from '../client/kube-client.js';
-import { httpStatusOf, isConflict, isNotFound, isRefused, REFUSED_MESSAGE } from '../client/errors.js';
+import { httpStatusOf, isConflict, isNotFound, isRefused } from '../../lib/api-errors.js';
+import { REFUSED_MESSAGE } from '../client/errors.js';
 
 export interface LeaderElectionOptions {
   namespace: string;

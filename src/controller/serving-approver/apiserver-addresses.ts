@@ -11,7 +11,8 @@
 import { record, records, text } from '../../lib/json.js';
 import type { Clock } from '../../lib/clock.js';
 import { formatIp, parseIp } from '../../pki/san.js';
-import { HttpStatusError, type KubeClient } from '../client/kube-client.js';
+import { isNotFound } from '../../lib/api-errors.js';
+import type { KubeClient } from '../client/kube-client.js';
 
 const SERVICE_PATH = '/api/v1/namespaces/default/services/kubernetes';
 const ENDPOINTS_PATH = '/api/v1/namespaces/default/endpoints/kubernetes';
@@ -55,7 +56,7 @@ export class ApiserverAddresses {
   private async read(): Promise<ReadonlySet<string>> {
     const get = (path: string): Promise<unknown> =>
       this.client.requestJSON<unknown>('GET', path).catch((err: unknown) => {
-        if (err instanceof HttpStatusError && err.code === 404) return undefined;
+        if (isNotFound(err)) return undefined;
         throw err;
       });
     try {

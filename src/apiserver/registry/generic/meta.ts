@@ -8,7 +8,6 @@ import { ApiError, errors } from '../../http/errors.js';
 import type { FieldError } from '../../http/field-errors.js';
 import { validateSubdomainName } from '../../validation/names.js';
 import { validateObjectMeta } from '../../validation/object-meta.js';
-import { StoreError } from '../../storage/store.js';
 import { trackUpdate } from '../../apply/index.js';
 import { managerName } from './managed-fields.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
@@ -30,15 +29,6 @@ export function omitEmptyMetadata(meta: ObjectMeta): void {
     const v = meta[k];
     if (v !== undefined && (Array.isArray(v) ? v.length === 0 : Object.keys(v).length === 0)) delete meta[k];
   }
-}
-
-export function isStoreError(e: unknown, code: StoreError['code']): boolean {
-  return e instanceof StoreError && e.code === code;
-}
-
-/** A lost compare-and-swap race: the object changed or vanished since it was read, so retry. */
-export function isRaceError(e: unknown): boolean {
-  return isStoreError(e, 'Conflict') || isStoreError(e, 'KeyNotFound');
 }
 
 export function invalidError(scope: RegistryScope, name: string, errs: FieldError[]): ApiError {
