@@ -57,3 +57,23 @@ export class FakeClock implements Clock {
     return this.timers.filter((t) => !t.cancelled).length;
   }
 }
+
+/** Resolves after `ms` on the given clock, or early (without rejecting) once `signal` aborts. */
+export function sleep(
+  clock: Pick<Clock, 'setTimeout'>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = (): void => {
+      timer.cancel();
+      resolve();
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -6,8 +6,7 @@
  * (approved, issued...), is left for the next pass to judge again. A CSR already gone is fine.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';
-import type { Clock } from '../../lib/clock.js';
-import { sleep } from '../../lib/backoff.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { ReadonlyCache } from '../informer/cache.js';

@@ -11,8 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import type { Clock } from '../../lib/clock.js';
-import { sleep } from '../../lib/backoff.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 import { ConnectionPool, pickTls, type TlsOptions } from './connection-pool.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

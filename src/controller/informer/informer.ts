@@ -16,8 +16,8 @@
  * Handlers run synchronously; a throwing handler is logged and does not stop the informer.
  */
 import type { KObject, WatchEvent } from '../../api/meta.js';
-import { Backoff, sleep } from '../../lib/backoff.js';
-import type { Clock, TimerHandle } from '../../lib/clock.js';
+import { ExponentialBackoff, noJitterGenerator, type IBackoff } from 'cockatiel';
+import { sleep, type Clock, type TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
 import { httpStatusOf, isGone, isRefused } from '../../lib/api-errors.js';
@@ -85,7 +85,9 @@ export class Informer<T extends KObject = KObject> {
   private readonly cache: Cache<T>;
   private readonly handlers: EventHandlers<T>[] = [];
   private readonly logger: Logger;
-  private readonly backoff: Backoff;
+  /** Reconnect delays: doubling from backoffInitialMs to backoffMaxMs (cockatiel), each plus up to 100% jitter (client-go's wait.Jitter). */
+  private readonly backoffs: ExponentialBackoff<number>;
+  private backoff: IBackoff<unknown> | undefined;
   private readonly random: () => number;
   private readonly transform: (obj: T) => T;
   private lastRV = '';
@@ -99,7 +101,7 @@ export class Informer<T extends KObject = KObject> {
     this.logger = opts.logger.child({ informer: opts.name });
     this.random = opts.random ?? Math.random;
     this.transform = opts.transform ?? stripManagedFields;
-    this.backoff = new Backoff({ initialMs: opts.backoffInitialMs ?? 800, maxMs: opts.backoffMaxMs ?? 30_000, jitter: 1, random: this.random });
+    this.backoffs = new ExponentialBackoff({ initialDelay: opts.backoffInitialMs ?? 800, maxDelay: opts.backoffMaxMs ?? 30_000, generator: noJitterGenerator });
     opts.metrics?.synced.set({ informer: opts.name }, 0);
     opts.metrics?.initInformer(opts.name);
   }
@@ -126,6 +128,13 @@ export class Informer<T extends KObject = KObject> {
     });
   }
 
+  /** The wait before the next list or watch: the next step of the backoff, jittered, within its cap. */
+  private nextDelay(): number {
+    this.backoff = this.backoff ? this.backoff.next(undefined) : this.backoffs.next();
+    const delay = this.backoff.duration;
+    return Math.min(this.opts.backoffMaxMs ?? 30_000, delay + delay * this.random());
+  }
+
   /** Registers handlers; once synced, a late handler first gets `add` for every cached object. */
   addHandlers(h: EventHandlers<T>): void {
     this.handlers.push(h);
@@ -144,7 +153,7 @@ export class Informer<T extends KObject = KObject> {
           if (signal.aborted) break;
           if (isRefused(err)) this.logger.error({ err, status: httpStatusOf(err) }, REFUSED_MESSAGE);
           else this.logger.info({ err }, 'list failed, retrying');
-          await sleep(this.opts.clock, this.backoff.next(), signal);
+          await sleep(this.opts.clock, this.nextDelay(), signal);
           continue;
         }
       }
@@ -152,9 +161,9 @@ export class Informer<T extends KObject = KObject> {
       if (reason === 'stopped') break;
       this.opts.metrics?.watchRestarts.inc({ informer: this.name, reason });
       if (reason === 'expired') needList = true;
-      if (sawEvents) this.backoff.reset();
+      if (sawEvents) this.backoff = undefined;
       this.logger.debug({ reason, err, resourceVersion: this.lastRV }, 'watch ended, reconnecting');
-      await sleep(this.opts.clock, this.backoff.next(), signal);
+      await sleep(this.opts.clock, this.nextDelay(), signal);
     }
     this.resyncTimer?.cancel();
   }

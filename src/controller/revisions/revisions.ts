@@ -7,8 +7,7 @@
  */
 import { AppsV1Api, CoreV1Api, type V1ConfigMap, type V1ControllerRevision } from '@kubernetes/client-node';
 import type { KList, KObject } from '../../api/meta.js';
-import { sleep } from '../../lib/backoff.js';
-import type { Clock } from '../../lib/clock.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { CsrMetrics } from '../../metrics/csr.js';
 import type { CaSignerSource } from '../../pki/ca.js';

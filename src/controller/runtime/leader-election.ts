@@ -12,8 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoordinationV1Api, V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { sleep } from '../../lib/backoff.js';
-import type { Clock } from '../../lib/clock.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { leaderGauge } from '../../metrics/leader.js';
 import type { KubeClient } from '../client/kube-client.js';
