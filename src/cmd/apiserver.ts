@@ -19,7 +19,7 @@ import { auditOptions } from './audit-options.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
 export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOptions, 'logger'> {
-  const read = (key: 'tokenAuthFile' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile'): Buffer | undefined => {
+  const read = (key: 'tokenAuthFile' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile' | 'clientCaFile'): Buffer | undefined => {
     try {
       return config[key] ? readFileSync(config[key]) : undefined;
     } catch (err) {
@@ -46,6 +46,7 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
     bookmarkIntervalMs: config.bookmarkIntervalMs,
     tokenFile,
     kubeconfigOut: config.kubeconfigOut || undefined,
+    clientCaPem: read('clientCaFile')?.toString('utf8'),
     flowControl: {
       maxRequestsInflight: config.maxRequestsInflight,
       maxMutatingRequestsInflight: config.maxMutatingRequestsInflight,

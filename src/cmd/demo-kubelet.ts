@@ -16,7 +16,9 @@ import {
   V1MicroTime,
   type V1CertificateSigningRequest,
 } from '@kubernetes/client-node';
+import { SIGNER_KUBELET_SERVING } from '../api/certificates.js';
 import { NODE_LEASE_NAMESPACE } from '../api/nodes.js';
+import { bundleKey } from '../controller/revisions/revision-data.js';
 import { readCertificateInfo } from '../pki/certificate.js';
 import { createCertificateRequestPem } from '../pki/csr.js';
 import { generateKeyPair } from '../pki/keys.js';
@@ -53,6 +55,23 @@ export function clusterCaPem(kc: KubeConfig): string {
   const cluster = kc.getCurrentCluster();
   if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
   throw new Error('the kubeconfig has no certificate-authority-data for its cluster');
+}
+
+/** Where kube-identity's controller publishes each signer's CA bundle (its --trust-bundle-* defaults). */
+export const TRUST_BUNDLE = { namespace: 'kube-system', name: 'kube-identity-trust-bundle' };
+
+/**
+ * The kubelet-serving signer's CA bundle as kube-identity's controller publishes it, or undefined
+ * when the cluster has no such bundle (another signer, such as kube-controller-manager's).
+ */
+export async function servingCaPem(admin: KubeConfig): Promise<string | undefined> {
+  try {
+    const cm = await admin.makeApiClient(CoreV1Api).readNamespacedConfigMap(TRUST_BUNDLE);
+    return cm.data?.[bundleKey(SIGNER_KUBELET_SERVING)];
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
 }
 
 /** A bootstrap token Secret in kube-system, in kubeadm's default node-token group. */
@@ -188,8 +207,9 @@ export async function heartbeat(asNode: KubeConfig, name: string, renewals: numb
 }
 
 /**
- * Serves HTTPS on loopback with the serving certificate, connects as a client that trusts only the
- * cluster CA and expects the node's name, and returns what the client verified.
+ * Serves HTTPS on loopback with the serving certificate, connects as a client that trusts only
+ * `caPem` and expects the node's name, and returns what the client verified (rejects when it does
+ * not verify).
  */
 export async function checkServing(serving: Credential, caPem: string, nodeName: string): Promise<{ port: number; subject: string; san: string }> {
   const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (_req, res) => res.end('ok'));

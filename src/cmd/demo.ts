@@ -3,11 +3,13 @@
  * kubeconfig, one line per step: bootstrap token → kubelet client CSR, approved and issued → Node
  * registered with its addresses → Lease heartbeats in kube-node-lease → serving CSR, approved by
  * policy → an HTTPS listener on loopback serving with it, checked by a TLS client that trusts the
- * cluster CA and the node's name → client certificate rotated (short expirationSeconds) and the API
+ * kubelet-serving CA and the node's name (and told whether the cluster CA, kube-root-ca.crt's,
+ * refuses it, as it must when the trust domains are apart) → client certificate rotated (short expirationSeconds) and the API
  * called with the new one. A failing step says which step and why, and the command exits 1.
  * The serving step needs the serving approver (`up` runs it by default; elsewhere
  * `kube-identity controller --approve-kubelet-serving`).
  */
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../api/certificates.js';
 import {
@@ -22,6 +24,8 @@ import {
   registerNode,
   requestCertificate,
   secondsLeft,
+  servingCaPem,
+  TRUST_BUNDLE,
   whoAmI,
   type Credential,
 } from './demo-kubelet.js';
@@ -72,6 +76,26 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Step 6: the serving certificate verified against the kubelet-serving CA (kube-identity's trust
+ * bundle; the cluster CA when there is none), and whether the cluster CA, the one kube-root-ca.crt
+ * holds and every in-cluster client trusts for the API server, would accept it too.
+ */
+async function verifyServing(admin: KubeConfig, serving: Credential, node: string): Promise<{ port: number; subject: string; san: string; verifiedBy: string; clusterCa: string }> {
+  const clusterCa = clusterCaPem(admin);
+  const servingCa = await servingCaPem(admin);
+  if (servingCa === undefined) {
+    const v = await checkServing(serving, clusterCa, node);
+    return { ...v, verifiedBy: `the cluster CA (no kubelet-serving bundle in ${TRUST_BUNDLE.namespace}/${TRUST_BUNDLE.name})`, clusterCa: 'one CA for both' };
+  }
+  const v = await checkServing(serving, servingCa, node);
+  const alsoCluster = await checkServing(serving, clusterCa, node).then(
+    () => 'the cluster CA (kube-root-ca.crt) accepts it too: the signers share one CA',
+    () => 'the cluster CA (kube-root-ca.crt) refuses it',
+  );
+  return { ...v, verifiedBy: `the kubelet-serving CA (${TRUST_BUNDLE.namespace}/${TRUST_BUNDLE.name})`, clusterCa: alsoCluster };
+}
+
 async function runDemo(flags: DemoFlags): Promise<void> {
   stepNo = 0;
   const timeoutMs = Number(flags.timeout) * 1000;
@@ -104,7 +128,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       ),
     (c) => `CSR ${c.csr.metadata?.name ?? ''} for DNS:${node}, IP:${address}: ${approvalOf(c.csr)} Issued.`,
   );
-  await step('https listener', () => checkServing(serving, clusterCaPem(admin), node), (v) => `127.0.0.1:${v.port} serves CN=${v.subject} (${v.san}), verified against the cluster CA as "${node}"`);
+  await step('https listener', () => verifyServing(admin, serving, node), (v) => `127.0.0.1:${v.port} serves CN=${v.subject} (${v.san}), verified against ${v.verifiedBy} as "${node}"; ${v.clusterCa}`);
 
   const rotated: Credential = await step(
     'client certificate rotated',

@@ -1,7 +1,8 @@
 /**
  * `kube-identity up`: the main job on a fresh machine. Starts the embedded API server (SQLite in
  * the data directory) and the controller against it in one process, with the cluster CA as the
- * signers' CA (so issued client certificates authenticate), and prints once where everything is.
+ * client signers' CA (so issued client certificates authenticate) and the data directory's own
+ * kubelet-serving CA as that signer's, and prints once where everything is.
  * Logs go to a file in the data directory so the terminal stays readable.
  */
 import { mkdirSync } from 'node:fs';
@@ -86,8 +87,14 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       flags: {
         ...controllerOptions(flags),
         kubeconfig: options.kubeconfigOut ? path.resolve(options.kubeconfigOut) : path.join(dataDir, 'kubeconfig'),
-        clusterSigningCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
-        clusterSigningKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
+        // Trust domains apart: the client signers sign with the cluster CA (the API server's client
+        // CA), kubelet-serving with a CA of its own, which kube-root-ca.crt does not hold.
+        clusterSigningKubeApiserverClientCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
+        clusterSigningKubeApiserverClientKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
+        clusterSigningKubeletClientCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
+        clusterSigningKubeletClientKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
+        clusterSigningKubeletServingCertFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem),
+        clusterSigningKubeletServingKeyFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem),
         // Elected as a Deployment is, so a second controller pointed at this cluster stands by
         // instead of acting on every CSR a second time; a clean stop releases the Lease at once.
         leaderElect: true,

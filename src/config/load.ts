@@ -132,6 +132,7 @@ const PER_SIGNER_PAIRS = [
   ['clusterSigningKubeletServingCertFile', 'clusterSigningKubeletServingKeyFile'],
   ['clusterSigningKubeletClientCertFile', 'clusterSigningKubeletClientKeyFile'],
   ['clusterSigningKubeApiserverClientCertFile', 'clusterSigningKubeApiserverClientKeyFile'],
+  ['clusterSigningLegacyUnknownCertFile', 'clusterSigningLegacyUnknownKeyFile'],
 ] as const;
 
 /** kube-controller-manager's rules for CA files, plus the custom signers'. */

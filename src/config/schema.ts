@@ -51,6 +51,8 @@ export const CONTROLLER_CONFIG_SCHEMA = {
   clusterSigningKubeletClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client-kubelet only.' },
   clusterSigningKubeApiserverClientCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/kube-apiserver-client only (excludes the shared pair).' },
   clusterSigningKubeApiserverClientKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/kube-apiserver-client only.' },
+  clusterSigningLegacyUnknownCertFile: { type: 'string', default: '', description: 'CA certificate for kubernetes.io/legacy-unknown only (excludes the shared pair).' },
+  clusterSigningLegacyUnknownKeyFile: { type: 'string', default: '', description: 'CA key for kubernetes.io/legacy-unknown only.' },
   signerMinRsaBits: {
     type: 'int',
     default: 2048,

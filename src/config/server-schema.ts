@@ -30,6 +30,12 @@ export const APISERVER_CONFIG_SCHEMA = {
   logLevel: CONTROLLER_CONFIG_SCHEMA.logLevel,
   bookmarkIntervalMs: { type: 'int', default: 60_000, min: 1, description: 'Interval of watch bookmarks, in milliseconds.' },
   kubeconfigOut: { type: 'string', default: '', description: 'Where to write the admin kubeconfig; empty means DATA_DIR/kubeconfig.' },
+  clientCaFile: {
+    type: 'string',
+    default: '',
+    description:
+      'PEM bundle of the CAs whose client certificates authenticate (kube-apiserver\'s --client-ca-file); empty means DATA_DIR/ca.crt, the cluster CA that signs the client signers under up. Never the kubelet-serving CA.',
+  },
   tokenAuthFile: { type: 'string', default: '', description: 'Static bearer tokens as CSV: token,user,uid,"group1,group2" (kube-apiserver format).' },
   // Flow control (src/apiserver/flowcontrol): kube-apiserver's flags and defaults.
   maxRequestsInflight: {
@@ -84,6 +90,8 @@ const SET_BY_UP = [
   'clusterSigningKubeletClientKeyFile',
   'clusterSigningKubeApiserverClientCertFile',
   'clusterSigningKubeApiserverClientKeyFile',
+  'clusterSigningLegacyUnknownCertFile',
+  'clusterSigningLegacyUnknownKeyFile',
   'customSigners',
 ] as const;
 

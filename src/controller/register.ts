@@ -42,6 +42,7 @@ const OWN_FILES: Record<string, [keyof ControllerConfig, keyof ControllerConfig]
   'kubernetes.io/kubelet-serving': ['clusterSigningKubeletServingCertFile', 'clusterSigningKubeletServingKeyFile'],
   'kubernetes.io/kube-apiserver-client-kubelet': ['clusterSigningKubeletClientCertFile', 'clusterSigningKubeletClientKeyFile'],
   'kubernetes.io/kube-apiserver-client': ['clusterSigningKubeApiserverClientCertFile', 'clusterSigningKubeApiserverClientKeyFile'],
+  'kubernetes.io/legacy-unknown': ['clusterSigningLegacyUnknownCertFile', 'clusterSigningLegacyUnknownKeyFile'],
 };
 
 /**

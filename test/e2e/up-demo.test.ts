@@ -71,7 +71,7 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
   expect(lines[2]).toMatch(/from system:bootstrap:[a-z0-9]{6}: Auto approving kubelet client certificate after SubjectAccessReview\. Issued\.$/);
   expect(lines[5]).toContain('Auto approving kubelet serving certificate after policy check. Issued.');
   const address = /IP Address:(10\.244\.\d+\.\d+)\)/.exec(lines[6] ?? '')?.[1];
-  expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.\d+\.\d+\), verified against the cluster CA as "e2e-node"$/);
+  expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.\d+\.\d+\), verified against the kubelet-serving CA \(kube-system\/kube-identity-trust-bundle\) as "e2e-node"; the cluster CA \(kube-root-ca\.crt\) refuses it$/);
   expect(lines[7]).toMatch(/from system:node:e2e-node with the old certificate: Auto approving self kubelet client certificate after SubjectAccessReview\. Issued, expires in (59\d|600)s\.$/);
   expect(lines[8]).toContain('the server says this node is system:node:e2e-node (groups: system:nodes, system:authenticated)');
 

@@ -6,12 +6,31 @@ const plan = async (flags: Record<string, string>) =>
   signingPlan(await loadControllerConfig({ flags })).map((e) => `${e.policy.controllerName} ${e.files.certFile}`);
 
 describe('signing plan', () => {
-  it('the shared pair serves every Kubernetes signer', async () => {
+  it('the shared pair serves every Kubernetes signer, legacy-unknown included (as kube-controller-manager)', async () => {
     expect(await plan({ clusterSigningCertFile: '/ca.crt', clusterSigningKeyFile: '/ca.key' })).toEqual([
       'csrsigning-kubelet-serving /ca.crt',
       'csrsigning-kubelet-client /ca.crt',
       'csrsigning-kube-apiserver-client /ca.crt',
+      'csrsigning-legacy-unknown /ca.crt',
     ]);
+  });
+
+  it('each signer has its own pair of flags; up\'s split: client signers on the cluster CA, kubelet-serving on its own', async () => {
+    expect(
+      await plan({
+        clusterSigningKubeletServingCertFile: '/serving.crt',
+        clusterSigningKubeletServingKeyFile: '/serving.key',
+        clusterSigningKubeletClientCertFile: '/ca.crt',
+        clusterSigningKubeletClientKeyFile: '/ca.key',
+        clusterSigningKubeApiserverClientCertFile: '/ca.crt',
+        clusterSigningKubeApiserverClientKeyFile: '/ca.key',
+        clusterSigningLegacyUnknownCertFile: '/legacy.crt',
+        clusterSigningLegacyUnknownKeyFile: '/legacy.key',
+      }),
+    ).toEqual(['csrsigning-kubelet-serving /serving.crt', 'csrsigning-kubelet-client /ca.crt', 'csrsigning-kube-apiserver-client /ca.crt', 'csrsigning-legacy-unknown /legacy.crt']);
+    await expect(loadControllerConfig({ flags: { clusterSigningCertFile: '/ca.crt', clusterSigningKeyFile: '/ca.key', clusterSigningLegacyUnknownCertFile: '/l.crt', clusterSigningLegacyUnknownKeyFile: '/l.key' } })).rejects.toThrow(
+      'cannot specify default and per controller certs at the same time',
+    );
   });
 
   it('with per-signer files only those signers run, and custom signers may share one CA', async () => {

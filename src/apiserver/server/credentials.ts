@@ -1,9 +1,10 @@
 /**
  * First-start setup of a data directory: the cluster CA (it signs the serving certificate, the
- * admin client certificate, and — through the controller — kubelet and user certificates, so
- * x509 authentication trusts exactly what the signers issue), a service-account signing key, an
- * admin bearer token, and a kubeconfig for kubectl and client-node. Later starts reuse them; a
- * piece that is missing is made again from the CA.
+ * admin client certificate, and — through the controller — kubelet and user client certificates,
+ * so x509 authentication trusts exactly what the client signers issue), a separate kubelet-serving
+ * CA (docs/architecture.md, "Trust domains"), a service-account signing key, an admin bearer token,
+ * and a kubeconfig for kubectl and client-node. Later starts reuse them; a piece that is missing is
+ * made again (the kubelet-serving CA of a directory made by an older release, among them).
  *
  * API server replicas on etcd may share one directory and start at the same moment: whoever finds a
  * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
@@ -18,8 +19,15 @@ import { issueCertificate } from '../../pki/issue.js';
 import { generateKeyPair } from '../../pki/keys.js';
 
 export interface ServerCredentials {
+  /** The cluster CA: the API server's serving CA (kube-root-ca.crt) and the client CA. */
   caPem: string;
   caKeyPem: string;
+  /**
+   * The kubelet-serving CA, kept apart from the cluster CA: a kubelet serving certificate must never
+   * be accepted as the API server (in-cluster clients trust kube-root-ca.crt) nor as a client.
+   */
+  kubeletServingCaPem: string;
+  kubeletServingCaKeyPem: string;
   servingCertPem: string;
   servingKeyPem: string;
   /** A static token for `admin` in system:masters (served through the token file). */
@@ -35,6 +43,8 @@ export interface ServerCredentials {
 export const CREDENTIAL_FILES = {
   caPem: 'ca.crt',
   caKeyPem: 'ca.key',
+  kubeletServingCaPem: 'kubelet-serving-ca.crt',
+  kubeletServingCaKeyPem: 'kubelet-serving-ca.key',
   servingCertPem: 'apiserver.crt',
   servingKeyPem: 'apiserver.key',
   adminToken: 'admin.token',
@@ -108,7 +118,7 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   const file = (f: Field): string => path.join(dir, CREDENTIAL_FILES[f]);
   const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
   const write = (f: Field, text: string): string => {
-    const secret = f !== 'caPem' && f !== 'servingCertPem' && f !== 'adminCertPem';
+    const secret = !CREDENTIAL_FILES[f].endsWith('.crt');
     // Whole or not at all: another replica may read the directory meanwhile.
     const tmp = `${file(f)}.${process.pid}.tmp`;
     writeFileSync(tmp, text, { mode: secret ? 0o600 : 0o644 });
@@ -132,6 +142,10 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
     const made = await make();
     return [write(cert, made.certPem), write(key, made.keyPem)];
   };
+  // Data directories of older releases have no kubelet-serving CA: it is made on their next start.
+  const [kubeletServingCaPem, kubeletServingCaKeyPem] = await pair('kubeletServingCaPem', 'kubeletServingCaKeyPem', () =>
+    createCertificateAuthority({ commonName: 'kube-identity-kubelet-serving-ca' }),
+  );
   const servingNames = ['localhost', '127.0.0.1', '::1', ...extraNames];
   const [servingCertPem, servingKeyPem] = await pair('servingCertPem', 'servingKeyPem', () =>
     leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
@@ -142,6 +156,8 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   return {
     caPem: ca.certPem,
     caKeyPem: ca.keyPem,
+    kubeletServingCaPem,
+    kubeletServingCaKeyPem,
     servingCertPem,
     servingKeyPem,
     adminCertPem,

@@ -86,6 +86,12 @@ export interface EmbeddedServerOptions {
   encryptSecretsByDefault?: boolean;
   /** KMS v2 poll intervals and lifetimes (upstream's by default; tests shorten them). */
   kmsTimings?: KmsTimings;
+  /**
+   * kube-apiserver's --client-ca-file: the CAs whose client certificates authenticate (PEM bundle).
+   * Default: the data directory's cluster CA, which signs the client signers' certificates under
+   * `up`; never the kubelet-serving CA.
+   */
+  clientCaPem?: string;
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -106,6 +112,9 @@ export interface EmbeddedServer {
   /** The cluster CA files, for the signers of kube-apiserver-client*. */
   caCertFile: string;
   caKeyFile: string;
+  /** The kubelet-serving CA files, for the kubernetes.io/kubelet-serving signer. */
+  kubeletServingCaCertFile: string;
+  kubeletServingCaKeyFile: string;
   store: Store;
   encryption?: EncryptionSummary;
   close(): Promise<void>;
@@ -133,6 +142,11 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   }
 }
 
+/** --client-ca-file, or the cluster CA: never the kubelet-serving CA. */
+function clientCaOf(opts: EmbeddedServerOptions, credentials: ServerCredentials): string {
+  return opts.clientCaPem ?? credentials.caPem;
+}
+
 async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
@@ -140,10 +154,11 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const { store, encryption } = await openStorage(opts, dataDir, metricsRegistry);
   const rbacIndex = new RbacIndex(store);
+  const clientCaPem = clientCaOf(opts, credentials);
   const access = await createAccessControl({
     objects: objectReader(store),
     rbacIndex,
-    clientCaPem: credentials.caPem,
+    clientCaPem,
     tokenFile: adminTokenFile(credentials) + (opts.tokenFile ?? ''),
     serviceAccountKey: credentials.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
@@ -153,7 +168,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const server = await startApiServer({
     store,
     logger: opts.logger,
-    tls: { ...servingFiles(dataDir, opts.tls), clientCaPem: credentials.caPem },
+    tls: { ...servingFiles(dataDir, opts.tls), clientCaPem },
     host,
     port: opts.port ?? 0,
     authenticator: access.authenticator,
@@ -168,6 +183,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
     unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    // kube-root-ca.crt: the CA of the server's own certificate, and nothing else.
     rootCaPem: credentials.caPem,
     // On etcd the Events' leases expire them.
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
@@ -184,6 +200,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     credentials,
     caCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
     caKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
+    kubeletServingCaCertFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem),
+    kubeletServingCaKeyFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem),
     store,
     encryption: encryption?.summary,
     async close() {

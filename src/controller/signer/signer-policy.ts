@@ -7,6 +7,7 @@ import {
   SIGNER_KUBE_APISERVER_CLIENT,
   SIGNER_KUBE_APISERVER_CLIENT_KUBELET,
   SIGNER_KUBELET_SERVING,
+  SIGNER_LEGACY_UNKNOWN,
 } from '../../api/certificates.js';
 import type { ParsedCsr } from '../../pki/csr.js';
 import { validateClientUsages, validateKubeletClientCsr, validateKubeletServingCsr } from '../csr/csr-policy.js';
@@ -29,6 +30,8 @@ export const BUILTIN_SIGNERS: readonly SignerPolicy[] = [
   { signerName: SIGNER_KUBELET_SERVING, controllerName: 'csrsigning-kubelet-serving', policy: 'kubelet-serving', check: validateKubeletServingCsr },
   { signerName: SIGNER_KUBE_APISERVER_CLIENT_KUBELET, controllerName: 'csrsigning-kubelet-client', policy: 'kubelet-client', check: validateKubeletClientCsr },
   { signerName: SIGNER_KUBE_APISERVER_CLIENT, controllerName: 'csrsigning-kube-apiserver-client', policy: 'kube-apiserver-client', check: validateClientUsages },
+  // As upstream: no restriction on what it signs (v1 refuses to create such CSRs; older ones remain).
+  { signerName: SIGNER_LEGACY_UNKNOWN, controllerName: 'csrsigning-legacy-unknown', policy: 'none', check: none },
 ];
 
 /** The policy for a signer name: a built-in one, or "sign anything approved" for a custom signer. */
