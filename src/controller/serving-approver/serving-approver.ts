@@ -8,6 +8,7 @@
  */
 import { CONDITION_APPROVED, CONDITION_DENIED, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
 import type { KObject } from '../../api/meta.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import { wrapError } from '../client/errors.js';
 import type { ReconcileContext, Reconciler, Result } from '../runtime/reconcile.js';
@@ -37,25 +38,18 @@ export interface ServingApproverOptions extends CsrReconcilerDeps {
   resolveHost?: ResolveHost;
 }
 
-/** Remembers what was already reported about a CSR, so metrics and Events count each refusal once. */
-class Reported {
-  private readonly seen = new Set<string>();
-  constructor(private readonly max = 4096) {}
-  has(key: string): boolean {
-    return this.seen.has(key);
-  }
-  first(key: string): boolean {
-    if (this.seen.has(key)) return false;
-    this.seen.add(key);
-    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value as string);
-    return true;
-  }
+/** Marks `key` as reported; false when it already was (metrics and Events count each refusal once). */
+function firstReport(reported: BoundedMap<string, true>, key: string): boolean {
+  if (reported.has(key)) return false;
+  reported.set(key, true);
+  return true;
 }
 
 type Refusal = Extract<ServingVerdict, { decision: 'refuse' }>;
 
 export class ServingApproverReconciler implements Reconciler {
-  private readonly reported = new Reported();
+  /** What was already reported about a CSR, bounded: the oldest entries are forgotten first. */
+  private readonly reported = new BoundedMap<string, true>(4096);
 
   constructor(private readonly o: ServingApproverOptions) {
     if (!o.dryRun) o.metrics.initApprovals(SIGNER_KUBELET_SERVING, [SERVING_METRIC_REASON]);
@@ -99,7 +93,7 @@ export class ServingApproverReconciler implements Reconciler {
     const signer = csr.spec.signerName;
     const fields = { csr: csr.metadata?.name, signer, requester: csr.spec.username, decision: 'approved', reason: SERVING_METRIC_REASON };
     if (this.o.dryRun) {
-      if (!this.reported.first(`${csr.metadata?.uid ?? ''}\0approve`)) return;
+      if (!firstReport(this.reported, `${csr.metadata?.uid ?? ''}\0approve`)) return;
       this.o.metrics.dryRunDecisions.inc({ signer, decision: 'approve', reason: SERVING_METRIC_REASON });
       ctx.logger.info({ ...fields, dryRun: true }, 'csr would be approved (dry run)');
       this.o.events.event(csr, 'Normal', 'DryRun', 'Approve', `Dry run: would approve: ${SERVING_APPROVED_MESSAGE}`);
@@ -121,14 +115,14 @@ export class ServingApproverReconciler implements Reconciler {
     if (deny && !this.o.dryRun) {
       // Written first, reported after: a failed write (409) is retried and reported once it lands.
       const updated = await this.writeCondition(csr, { type: CONDITION_DENIED, status: 'True', reason: POLICY_VIOLATION_REASON, message });
-      this.reported.first(reportKey);
+      firstReport(this.reported, reportKey);
       this.o.metrics.policyViolations.inc({ signer, rule: v.rule });
       this.o.metrics.denials.inc({ signer, reason: v.rule });
       ctx.logger.info(fields, 'csr denied');
       this.o.events.event(updated, 'Warning', POLICY_VIOLATION_REASON, 'Deny', message);
       return;
     }
-    if (!this.reported.first(reportKey)) return;
+    if (!firstReport(this.reported, reportKey)) return;
     this.o.metrics.policyViolations.inc({ signer, rule: v.rule });
     if (this.o.dryRun) {
       this.o.metrics.dryRunDecisions.inc({ signer, decision, reason: v.rule });
@@ -142,7 +136,7 @@ export class ServingApproverReconciler implements Reconciler {
 
   /** The Node is not there yet: its informer's add event re-queues this CSR (serving-pending.ts). */
   private wait(csr: CertificateSigningRequest, message: string, ctx: ReconcileContext): void {
-    if (!this.reported.first(`${csr.metadata?.uid ?? ''}\0wait`)) return;
+    if (!firstReport(this.reported, `${csr.metadata?.uid ?? ''}\0wait`)) return;
     ctx.logger.info({ csr: csr.metadata?.name, requester: csr.spec.username, detail: message }, 'csr waits for its node');
     this.o.events.event(csr, 'Normal', 'WaitingForNode', 'Approve', message);
   }
