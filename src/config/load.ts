@@ -172,6 +172,7 @@ function crossCheck(c: Record<string, unknown>, problems: string[]): void {
   }
   checkSigning(c, problems);
   checkKubeletServingOptions(c, problems);
+  checkTlsOptions(c, problems);
   if ((c.rateLimiterBaseDelay as number) > (c.rateLimiterMaxDelay as number)) problems.push('rateLimiterBaseDelay must not exceed rateLimiterMaxDelay');
 }
 

@@ -3,6 +3,8 @@
  * (`KUBE_IDENTITY_UPPER_SNAKE`), YAML file keys (camelCase) and `--help`. Durations are Go-style
  * strings outside and milliseconds inside.
  */
+import { TLS_CONFIG_SCHEMA } from './tls.js';
+
 export type FieldType = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'enum';
 
 export interface FieldSpec {
@@ -25,6 +27,13 @@ export const DEFAULT_KUBELET_SERVING_IP_RANGES = '10.0.0.0/10,10.64.0.0/11,10.11
 export const CONTROLLER_CONFIG_SCHEMA = {
   kubeconfig: { type: 'string', default: '', description: 'Path to a kubeconfig; empty uses in-cluster config, then $KUBECONFIG and ~/.kube/config.' },
   metricsBindAddress: { type: 'string', default: ':8080', description: 'Address serving /metrics, /healthz and /readyz (host:port; port 0 picks one).' },
+  // Secure metrics, as controller-runtime's (kubebuilder's flag names): HTTPS, and TokenReview +
+  // SubjectAccessReview (`get` on /metrics) for each caller; the probes stay open.
+  metricsSecure: { type: 'bool', default: false, description: 'Serve the metrics listener over HTTPS and let only callers allowed `get` on the non-resource URL /metrics (TokenReview, SubjectAccessReview) read /metrics.' },
+  metricsCertPath: { type: 'string', default: '', description: 'With --metrics-secure: directory holding the serving pair (re-read when it changes); empty: a self-signed certificate made at start.' },
+  metricsCertName: { type: 'string', default: 'tls.crt', description: 'Certificate file name inside --metrics-cert-path.' },
+  metricsCertKey: { type: 'string', default: 'tls.key', description: 'Key file name inside --metrics-cert-path.' },
+  ...TLS_CONFIG_SCHEMA,
   logLevel: { type: 'enum', default: 'info', values: ['debug', 'info', 'warn', 'error'], description: 'Log level.' },
   leaderElect: { type: 'bool', default: true, description: 'Run controllers only while holding the leader Lease.' },
   leaderElectionNamespace: { type: 'string', default: 'kube-system', description: 'Namespace of the leader election Lease.' },

@@ -10,7 +10,12 @@ import type { Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/schema.js';
 import { realClock, type Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
-import { startProbeServer, type ProbeServer } from '../metrics/http.js';
+import path from 'node:path';
+import { tlsSettings } from '../config/tls.js';
+import { startProbeServer, type ProbeServer, type ProbeServerOptions } from '../metrics/http.js';
+import { servingTls } from '../pki/serving-cert-files.js';
+import { selfSignedServingPair } from '../pki/self-signed.js';
+import { MetricsAuth } from './metrics-auth.js';
 import { registerProcessMetrics } from '../metrics/registry.js';
 import { RestClientMetrics } from '../metrics/rest-client.js';
 import { KubeClient } from './client/kube-client.js';
@@ -29,6 +34,16 @@ export interface ControllerDeps {
   clock?: Clock;
   /** Called once the probe server listens (tests read the bound URL). */
   onListening?: (server: ProbeServer) => void;
+}
+
+/** controller-runtime's secure metrics: the serving pair (given or self-signed) and the cluster's access reviews. */
+async function secureMetrics(config: ControllerConfig, client: KubeClient, deps: ControllerDeps, clock: Clock): Promise<ProbeServerOptions['secure']> {
+  const settings = tlsSettings(config);
+  const tls = config.metricsCertPath
+    ? servingTls({ ...settings, certFile: path.join(config.metricsCertPath, config.metricsCertName), keyFile: path.join(config.metricsCertPath, config.metricsCertKey) })
+    : servingTls({ ...settings, ...(await selfSignedServingPair('kube-identity-controller-metrics', ['localhost', '127.0.0.1', deps.hostname])) });
+  const auth = new MetricsAuth({ client, clock, logger: deps.logger });
+  return { tls, authorize: (req, urlPath) => auth.check(req.headers, urlPath) };
 }
 
 export async function runController(config: ControllerConfig, deps: ControllerDeps): Promise<void> {
@@ -62,6 +77,7 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
     logger: deps.logger,
     bindAddress: config.metricsBindAddress,
     readyChecks: () => mgr.readyChecks(),
+    secure: config.metricsSecure ? await secureMetrics(config, client, deps, clock) : undefined,
   });
   deps.logger.info({ url: server.url }, 'serving metrics and probes');
   deps.onListening?.(server);

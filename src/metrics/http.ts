@@ -3,10 +3,12 @@
  * (the process serves requests) and /readyz (every readiness check passes; 500 lists the failing ones,
  * in the style of the Kubernetes components' `[-]name failed` output).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
+import type { ServingTls } from '../pki/serving-cert-files.js';
 
 /** A named readiness check; returns true when ready. */
 export interface ReadyCheck {
@@ -20,7 +22,14 @@ export interface ProbeServerOptions {
   /** `host:port`, `:port` or `port`; port 0 picks a free one. */
   bindAddress: string;
   readyChecks: () => ReadyCheck[];
+  /**
+   * Serve HTTPS and ask `authorize` before /metrics, as controller-runtime's secure metrics server
+   * does; the probes stay open to anyone, as kube-controller-manager's always-allowed paths.
+   */
+  secure?: { tls: ServingTls; authorize(req: IncomingMessage, path: string): Promise<MetricsAccess> };
 }
+
+export type MetricsAccess = { allowed: true } | { allowed: false; code: 401 | 403; message: string };
 
 export interface ProbeServer {
   /** The actual `http://host:port` after binding. */
@@ -50,20 +59,38 @@ function safe(c: ReadyCheck): boolean {
   }
 }
 
+/** /metrics, after the access check when the server is secure. */
+function serveMetrics(opts: ProbeServerOptions, req: IncomingMessage, res: ServerResponse, path: string): void {
+  const access = opts.secure ? opts.secure.authorize(req, path) : Promise.resolve<MetricsAccess>({ allowed: true });
+  access
+    .then(async (decision) => {
+      if (!decision.allowed) {
+        res.writeHead(decision.code, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${decision.message}\n`);
+        return;
+      }
+      const text = await opts.registry.metrics();
+      res.writeHead(200, { 'Content-Type': opts.registry.contentType });
+      res.end(text);
+    })
+    .catch((err: unknown) => {
+      opts.logger.error({ err }, 'metrics collection failed');
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+}
+
+/** HTTPS with the endpoint's TLS settings, taking each new pair of its certificate files. */
+function secureServer(tls: ServingTls, handler: RequestListener, logger: Logger): HttpsServer {
+  const server = createHttpsServer(tls.contextOptions(), handler);
+  tls.attach(server, (err) => logger.error({ err }, 'metrics serving certificate files changed but cannot be used: the previous pair keeps serving'));
+  return server;
+}
+
 export async function startProbeServer(opts: ProbeServerOptions): Promise<ProbeServer> {
-  const server: Server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/metrics') {
-      opts.registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { 'Content-Type': opts.registry.contentType });
-          res.end(text);
-        },
-        (err: unknown) => {
-          opts.logger.error({ err }, 'metrics collection failed');
-          res.writeHead(500).end();
-        },
-      );
+      serveMetrics(opts, req, res, url.pathname);
       return;
     }
     if (url.pathname === '/healthz' || url.pathname === '/livez') {
@@ -76,7 +103,9 @@ export async function startProbeServer(opts: ProbeServerOptions): Promise<ProbeS
       return;
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
-  });
+  };
+  const tls = opts.secure?.tls;
+  const server: Server = tls ? secureServer(tls, handler, opts.logger) : createServer(handler);
   const { host, port } = parseBindAddress(opts.bindAddress);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -88,9 +117,10 @@ export async function startProbeServer(opts: ProbeServerOptions): Promise<ProbeS
   const addr = server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `http://${shownHost}:${addr.port}`,
+    url: `${tls ? 'https' : 'http'}://${shownHost}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        tls?.stop();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
