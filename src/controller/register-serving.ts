@@ -9,6 +9,7 @@ import { keyOf } from './informer/cache.js';
 import type { CsrControllerContext } from './register.js';
 import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './serving-approver/serving-approver.js';
 import { PendingServing, servingSkips } from './serving-approver/serving-pending.js';
+import { NODE_ADDRESS_INDEX, nodeAddressKeys } from './serving-approver/serving-policy.js';
 
 /**
  * The serving approver, with a Node informer (only when enabled: the RBAC to list and watch nodes
@@ -17,7 +18,11 @@ import { PendingServing, servingSkips } from './serving-approver/serving-pending
  */
 export function addServingApprover(ctx: CsrControllerContext, resolveHost?: ResolveHost): void {
   const { config } = ctx;
-  const nodeInformer = ctx.mgr.informer<KObject>({ name: 'nodes', resource: { group: '', version: 'v1', plural: 'nodes' } });
+  const nodeInformer = ctx.mgr.informer<KObject>({
+    name: 'nodes',
+    resource: { group: '', version: 'v1', plural: 'nodes' },
+    indexers: { [NODE_ADDRESS_INDEX]: nodeAddressKeys },
+  });
   const pending = new PendingServing();
   const csrKeys = (obj: Readonly<KObject>): string[] => {
     const csr = obj as CertificateSigningRequest;

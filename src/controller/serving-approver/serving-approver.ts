@@ -17,7 +17,7 @@ import type { ParsedRequests } from '../csr/parsed-requests.js';
 import type { ApiserverAddresses } from './apiserver-addresses.js';
 import { checkDnsResolution, type ResolveHost } from './serving-dns.js';
 import { servingSkips, type PendingServing } from './serving-pending.js';
-import { DENIABLE_RULES, SERVING_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
+import { DENIABLE_RULES, NODE_ADDRESS_INDEX, SERVING_RULES, evaluateServingCsr, type ServingPolicyOptions, type ServingVerdict } from './serving-policy.js';
 
 export const SERVING_APPROVER_NAME = 'csrapproving-kubelet-serving';
 export const SERVING_APPROVED_REASON = 'AutoApproved';
@@ -81,7 +81,7 @@ export class ServingApproverReconciler implements Reconciler {
     const verdict = evaluateServingCsr(csr, parse, this.o.policy, {
       apiserverIps: await this.o.apiserver.current(),
       node: (name) => nodes.get(name),
-      nodes: () => nodes.list(),
+      claimedBy: (key) => nodes.byIndex(NODE_ADDRESS_INDEX, key),
       pendingRank: this.o.pending.rank(csr.spec.username ?? '', key),
     });
     // Last, and only for a request that passed everything else: it asks the network.
