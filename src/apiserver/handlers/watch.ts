@@ -6,8 +6,8 @@
 import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors, toApiError } from '../http/errors.js';
-import { buildSelection } from '../registry/generic/selection.js';
-import { type Store, StoreError, type StoreEvent, type WatchHandle } from '../storage/store.js';
+import { buildSelection, type Selection } from '../registry/generic/selection.js';
+import { type Store, StoreError, type StoreEvent, type WatchHandle, type WatchTrigger } from '../storage/store.js';
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, outputOf } from './scope.js';
 import { type IncludeObject, parseIncludeObject, partialObject, tableOf } from './table.js';
@@ -43,6 +43,15 @@ function errorStatus(err: StoreError, startRevision: number, store: Store): Stat
   if (err.code !== 'Compacted') return toApiError(err).toStatus();
   const oldest = err.revision ?? store.compactedRevision();
   return errors.expired(`too old resource version: ${startRevision} (${oldest - 1})`).toStatus();
+}
+
+/** What the store may index this watch by: its object's name, or for pods their node (kubelets' watches). */
+function triggerOf(scope: RequestScope, selection: Selection): WatchTrigger | undefined {
+  const name = selection.exact('metadata.name');
+  if (name !== undefined) return { field: 'metadata.name', value: name };
+  const info = scope.registry.info;
+  const nodeName = info.group === '' && info.plural === 'pods' ? selection.exact('spec.nodeName') : undefined;
+  return nodeName === undefined ? undefined : { field: 'spec.nodeName', value: nodeName };
 }
 
 export async function handleWatch(scope: RequestScope): Promise<void> {
@@ -106,7 +115,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       progress = Math.max(progress, revision);
     };
     try {
-      handle = registry.store.watch(prefix, { fromRevision: start.revision, onEvent, onError: fail, onProgress });
+      handle = registry.store.watch(prefix, { fromRevision: start.revision, onEvent, onError: fail, onProgress, trigger: triggerOf(scope, selection) });
       if (ended) handle.stop();
     } catch (e) {
       if (e instanceof StoreError) return fail(e);

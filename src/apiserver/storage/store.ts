@@ -106,6 +106,17 @@ export interface WatchOptions {
    * a watch resumed from it misses nothing. Backends without such notifications never call it.
    */
   onProgress?: (revision: number) => void;
+  /**
+   * Only events whose object (or previous object) has this field value can interest the watcher (a
+   * `metadata.name=` or pods' `spec.nodeName=` selector): a store may skip the others without testing
+   * them, as the cacher's trigger functions do. A hint: a store that ignores it delivers everything.
+   */
+  trigger?: WatchTrigger;
+}
+
+export interface WatchTrigger {
+  field: 'metadata.name' | 'spec.nodeName';
+  value: string;
 }
 
 export interface Store {

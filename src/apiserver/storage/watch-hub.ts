@@ -3,7 +3,13 @@
  * happens later in one microtask, so a callback never runs inside `watch()` or inside a write
  * call, and a callback that writes cannot overtake events already queued: each watcher sees its
  * events exactly once, in revision order (etcd's Ordered/Unique/Reliable guarantees).
+ *
+ * Watchers are grouped by prefix, and within a prefix by trigger (WatchOptions.trigger): a write
+ * tests each distinct prefix once, and reaches the watchers of its object's name or node only, so
+ * 5,000 kubelets each watching their own Node and pods do not each test every Lease renewal or
+ * every other node's writes.
  */
+import type { KObject } from '../../api/meta.js';
 import type { StoreError, StoreEvent, WatchHandle, WatchOptions } from './store.js';
 
 interface Watcher {
@@ -14,8 +20,21 @@ interface Watcher {
   stopped: boolean;
 }
 
+/** The watchers of one prefix: those without a trigger, and those by the value they wait for. */
+interface PrefixGroup {
+  all: Set<Watcher>;
+  byName: Map<string, Set<Watcher>>;
+  byNodeName: Map<string, Set<Watcher>>;
+}
+
+/** A pod's node, as field selectors read it (absent reads as the empty string). */
+function nodeNameOf(obj: KObject | undefined): string {
+  const spec = (obj as { spec?: { nodeName?: unknown } } | undefined)?.spec;
+  return typeof spec?.nodeName === 'string' ? spec.nodeName : '';
+}
+
 export class WatchHub {
-  private readonly watchers = new Set<Watcher>();
+  private readonly groups = new Map<string, PrefixGroup>();
   private readonly pending = new Set<Watcher>();
   private scheduled = false;
 
@@ -27,7 +46,7 @@ export class WatchHub {
     const watcher: Watcher = { prefix, options, queue: [], stopped: false };
     if (Array.isArray(backlog)) {
       watcher.queue.push(...backlog);
-      this.watchers.add(watcher);
+      this.setOf(watcher, true)?.add(watcher);
     } else {
       watcher.error = backlog;
     }
@@ -36,29 +55,75 @@ export class WatchHub {
       stop: () => {
         watcher.stopped = true;
         watcher.queue.length = 0;
-        this.watchers.delete(watcher);
+        this.remove(watcher);
         this.pending.delete(watcher);
       },
     };
   }
 
-  /** Queues a committed event for every watcher whose prefix matches. */
+  /** Queues a committed event for every watcher whose prefix (and trigger) matches. */
   publish(event: StoreEvent): void {
-    for (const watcher of this.watchers) {
-      if (!event.key.startsWith(watcher.prefix) || event.revision <= watcher.options.fromRevision) continue;
-      watcher.queue.push(event);
-      this.schedule(watcher);
+    for (const [prefix, group] of this.groups) {
+      if (!event.key.startsWith(prefix)) continue;
+      this.offer(group.all, event);
+      if (group.byName.size > 0) this.offer(group.byName.get(event.object.metadata?.name ?? ''), event);
+      if (group.byNodeName.size > 0) {
+        const now = nodeNameOf(event.object);
+        this.offer(group.byNodeName.get(now), event);
+        // A pod leaving a node is seen by that node's watchers too (as DELETED, once filtered).
+        const before = nodeNameOf(event.prevObject);
+        if (event.prevObject && before !== now) this.offer(group.byNodeName.get(before), event);
+      }
     }
   }
 
   /** Stops every watcher (store closing); queued events are dropped. */
   stopAll(): void {
-    for (const watcher of this.watchers) {
-      watcher.stopped = true;
-      watcher.queue.length = 0;
+    for (const group of this.groups.values()) {
+      for (const set of [group.all, ...group.byName.values(), ...group.byNodeName.values()]) {
+        for (const watcher of set) {
+          watcher.stopped = true;
+          watcher.queue.length = 0;
+        }
+      }
     }
-    this.watchers.clear();
+    this.groups.clear();
     this.pending.clear();
+  }
+
+  private offer(watchers: Set<Watcher> | undefined, event: StoreEvent): void {
+    if (!watchers) return;
+    for (const watcher of watchers) {
+      if (event.revision <= watcher.options.fromRevision) continue;
+      watcher.queue.push(event);
+      this.schedule(watcher);
+    }
+  }
+
+  /** The set a watcher belongs in, created when `create` says so. */
+  private setOf(watcher: Watcher, create: boolean): Set<Watcher> | undefined {
+    let group = this.groups.get(watcher.prefix);
+    if (!group) {
+      if (!create) return undefined;
+      group = { all: new Set(), byName: new Map(), byNodeName: new Map() };
+      this.groups.set(watcher.prefix, group);
+    }
+    const trigger = watcher.options.trigger;
+    if (!trigger) return group.all;
+    const index = trigger.field === 'metadata.name' ? group.byName : group.byNodeName;
+    let set = index.get(trigger.value);
+    if (!set && create) index.set(trigger.value, (set = new Set()));
+    return set;
+  }
+
+  private remove(watcher: Watcher): void {
+    const set = this.setOf(watcher, false);
+    if (!set?.delete(watcher) || set.size > 0) return;
+    const group = this.groups.get(watcher.prefix);
+    const trigger = watcher.options.trigger;
+    if (!group) return;
+    if (trigger) (trigger.field === 'metadata.name' ? group.byName : group.byNodeName).delete(trigger.value);
+    if (group.all.size === 0 && group.byName.size === 0 && group.byNodeName.size === 0) this.groups.delete(watcher.prefix);
   }
 
   private schedule(watcher: Watcher): void {
@@ -81,7 +146,7 @@ export class WatchHub {
       try {
         this.drain(watcher);
       } catch (error) {
-        this.watchers.delete(watcher);
+        this.remove(watcher);
         watcher.stopped = true;
         failure ??= { error };
       }

@@ -9,6 +9,8 @@ export interface Selection {
   /** No selector was given: every object matches (and remainingItemCount may be reported). */
   empty: boolean;
   matches(obj: KObject | undefined): boolean;
+  /** The value an `f=v` field term requires, if any: what a watch can be indexed by. */
+  exact(field: string): string | undefined;
 }
 
 /** A kind's selectable fields: the built-in table plus any a strategy declares. */
@@ -31,5 +33,6 @@ export function buildSelection(strategy: Strategy, labelSelector = '', fieldSele
       if (labels && !labels.matches(obj.metadata?.labels ?? {})) return false;
       return !fields || fields.matches(objectFields(obj, known.extra, strategy.info.namespaced));
     },
+    exact: (field) => fields?.requiresExactMatch(field),
   };
 }

@@ -1,0 +1,328 @@
+/**
+ * `bench fleet --nodes N`: N simulated kubelets (bench/lib/kubelet-sim.ts) against `kube-identity up`
+ * in a child process (SQLite store; the real controller approves and issues), four scenarios:
+ * - join storm: the N nodes start evenly within 10 s; it lasts until every node holds a client and a
+ *   serving certificate (joinStormSeconds);
+ * - steady state: two minutes of Lease renewals (every 10 s), status reports and open watches;
+ * - rotation wave: every node's client rotation falls due within one minute (as certificates issued
+ *   together with a short life would), each closing its connections and restarting its watches;
+ * - server restart: `up` is stopped (SIGTERM) and started again on its data directory and port; it
+ *   lasts until every node's two watches are open again, and no Lease may grow older than 40 s.
+ * SLOs (SIG Scalability's, and no node NotReady): mutating p99 ≤ 1 s, single-object GET p99 ≤ 1 s,
+ * LIST p99 ≤ 30 s, the oldest Lease < 40 s, every node joined and rotated, every watch back after the
+ * restart, no failed request outside the restart. Prints a table per N, then one JSON line.
+ * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO.
+ * The load generator shares the machine with `up`: its event-loop delay is reported beside the figures.
+ */
+import 'reflect-metadata';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { IDENTITY_FILES } from '../src/apiserver/server/credentials.js';
+import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
+import { freePort } from './lib/free-port.js';
+import { HttpClient } from './lib/http-client.js';
+import { createBootstrapToken } from './lib/kubelet-csr.js';
+import { SimKubelet, type FleetRecorder, type RequestKind } from './lib/kubelet-sim.js';
+import { formatTable, isMain, machine, mb, round, type Machine } from './lib/report.js';
+import { summarize, type LatencySummary } from './lib/stats.js';
+
+export interface FleetParams {
+  nodes: number;
+  joinSpreadMs: number;
+  steadyMs: number;
+  rotationSpreadMs: number;
+  /** How long a scenario may take before it is reported as not reached. */
+  scenarioTimeoutMs: number;
+}
+
+const PHASES = ['join', 'steady', 'rotation', 'restart'] as const;
+type Phase = (typeof PHASES)[number];
+
+export interface PhaseResult {
+  seconds: number;
+  /** Whether the scenario's end condition was reached (every node joined / rotated / watching again). */
+  reached: boolean;
+  requests: number;
+  mutatingMs: LatencySummary;
+  getMs: LatencySummary;
+  listMs: LatencySummary;
+  leaseRenewMs: LatencySummary;
+  maxLeaseAgeSeconds: number;
+  errors: number;
+  firstError?: string;
+  throttled: number;
+  /** up's CPU over the phase, in % of one core, and per 1,000 nodes. */
+  upCpuPercent: number;
+  upPeakRssMb: number;
+  generatorLagP99Ms: number;
+}
+
+export interface FleetResult extends Machine {
+  name: 'fleet';
+  nodes: number;
+  sloMet: boolean;
+  slo: Record<string, boolean>;
+  joinStormSeconds: number | null;
+  leaseRenewP99Ms: number;
+  maxLeaseAgeSeconds: number;
+  mutatingP99Ms: number;
+  getP99Ms: number;
+  listP99Ms: number;
+  peakRssMb: { apiserver: number; controller: number; sameProcess: true };
+  errors: number;
+  restartErrors: number;
+  throttled: number;
+  cpuPercentPer1000Nodes: number;
+  loadAverage: number[];
+  params: FleetParams;
+  phases: Partial<Record<Phase, PhaseResult>>;
+}
+
+const DEFAULTS: FleetParams = { nodes: 100, joinSpreadMs: 10_000, steadyMs: 120_000, rotationSpreadMs: 60_000, scenarioTimeoutMs: 600_000 };
+
+/** Latencies, errors and 429s of the phase under way. */
+class Recorder implements FleetRecorder {
+  phase: Phase = 'join';
+  private data = this.fresh();
+
+  private fresh() {
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0 };
+  }
+
+  latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
+    this.data[kind].push(ms);
+    if (leaseRenewal) this.data.lease.push(ms);
+  }
+
+  error(what: string): void {
+    this.data.errors++;
+    this.data.firstError ??= what;
+  }
+
+  throttled(): void {
+    this.data.throttled++;
+  }
+
+  progress(): string {
+    const d = this.data;
+    return `requests ${d.mutating.length + d.get.length + d.list.length}, errors ${d.errors}${d.firstError ? ` (first: ${d.firstError})` : ''}, 429s ${d.throttled}`;
+  }
+
+  /** What the phase recorded; starts the next. */
+  take(next: Phase) {
+    const d = this.data;
+    this.data = this.fresh();
+    this.phase = next;
+    return d;
+  }
+}
+
+/** The node's address: 10.0.0.1 upward, one per node (the serving policy refuses an IP another Node has). */
+const ipOf = (i: number): string => `10.${((i + 1) >> 16) & 255}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`;
+
+interface Up {
+  proc: NodeProcess;
+  url: string;
+}
+
+async function startUp(dataDir: string, port: number): Promise<Up> {
+  let out = '';
+  const proc = spawnNode(projectScript('src/cmd/main'), ['up', '--data-dir', dataDir, '--port', String(port), '--metrics-bind-address', '127.0.0.1:0', '--storage', 'sqlite', '--log-level', 'warn'], {
+    onStdout: (line) => (out += `${line}\n`),
+  });
+  await waitUntil('kube-identity up', () => (out.includes('Press Ctrl-C to stop.') ? true : undefined), 120_000, proc);
+  return { proc, url: `https://127.0.0.1:${port}` };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function runFleetBench(params: Partial<FleetParams> = {}, log: (line: string) => void = () => undefined): Promise<FleetResult> {
+  const p: FleetParams = { ...DEFAULTS, ...params };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fleet-'));
+  const port = await freePort();
+  let up = await startUp(dataDir, port);
+  const caPem = readFileSync(path.join(dataDir, IDENTITY_FILES.caPem), 'utf8');
+  const admin = new HttpClient({ url: up.url, caPem, token: readFileSync(path.join(dataDir, IDENTITY_FILES.adminToken), 'utf8').trim() }, 2);
+  const rec = new Recorder();
+  const target = { url: up.url, caPem, bootstrapToken: await createBootstrapToken(admin) };
+  admin.close();
+  const nodes = Array.from({ length: p.nodes }, (_, i) => new SimKubelet(`fleet-node-${i}`, ipOf(i), target, rec));
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  const phases: Partial<Record<Phase, PhaseResult>> = {};
+  let maxLeaseAge = 0;
+  let peakRss = 0;
+  let ticks = 0;
+  const sampler = setInterval(() => {
+    const now = Date.now();
+    if (++ticks % 5 === 0) {
+      const count = (f: (n: SimKubelet) => boolean): number => nodes.filter(f).length;
+      log(`${rec.phase} +${ticks}s: client ${count((n) => n.clientCertAt > 0)}, serving ${count((n) => n.servingCertAt > 0)}, watching ${count((n) => n.watchesOpen === 2)}, rotated ${count((n) => n.rotations > 0)}, ${rec.progress()}`);
+    }
+    for (const n of nodes) if (n.lastRenewal > 0) maxLeaseAge = Math.max(maxLeaseAge, (now - n.lastRenewal) / 1000);
+    peakRss = Math.max(peakRss, up.proc.memory().rss);
+  }, 1000);
+
+  let phaseStart = performance.now();
+  let cpuStart = up.proc.cpuMs();
+  const endPhase = (phase: Phase, next: Phase, reached: boolean): void => {
+    const seconds = (performance.now() - phaseStart) / 1000;
+    const d = rec.take(next);
+    const r: PhaseResult = {
+      seconds: round(seconds, 1),
+      reached,
+      requests: d.mutating.length + d.get.length + d.list.length,
+      mutatingMs: summarize(d.mutating),
+      getMs: summarize(d.get),
+      listMs: summarize(d.list),
+      leaseRenewMs: summarize(d.lease),
+      maxLeaseAgeSeconds: round(maxLeaseAge, 1),
+      errors: d.errors,
+      firstError: d.firstError,
+      throttled: d.throttled,
+      upCpuPercent: round(((up.proc.cpuMs() - cpuStart) / (seconds * 1000)) * 100, 1),
+      upPeakRssMb: mb(Math.max(peakRss, up.proc.memory().rss)),
+      generatorLagP99Ms: round(lag.percentile(99) / 1e6, 1),
+    };
+    phases[phase] = r;
+    log(`${phase}: ${JSON.stringify(r)}`);
+    maxLeaseAge = 0;
+    peakRss = 0;
+    lag.reset();
+    phaseStart = performance.now();
+    cpuStart = up.proc.cpuMs();
+  };
+  /** Polls until every node satisfies `done`, or the scenario's time is up. */
+  const everyNode = async (done: (n: SimKubelet, i: number) => boolean): Promise<boolean> => {
+    const deadline = Date.now() + p.scenarioTimeoutMs;
+    while (Date.now() < deadline) {
+      if (nodes.every(done)) return true;
+      await sleep(250);
+    }
+    return false;
+  };
+
+  let joinStormSeconds: number | null = null;
+  try {
+    // Join storm.
+    const startedAt = Date.now();
+    nodes.forEach((n, i) => setTimeout(() => void n.join().catch((err: unknown) => rec.error(`join ${n.name}: ${String(err)}`)), (i * p.joinSpreadMs) / p.nodes));
+    const joined = await everyNode((n) => n.servingCertAt > 0 && n.watchesOpen === 2);
+    if (joined) joinStormSeconds = round((Math.max(...nodes.map((n) => n.servingCertAt)) - startedAt) / 1000, 1);
+    endPhase('join', 'steady', joined);
+
+    await sleep(p.steadyMs);
+    endPhase('steady', 'rotation', true);
+
+    for (const n of nodes) setTimeout(() => void n.rotate().catch((err: unknown) => rec.error(`rotate ${n.name}: ${String(err)}`)), Math.random() * p.rotationSpreadMs);
+    endPhase('rotation', 'restart', await everyNode((n) => n.rotations > 0 && n.watchesOpen === 2));
+
+    const opensBefore = nodes.map((n) => n.watchOpens);
+    // The phase's CPU spans two processes: what the stopped one used, then the new one's.
+    const usedBeforeStop = up.proc.cpuMs() - cpuStart;
+    await up.proc.stop(10_000);
+    up = await startUp(dataDir, port);
+    cpuStart = up.proc.cpuMs() - usedBeforeStop;
+    endPhase('restart', 'restart', await everyNode((n, i) => n.watchesOpen === 2 && n.watchOpens >= (opensBefore[i] ?? 0) + 2));
+  } finally {
+    clearInterval(sampler);
+    lag.disable();
+    for (const n of nodes) n.stop();
+    await up.proc.stop(10_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return summarizeFleet(p, phases, joinStormSeconds);
+}
+
+function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResult>>, joinStormSeconds: number | null): FleetResult {
+  const all = PHASES.map((ph) => phases[ph]).filter((r): r is PhaseResult => r !== undefined);
+  const worst = (pick: (r: PhaseResult) => number): number => Math.max(0, ...all.map(pick));
+  const outsideRestart = all.filter((r) => r !== phases.restart);
+  const errors = outsideRestart.reduce((a, r) => a + r.errors, 0);
+  const result = {
+    mutatingP99Ms: worst((r) => r.mutatingMs.p99),
+    getP99Ms: worst((r) => r.getMs.p99),
+    listP99Ms: worst((r) => r.listMs.p99),
+    leaseRenewP99Ms: worst((r) => r.leaseRenewMs.p99),
+    maxLeaseAgeSeconds: worst((r) => r.maxLeaseAgeSeconds),
+  };
+  const slo = {
+    mutatingP99Under1s: result.mutatingP99Ms <= 1000,
+    getP99Under1s: result.getP99Ms <= 1000,
+    listP99Under30s: result.listP99Ms <= 30_000,
+    noLeaseOlderThan40s: result.maxLeaseAgeSeconds < 40,
+    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true),
+    noErrorsOutsideRestart: errors === 0,
+  };
+  const steady = phases.steady;
+  return {
+    name: 'fleet',
+    ...machine(),
+    nodes: p.nodes,
+    sloMet: Object.values(slo).every(Boolean),
+    slo,
+    joinStormSeconds,
+    ...result,
+    peakRssMb: { apiserver: worst((r) => r.upPeakRssMb), controller: worst((r) => r.upPeakRssMb), sameProcess: true },
+    errors,
+    restartErrors: phases.restart?.errors ?? 0,
+    throttled: all.reduce((a, r) => a + r.throttled, 0),
+    cpuPercentPer1000Nodes: steady ? round((steady.upCpuPercent * 1000) / p.nodes, 2) : 0,
+    loadAverage: os.loadavg().map((l) => round(l, 2)),
+    params: p,
+    phases,
+  };
+}
+
+export function formatFleetTable(r: FleetResult): string {
+  const rows = PHASES.flatMap((ph) => {
+    const x = r.phases[ph];
+    if (!x) return [];
+    return [
+      [
+        `${ph}${x.reached ? '' : ' (not reached)'}`,
+        String(x.seconds),
+        String(x.requests),
+        String(x.mutatingMs.p99),
+        `${x.leaseRenewMs.p99}/${x.leaseRenewMs.max}`,
+        String(x.getMs.p99),
+        String(x.listMs.p99),
+        String(x.maxLeaseAgeSeconds),
+        String(x.errors),
+        String(x.throttled),
+        String(x.upCpuPercent),
+        String(x.upPeakRssMb),
+        String(x.generatorLagP99Ms),
+      ],
+    ];
+  });
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU %', 'up RSS MB', 'gen lag p99 ms'];
+  const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
+  return [`fleet: ${r.nodes} nodes, join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), verdict.join(', ')].join('\n');
+}
+
+/** Runs each N of `--nodes A,B,C` in turn: table, then JSON line; last, the largest N that met every SLO. */
+export async function runFleetCli(argv: string[]): Promise<void> {
+  const arg = (name: string): string | undefined => {
+    const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+    if (i < 0) return undefined;
+    const a = argv[i] ?? '';
+    return a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[i + 1];
+  };
+  const counts = (arg('nodes') ?? '100').split(',').map(Number);
+  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes takes positive integers, got ${arg('nodes')}`);
+  const steady = arg('steady-seconds');
+  const verbose = argv.includes('--verbose');
+  const met: number[] = [];
+  for (const nodes of counts) {
+    const r = await runFleetBench({ nodes, ...(steady ? { steadyMs: Number(steady) * 1000 } : {}) }, verbose ? (l) => console.error(l) : undefined);
+    console.log(formatFleetTable(r));
+    console.log(JSON.stringify(r));
+    if (r.sloMet) met.push(nodes);
+  }
+  if (counts.length > 1) console.log(`largest N meeting every SLO: ${met.length ? Math.max(...met) : 'none'}`);
+}
+
+if (isMain(import.meta.url)) await runFleetCli(process.argv.slice(2));
