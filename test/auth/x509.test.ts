@@ -74,4 +74,17 @@ describe('x509 client certificate authenticator', () => {
     now += 120_000;
     expect(() => cached.authenticate(chain)).toThrow(/expired or is not yet valid/);
   });
+
+  it('remembers a verified chain by its fingerprints across connections, and nothing else', async () => {
+    let now = Date.now();
+    const remembering = createX509Authenticator({ clientCaPem: ca.pem, now: () => new Date(now) });
+    const der = await issueLeaf(ca, { cn: 'erin', orgs: ['ops'], notBefore: new Date(now - 60_000), notAfter: new Date(now + 60_000) });
+    expect(remembering.authenticate([der])?.username).toBe('erin');
+    // A new connection hands a new array of the same bytes: the same user, and its window still holds.
+    expect(remembering.authenticate([new Uint8Array(der)])?.username).toBe('erin');
+    const untrusted = await issueLeaf(other, { cn: 'erin', orgs: ['ops'] });
+    expect(() => remembering.authenticate([untrusted])).toThrow(/unknown authority/);
+    now += 120_000;
+    expect(() => remembering.authenticate([new Uint8Array(der)])).toThrow(/expired or is not yet valid/);
+  });
 });
