@@ -10,11 +10,14 @@
  * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
  * `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
  * default, `--seed=N`); it fails when any check found a violation.
+ * `fleet --nodes N[,N2...]` runs the fleet simulator (bench/fleet.ts) alone: it takes minutes per N, so
+ * it is never part of the default run.
  */
 import 'reflect-metadata';
 import { formatApiTable, runApiBench } from './api.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
+import { runFleetCli } from './fleet.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
 import { formatSoakTable, runSoak } from './soak.js';
 import { printResult } from './lib/report.js';
@@ -83,6 +86,10 @@ async function runBenchmark(name: string, run: Run): Promise<void> {
   printResult(summary, formatRunsTable(summary));
 }
 
+if (process.argv[2] === 'fleet') {
+  await runFleetCli(process.argv.slice(3));
+  process.exit(0);
+}
 const only = process.argv.slice(2).find((a) => !a.startsWith('--'));
 if (only !== undefined && !(only in BENCHMARKS) && !(only in ON_REQUEST)) {
   console.error(`unknown benchmark ${only}; one of: ${[...Object.keys(BENCHMARKS), ...Object.keys(ON_REQUEST)].join(', ')}`);

@@ -159,8 +159,8 @@ export class SimKubelet {
   }
 
   /** One request, measured; 429 with Retry-After is waited out and sent again, as client-go does. */
-  private async call(conn: Connection, kind: RequestKind, method: string, path: string, body?: unknown, opts: { lease?: boolean; contentType?: string } = {}): Promise<Obj> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+  private async call(conn: Connection, kind: RequestKind, method: string, path: string, opts: { body?: unknown; lease?: boolean; contentType?: string } = {}): Promise<Obj> {
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
       const res = await conn.pool.request({ method: method as 'GET', path, headers: conn.headers(payload !== undefined, opts.contentType), body: payload });
@@ -183,7 +183,7 @@ export class SimKubelet {
     const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const pem = await createCertificateRequestPem({ privateKeyPem: keyPem, commonName: `system:node:${this.name}`, organizations: ['system:nodes'], ...sans });
     const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { generateName: 'csr-' }, spec: { request: Buffer.from(pem).toString('base64'), signerName, usages } };
-    const created = await this.retrying(() => this.call(conn, 'mutating', 'POST', CSR_PATH, csr));
+    const created = await this.retrying(() => this.call(conn, 'mutating', 'POST', CSR_PATH, { body: csr }));
     const name = created.metadata?.name ?? '';
     let rv = created.metadata?.resourceVersion ?? '';
     for (;;) {
@@ -248,14 +248,13 @@ export class SimKubelet {
   }
 
   private async register(): Promise<void> {
-    const conn = this.current();
     const addresses = [
       { type: 'InternalIP', address: this.ip },
       { type: 'Hostname', address: this.name },
     ];
     const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name, type: 'kwok' } }, status: { addresses } };
-    await this.retrying(() => this.call(conn, 'mutating', 'POST', '/api/v1/nodes', node));
-    await this.reportStatusOnce(conn);
+    await this.retrying(() => this.call(this.current(), 'mutating', 'POST', '/api/v1/nodes', { body: node }));
+    await this.reportStatusOnce();
   }
 
   private statusPatch(): object {
@@ -272,25 +271,26 @@ export class SimKubelet {
   }
 
   /** kubelet's status update: GET the Node, then a strategic merge patch of its status. */
-  private async reportStatusOnce(conn: Connection): Promise<void> {
-    await this.retrying(() => this.call(conn, 'get', 'GET', `/api/v1/nodes/${this.name}`));
-    await this.retrying(() => this.call(conn, 'mutating', 'PATCH', `/api/v1/nodes/${this.name}/status`, this.statusPatch(), { contentType: 'application/strategic-merge-patch+json' }));
+  private async reportStatusOnce(): Promise<void> {
+    await this.retrying(() => this.call(this.current(), 'get', 'GET', `/api/v1/nodes/${this.name}`));
+    await this.retrying(() => this.call(this.current(), 'mutating', 'PATCH', `/api/v1/nodes/${this.name}/status`, { body: this.statusPatch(), contentType: 'application/strategic-merge-patch+json' }));
   }
 
   private async reportStatus(): Promise<void> {
-    await this.reportStatusOnce(this.current()).catch(() => undefined);
+    await this.reportStatusOnce().catch(() => undefined);
     this.schedule(() => this.reportStatus(), STATUS_REPORT_MS);
   }
 
   private async renewLease(): Promise<void> {
-    const conn = this.current();
     const spec = { holderIdentity: this.name, leaseDurationSeconds: 40, renewTime: microTime() };
     for (let delay = 200; !this.stopped; delay = Math.min(7000, delay * 2)) {
+      // The current connection on every attempt: a rotation replaces it while a renewal is retried.
+      const conn = this.current();
       try {
         if (!this.lease) {
-          this.lease = await this.call(conn, 'mutating', 'POST', LEASES(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-node-lease' }, spec }, { lease: true });
+          this.lease = await this.call(conn, 'mutating', 'POST', LEASES(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-node-lease' }, spec }, lease: true });
         } else {
-          this.lease = await this.call(conn, 'mutating', 'PUT', LEASES(this.name), { ...this.lease, spec: { ...(this.lease as { spec?: object }).spec, ...spec } }, { lease: true });
+          this.lease = await this.call(conn, 'mutating', 'PUT', LEASES(this.name), { body: { ...this.lease, spec: { ...(this.lease as { spec?: object }).spec, ...spec } }, lease: true });
         }
         this.lastRenewal = Date.now();
         return;

@@ -1,0 +1,19 @@
+import { formatFleetTable, runFleetBench } from '../../bench/fleet.js';
+
+describe('bench/fleet', () => {
+  // The restart scenario starts `up` a second time: left to the real runs, to keep this one short.
+  it('joins, holds and rotates a few simulated kubelets against up', async () => {
+    const r = await runFleetBench({ nodes: 3, joinSpreadMs: 300, steadyMs: 1_000, rotationSpreadMs: 500, scenarioTimeoutMs: 90_000, restart: false });
+    expect(Object.keys(r.phases)).toEqual(['join', 'steady', 'rotation']);
+    expect(Object.values(r.phases).map((p) => p.reached)).toEqual([true, true, true]);
+    expect(r.joinStormSeconds).toBeGreaterThan(0);
+    // Each node: a client CSR, its Node, status, Lease and a serving CSR; two lists; a rotation CSR.
+    expect(r.phases.join?.mutatingMs.count).toBeGreaterThanOrEqual(3 * 5);
+    expect(r.phases.join?.listMs.count).toBe(3 * 2);
+    expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
+    expect(r.errors).toBe(0);
+    expect(r.peakRssMb.apiserver).toBeGreaterThan(0);
+    expect(JSON.parse(JSON.stringify(r))).toEqual(r);
+    expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1);
+  }, 180_000);
+});
