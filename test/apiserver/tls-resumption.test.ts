@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
-import { IDENTITY_FILES } from '../../src/apiserver/server/credentials.js';
+import { CREDENTIAL_FILES } from '../../src/apiserver/server/credentials.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -20,7 +20,7 @@ afterAll(async () => {
 /** One connection: who the server says we are, whether the session was resumed, and the session to resume. */
 function whoAmI(session?: Buffer): Promise<{ user: string; resumed: boolean; session?: Buffer }> {
   const url = new URL(server.url);
-  const file = (name: keyof typeof IDENTITY_FILES): Buffer => readFileSync(path.join(server.dataDir, IDENTITY_FILES[name]));
+  const file = (name: keyof typeof CREDENTIAL_FILES): Buffer => readFileSync(path.join(server.dataDir, CREDENTIAL_FILES[name]));
   return new Promise((resolve, reject) => {
     let next: Buffer | undefined;
     let out = '';
