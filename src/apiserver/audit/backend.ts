@@ -71,8 +71,13 @@ class TokenBucket {
         return;
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, ((1 - this.tokens) / this.qps) * 1000);
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        const done = (): void => {
+          clearTimeout(t);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, ((1 - this.tokens) / this.qps) * 1000);
+        signal.addEventListener('abort', done, { once: true });
       });
     }
   }

@@ -5,6 +5,7 @@
  * DefaultShouldRetry) is retried with upstream's backoff: --audit-webhook-initial-backoff, then
  * ×1.5 with 20% jitter, five attempts in all; what still fails is counted and logged.
  */
+import type { ClientRequest } from 'node:http';
 import { request, type RequestOptions } from 'node:https';
 import type { Logger } from '../../log/logger.js';
 import { type Backend, pluginError } from './backend.js';
@@ -48,6 +49,7 @@ class SendError extends Error {
 export class WebhookBackend implements Backend {
   /** Aborted on close: retries stop waiting and requests under way end. */
   private readonly closing = new AbortController();
+  private readonly requests = new Set<ClientRequest>();
 
   constructor(
     private readonly target: WebhookTarget,
@@ -78,8 +80,14 @@ export class WebhookBackend implements Backend {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.closing.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      const signal = this.closing.signal;
+      const done = (): void => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 
@@ -91,8 +99,9 @@ export class WebhookBackend implements Backend {
         method: 'POST',
         headers: { ...options.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
         timeout: REQUEST_TIMEOUT_MS,
-        signal: this.closing.signal,
       });
+      this.requests.add(req);
+      req.on('close', () => this.requests.delete(req));
       req.on('response', (res) => {
         res.resume();
         const code = res.statusCode ?? 0;
@@ -110,5 +119,6 @@ export class WebhookBackend implements Backend {
 
   async close(): Promise<void> {
     this.closing.abort();
+    for (const req of this.requests) req.destroy(new SendError('audit backend closed', false));
   }
 }
