@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { CREDENTIAL_FILES } from '../apiserver/server/credentials.js';
+import { controllerKubeConfig } from './controller-identity.js';
 import { DEFAULT_LOG_FILE, ensureDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import type { EmbeddedServer, EncryptionSummary } from '../apiserver/server/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
@@ -17,7 +18,7 @@ import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../confi
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
-import { loadKubeConfig, runControllerProcess } from './controller.js';
+import { runControllerProcess } from './controller.js';
 import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
@@ -120,7 +121,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   let failed: { err: unknown } | undefined;
   try {
     await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
-      kubeConfig: loadKubeConfig(server.kubeconfigPath),
+      // Its own user, not the admin's: the audit log tells its approvals from a person's.
+      kubeConfig: await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem }),
       onListening: (metricsUrl) => {
         listening = true;
         process.stdout.write(banner(server, metricsUrl, logFile, { policy: flags.auditPolicyFile, log: flags.auditLogPath }));

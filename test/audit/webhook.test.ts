@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parsePolicy } from '../../src/apiserver/audit/policy.js';
 import type { AuditEvent } from '../../src/apiserver/audit/types.js';
-import { ensureIdentity } from '../../src/apiserver/server/credentials.js';
+import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -85,7 +85,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'audit-webhook-'));
-  const id = await ensureIdentity(path.join(dir, 'receiver'), ['127.0.0.1']);
+  const id = await ensureCredentials(path.join(dir, 'receiver'), ['127.0.0.1']);
   tls = { cert: id.servingCertPem, key: id.servingKeyPem };
   receiver = await startReceiver(tls);
   const kubeconfig = path.join(dir, 'webhook.kubeconfig');

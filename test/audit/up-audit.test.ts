@@ -1,0 +1,97 @@
+/**
+ * What `up` audits by default, as an operator reads it: its policy file and log in the data
+ * directory (named in the banner), who approved each CSR (the controller as its own user, a person
+ * with kubectl as theirs), and never a credential: tokens minted through TokenRequest, reviewed
+ * through TokenReview, or a Secret's data.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createCertificateRequestPem } from '../../src/pki/csr.js';
+import { generateKeyPair } from '../../src/pki/keys.js';
+import { CLI_ENV as env, kill9, startUpChild, type UpChild } from '../helpers/cli.js';
+import { eventsWhen } from './helpers.js';
+
+const run = promisify(execFile);
+
+let up: UpChild;
+let dataDir: string;
+let kubeconfig: string;
+const kubectl = async (...args: string[]): Promise<string> => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env })).stdout;
+
+async function applyCsr(name: string, signerName: string, subject: { commonName: string; organizations?: string[] }): Promise<void> {
+  const request = await createCertificateRequestPem({ privateKeyPem: generateKeyPair().privateKeyPem, ...subject });
+  const csr = {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name },
+    spec: { request: Buffer.from(request).toString('base64'), signerName, usages: ['digital signature', 'client auth'] },
+  };
+  const file = path.join(dataDir, `${name}.json`);
+  (await import('node:fs')).writeFileSync(file, JSON.stringify(csr));
+  await kubectl('create', '-f', file);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up-audit-'));
+  up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0']);
+  kubeconfig = up.field('kubeconfig');
+}, 60_000);
+
+afterAll(async () => {
+  await kill9(up.child);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it('names its audit log and policy in the banner, both in the data directory', () => {
+  expect(up.field('audit log')).toBe(`${path.join(dataDir, 'audit.log')}  (policy ${path.join(dataDir, 'audit-policy.yaml')})`);
+  expect(readFileSync(path.join(dataDir, 'audit-policy.yaml'), 'utf8')).toContain('kind: Policy');
+});
+
+it('records the controller\'s approval as its own user and a kubectl approval as the person\'s', async () => {
+  const log = path.join(dataDir, 'audit.log');
+  // Requested by the admin for a node: the controller approves it (the admin may ask for node client certificates).
+  await applyCsr('audit-node-csr', 'kubernetes.io/kube-apiserver-client-kubelet', { commonName: 'system:node:audit-node', organizations: ['system:nodes'] });
+  // A client certificate for a person: only a person approves those.
+  await applyCsr('audit-client-csr', 'kubernetes.io/kube-apiserver-client', { commonName: 'jane' });
+  await kubectl('certificate', 'approve', 'audit-client-csr');
+
+  const approval = (name: string) => (e: { verb: string; objectRef?: { name?: string; subresource?: string } }) =>
+    e.objectRef?.name === name && e.objectRef.subresource === 'approval' && e.verb === 'update';
+  const issued = (name: string) => (e: { verb: string; objectRef?: { name?: string; subresource?: string }; responseStatus?: { code: number } }) =>
+    e.objectRef?.name === name && e.objectRef.subresource === 'status' && e.responseStatus?.code === 200;
+  const evs = await eventsWhen(log, (all) => ['audit-node-csr', 'audit-client-csr'].every((n) => all.some(approval(n)) && all.some(issued(n))), 30_000);
+
+  const nodeApproval = evs.find(approval('audit-node-csr'));
+  expect(nodeApproval).toMatchObject({ level: 'RequestResponse', stage: 'ResponseComplete', user: { username: 'system:kube-identity-controller' }, responseStatus: { code: 200 } });
+  expect(nodeApproval?.requestObject).toMatchObject({ status: { conditions: [expect.objectContaining({ type: 'Approved', status: 'True' })] } });
+  const manual = evs.find(approval('audit-client-csr'));
+  expect(manual).toMatchObject({ level: 'RequestResponse', user: { username: 'kubernetes-admin', groups: expect.arrayContaining(['system:masters']) } });
+  expect(manual?.userAgent).toMatch(/^kubectl/);
+  // The signer's write holds the issued certificate (public) in its response.
+  expect(evs.find(issued('audit-client-csr'))).toMatchObject({ user: { username: 'system:kube-identity-controller' }, responseObject: { status: { certificate: expect.any(String) } } });
+});
+
+it('never writes a minted or reviewed token, or a Secret\'s data, to the log', async () => {
+  const log = path.join(dataDir, 'audit.log');
+  await kubectl('create', 'serviceaccount', 'audit-sa', '-n', 'default');
+  const token = (await kubectl('create', 'token', 'audit-sa', '-n', 'default')).trim();
+  expect(token.split('.')).toHaveLength(3);
+  const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } };
+  const reviewFile = path.join(dataDir, 'review.json');
+  (await import('node:fs')).writeFileSync(reviewFile, JSON.stringify(review));
+  expect(JSON.parse(await kubectl('create', '-f', reviewFile, '-o', 'json'))).toMatchObject({ status: { authenticated: true } });
+  const secret = `s3cret-${Math.random().toString(36).slice(2)}`;
+  await kubectl('create', 'secret', 'generic', 'audit-secret', '-n', 'default', `--from-literal=password=${secret}`);
+  await kubectl('get', 'secret', 'audit-secret', '-n', 'default', '-o', 'json');
+
+  const minted = (e: { verb: string; objectRef?: { resource?: string; name?: string; subresource?: string } }): boolean =>
+    e.verb === 'create' && e.objectRef?.resource === 'serviceaccounts' && e.objectRef.name === 'audit-sa' && e.objectRef.subresource === 'token';
+  const read = (e: { verb: string; objectRef?: { resource?: string; name?: string } }): boolean => e.verb === 'get' && e.objectRef?.name === 'audit-secret';
+  const evs = await eventsWhen(log, (all) => all.some(minted) && all.some(read) && all.some((e) => e.objectRef?.resource === 'tokenreviews'));
+  expect(evs.find(minted)).toMatchObject({ level: 'Metadata', user: { username: 'kubernetes-admin' }, responseStatus: { code: 201 } });
+  const text = readFileSync(log, 'utf8');
+  for (const value of [token, ...token.split('.'), secret, Buffer.from(secret).toString('base64')]) expect(text).not.toContain(value);
+});
