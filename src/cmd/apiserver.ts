@@ -16,9 +16,11 @@ import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 import { auditOptions } from './audit-options.js';
+import type { Policy } from '../apiserver/audit/types.js';
 
 /** The embedded server's options from a validated config (used by `apiserver` and `up`). */
-export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOptions, 'logger'> {
+/** `auditDefault`: the policy when --audit-policy-file names none (up's default). */
+export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy): Omit<EmbeddedServerOptions, 'logger'> {
   const read = (key: 'tokenAuthFile' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile' | 'clientCaFile'): Buffer | undefined => {
     try {
       return config[key] ? readFileSync(config[key]) : undefined;
@@ -52,7 +54,7 @@ export function embeddedOptions(config: ApiserverConfig): Omit<EmbeddedServerOpt
       maxMutatingRequestsInflight: config.maxMutatingRequestsInflight,
       priorityAndFairness: config.enablePriorityAndFairness,
     },
-    audit: auditOptions(config, process.stdout),
+    audit: auditOptions(config, process.stdout, auditDefault),
     anonymousAuth: config.anonymousAuth,
     encryptionProviderConfig: config.encryptionProviderConfig || undefined,
     encryptionProviderConfigAutomaticReload: config.encryptionProviderConfigAutomaticReload,

@@ -5,6 +5,7 @@
 import type { AuditOptions } from '../apiserver/audit/auditor.js';
 import type { BatchConfig, Mode } from '../apiserver/audit/backend.js';
 import type { LogFormat } from '../apiserver/audit/log.js';
+import type { Policy } from '../apiserver/audit/types.js';
 import { loadPolicyFile, PolicyError } from '../apiserver/audit/policy.js';
 import type { AUDIT_CONFIG_SCHEMA } from '../config/audit-schema.js';
 import { ConfigError } from '../config/load.js';
@@ -23,16 +24,20 @@ function batchConfig(c: AuditConfig, plugin: 'Log' | 'Webhook', asyncDelegate: b
   return batch;
 }
 
-/** Undefined when no policy is given, or when neither a log nor a webhook would receive the events. */
-export function auditOptions(c: AuditConfig, stdout: NodeJS.WritableStream): AuditOptions | undefined {
-  if (!c.auditPolicyFile || (!c.auditLogPath && !c.auditWebhookConfigFile)) return undefined;
-  let policy;
+/**
+ * Undefined when there is no policy (neither a file nor `fallback`, up's default), or when neither a
+ * log nor a webhook would receive the events.
+ */
+export function auditOptions(c: AuditConfig, stdout: NodeJS.WritableStream, fallback?: Policy): AuditOptions | undefined {
+  if ((!c.auditPolicyFile && !fallback) || (!c.auditLogPath && !c.auditWebhookConfigFile)) return undefined;
+  let policy = fallback;
   try {
-    policy = loadPolicyFile(c.auditPolicyFile);
+    if (c.auditPolicyFile) policy = loadPolicyFile(c.auditPolicyFile);
   } catch (err) {
     if (err instanceof PolicyError) throw new ConfigError([`auditPolicyFile: ${err.message}`]);
     throw err;
   }
+  if (!policy) return undefined;
   const opts: AuditOptions = { policy, stdout };
   if (c.auditLogPath) {
     opts.log = {

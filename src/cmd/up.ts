@@ -5,13 +5,13 @@
  * kubelet-serving CA as that signer's, and prints once where everything is.
  * Logs go to a file in the data directory so the terminal stays readable.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { CREDENTIAL_FILES } from '../apiserver/server/credentials.js';
 import { controllerKubeConfig } from './controller-identity.js';
-import { DEFAULT_LOG_FILE, ensureDefaultPolicy } from '../apiserver/audit/default-policy.js';
+import { DEFAULT_LOG_FILE, DEFAULT_POLICY_FILE, defaultPolicy, writeDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import type { EmbeddedServer, EncryptionSummary } from '../apiserver/server/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
@@ -74,14 +74,16 @@ function controllerOptions(flags: UpConfig): Record<string, unknown> {
 async function up(opts: Record<string, unknown>): Promise<void> {
   const given = await loadOrExit(() => loadUpConfig(configSources(opts, UP_CONFIG_SCHEMA)));
   const dataDir = path.resolve(given.dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  // up audits by default: its policy (written once, then the operator's to edit) and a log beside the store.
+  // up audits by default, to a log beside the store: with DATA_DIR/audit-policy.yaml, which is up's
+  // default policy, written once the server is up (then the operator's to edit).
+  const policyFile = given.auditPolicyFile || path.join(dataDir, DEFAULT_POLICY_FILE);
+  const writePolicy = !given.auditPolicyFile && !existsSync(policyFile);
   const flags: UpConfig = {
     ...given,
-    auditPolicyFile: given.auditPolicyFile || ensureDefaultPolicy(dataDir),
+    auditPolicyFile: writePolicy ? '' : policyFile,
     auditLogPath: given.auditLogPath || path.join(dataDir, DEFAULT_LOG_FILE),
   };
-  const options = await loadOrExit(async () => embeddedOptions(flags));
+  const options = await loadOrExit(async () => embeddedOptions(flags, writePolicy ? defaultPolicy() : undefined));
   // Checked before anything starts; the paths are where the server writes its CA and kubeconfig.
   const config = await loadOrExit(() =>
     loadControllerConfig({
@@ -116,6 +118,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     start.undo(err);
     throw explainStartError(err, '--port');
   });
+  if (writePolicy) writeDefaultPolicy(policyFile);
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   let listening = false;
   let failed: { err: unknown } | undefined;
@@ -125,7 +128,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       kubeConfig: await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem }),
       onListening: (metricsUrl) => {
         listening = true;
-        process.stdout.write(banner(server, metricsUrl, logFile, { policy: flags.auditPolicyFile, log: flags.auditLogPath }));
+        process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }));
       },
     });
   } catch (err) {

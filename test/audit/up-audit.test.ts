@@ -91,7 +91,14 @@ it('never writes a minted or reviewed token, or a Secret\'s data, to the log', a
     e.verb === 'create' && e.objectRef?.resource === 'serviceaccounts' && e.objectRef.name === 'audit-sa' && e.objectRef.subresource === 'token';
   const read = (e: { verb: string; objectRef?: { resource?: string; name?: string } }): boolean => e.verb === 'get' && e.objectRef?.name === 'audit-secret';
   const evs = await eventsWhen(log, (all) => all.some(minted) && all.some(read) && all.some((e) => e.objectRef?.resource === 'tokenreviews'));
-  expect(evs.find(minted)).toMatchObject({ level: 'Metadata', user: { username: 'kubernetes-admin' }, responseStatus: { code: 201 } });
+  const mint = evs.find(minted);
+  expect(mint).toMatchObject({ level: 'Metadata', user: { username: 'kubernetes-admin' }, responseStatus: { code: 201 } });
+  // The token is named by its JTI, which the token's own requests carry as their credential id.
+  const jti = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')).jti as string;
+  expect(mint?.annotations?.['authentication.kubernetes.io/issued-credential-id']).toBe(`JTI=${jti}`);
+  await run('kubectl', ['--server', (await kubectl('config', 'view', '-o', 'jsonpath={.clusters[0].cluster.server}')).trim(), '--certificate-authority', path.join(dataDir, 'ca.crt'), '--token', token, 'auth', 'whoami'], { env: { ...env, KUBECONFIG: '/dev/null' } }).catch(() => undefined);
+  const used = await eventsWhen(log, (all) => all.some((e) => e.user.extra?.['authentication.kubernetes.io/credential-id']?.includes(`JTI=${jti}`)));
+  expect(used.find((e) => e.user.extra?.['authentication.kubernetes.io/credential-id']?.includes(`JTI=${jti}`))?.user.username).toBe('system:serviceaccount:default:audit-sa');
   const text = readFileSync(log, 'utf8');
   for (const value of [token, ...token.split('.'), secret, Buffer.from(secret).toString('base64')]) expect(text).not.toContain(value);
 });

@@ -4,8 +4,9 @@
  * minted token is in the response) and TokenReviews (the token is in the request) are recorded
  * at Metadata, without bodies.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { parsePolicy } from './policy.js';
+import type { Policy } from './types.js';
 
 export const DEFAULT_POLICY_FILE = 'audit-policy.yaml';
 export const DEFAULT_LOG_FILE = 'audit.log';
@@ -37,9 +38,11 @@ rules:
   - level: Metadata
 `;
 
-/** Writes the default policy into the data directory unless a file is there already; returns its path. */
-export function ensureDefaultPolicy(dataDir: string): string {
-  const file = path.join(dataDir, DEFAULT_POLICY_FILE);
-  if (!existsSync(file)) writeFileSync(file, DEFAULT_POLICY_YAML, { mode: 0o600 });
-  return file;
+export function defaultPolicy(): Policy {
+  return parsePolicy(DEFAULT_POLICY_YAML);
+}
+
+/** The default policy as a file the operator reads and edits (up uses the file from then on). */
+export function writeDefaultPolicy(file: string): void {
+  writeFileSync(file, DEFAULT_POLICY_YAML, { mode: 0o600, flag: 'wx' });
 }

@@ -154,6 +154,11 @@ export class RequestAudit {
     this.annotations = { ...this.annotations, 'authorization.k8s.io/decision': allowed ? 'allow' : 'forbid', 'authorization.k8s.io/reason': reason ?? '' };
   }
 
+  /** An annotation from the handler (the credential a TokenRequest issued), on the events still to come. */
+  annotate(key: string, value: string): void {
+    if (this.event) this.annotations = { ...this.annotations, [key]: value };
+  }
+
   /** The decoded body of a create or update (or DeleteOptions): completes objectRef, kept at Request and above. */
   requestObject(obj: unknown): void {
     const ev = this.event;

@@ -201,6 +201,7 @@ class Pipeline {
       objects: this.registries.reader,
       warnings: [],
     };
+    if (audit) ctx.auditAnnotation = (key, value) => audit.annotate(key, value);
     const scope: RequestScope = {
       req,
       res,

@@ -18,6 +18,8 @@ export interface RequestContext {
   objects: ObjectReader;
   /** Texts to return as `Warning: 299 - "..."` headers. */
   warnings: string[];
+  /** Adds an annotation to the request's audit events (upstream's audit.AddAuditAnnotation); absent when nothing is audited. */
+  auditAnnotation?: (key: string, value: string) => void;
 }
 
 export interface TableColumn {
