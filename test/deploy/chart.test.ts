@@ -79,9 +79,12 @@ describeWithTools(RENDERER_TOOLS)('rendering with default values', () => {
       [
         'ClusterRole/kube-identity:approver',
         'ClusterRole/kube-identity:cleaner',
+        'ClusterRole/kube-identity:metrics-auth',
+        'ClusterRole/kube-identity:metrics-reader',
         'ClusterRole/kube-identity:signer',
         'ClusterRoleBinding/kube-identity:approver',
         'ClusterRoleBinding/kube-identity:cleaner',
+        'ClusterRoleBinding/kube-identity:metrics-auth',
         'ClusterRoleBinding/kube-identity:signer',
         'ConfigMap/kube-identity-config',
         'Deployment/kube-identity',
@@ -113,7 +116,7 @@ describeWithTools(RENDERER_TOOLS)('rendering with default values', () => {
   it('writes a configuration the controller loads: leader election on, signing with the mounted CA', async () => {
     const deployment = findDoc(docs, 'Deployment');
     const config = await loadMountedConfig(deployment, docs);
-    expect(config).toMatchObject({ leaderElect: true, metricsBindAddress: ':8080', logLevel: 'info', customSigners: '' });
+    expect(config).toMatchObject({ leaderElect: true, metricsBindAddress: ':8080', metricsSecure: true, metricsCertPath: '', logLevel: 'info', customSigners: '' });
     expect([config.leaderElectionNamespace, config.controllerNamespace, config.trustBundleNamespace]).toEqual(['kube-identity', 'kube-identity', 'kube-identity']);
     const caVolume = (podSpec(deployment).volumes as Obj[]).find((v) => v.name === 'ca');
     expect(caVolume).toEqual({ name: 'ca', secret: { secretName: 'kube-identity-ca' } });
@@ -170,14 +173,31 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
     expect(config.leaderElect).toBe(false);
   });
 
-  it('renders the ServiceMonitor only when enabled and the cluster serves monitoring.coreos.com/v1', () => {
+  it('renders the ServiceMonitor only when enabled and the cluster serves monitoring.coreos.com/v1, secure by default', async () => {
     const values = { metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } } };
     const without = render({ values });
     expect(without.docs.some((d) => d.doc.kind === 'ServiceMonitor')).toBe(false);
     expect(without.files.get('NOTES.txt')).toContain('does not serve monitoring.coreos.com/v1');
     const sm = findDoc(docsOf({ values, apiVersions: ['monitoring.coreos.com/v1'] }), 'ServiceMonitor');
     expect((sm.metadata as Obj).labels).toMatchObject({ release: 'prom', 'app.kubernetes.io/instance': 'kube-identity' });
-    expect((sm.spec as Obj).endpoints).toEqual([{ port: 'http-metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false }]);
+    // Secure by default: Prometheus' own token, and a self-signed listener it cannot verify.
+    const scrape = { port: 'http-metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false };
+    const token = { scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' };
+    expect((sm.spec as Obj).endpoints).toEqual([{ ...scrape, ...token, tlsConfig: { insecureSkipVerify: true } }]);
+    // With the operator's certificate Secret: verified against its ca.crt, the pair mounted where the config points.
+    const certValues = { metrics: { ...values.metrics, secure: { certSecret: 'metrics-tls' } } };
+    const withCert = docsOf({ values: certValues, apiVersions: ['monitoring.coreos.com/v1'] });
+    expect((findDoc(withCert, 'ServiceMonitor').spec as Obj).endpoints).toEqual([
+      { ...scrape, ...token, tlsConfig: { serverName: 'kube-identity-metrics.kube-identity.svc', ca: { secret: { name: 'metrics-tls', key: 'ca.crt' } } } },
+    ]);
+    const deployment = findDoc(withCert, 'Deployment');
+    expect((podSpec(deployment).volumes as Obj[]).find((v) => v.name === 'metrics-certs')).toEqual({ name: 'metrics-certs', secret: { secretName: 'metrics-tls' } });
+    expect(await loadMountedConfig(deployment, withCert)).toMatchObject({ metricsSecure: true, metricsCertPath: '/etc/kube-identity/metrics-certs' });
+    // Plain HTTP when turned off: no token, no TLS, no metrics RBAC.
+    const plain = docsOf({ values: { metrics: { ...values.metrics, secure: { enabled: false } } }, apiVersions: ['monitoring.coreos.com/v1'] });
+    expect((findDoc(plain, 'ServiceMonitor').spec as Obj).endpoints).toEqual([scrape]);
+    expect(plain.some((d) => String((d.metadata as Obj).name).includes(':metrics-'))).toBe(false);
+    expect(controllerContainer(findDoc(plain, 'Deployment')).livenessProbe).toEqual(expect.objectContaining({ httpGet: { path: '/healthz', port: 'http-metrics' } }));
     expect(docsOf({ apiVersions: ['monitoring.coreos.com/v1'] }).some((d) => d.kind === 'ServiceMonitor')).toBe(false);
     expect(() => render({ values: { metrics: { serviceMonitor: { enabled: true }, service: { enabled: false } } } })).toThrow(/requires metrics.service.enabled/);
   });

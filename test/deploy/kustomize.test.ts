@@ -16,9 +16,12 @@ describe('kustomize base (deploy/)', () => {
       [
         'ClusterRole/kube-identity:approver',
         'ClusterRole/kube-identity:cleaner',
+        'ClusterRole/kube-identity:metrics-auth',
+        'ClusterRole/kube-identity:metrics-reader',
         'ClusterRole/kube-identity:signer',
         'ClusterRoleBinding/kube-identity:approver',
         'ClusterRoleBinding/kube-identity:cleaner',
+        'ClusterRoleBinding/kube-identity:metrics-auth',
         'ClusterRoleBinding/kube-identity:signer',
         'ConfigMap/kube-identity-config',
         'Deployment/kube-identity',
@@ -50,6 +53,9 @@ describe('kustomize base (deploy/)', () => {
       expect.arrayContaining(['certificatesigningrequests/approval', 'certificatesigningrequests/status', 'events']),
     );
     expect(writes.flatMap((r) => r.verbs as string[])).not.toContain('*');
+    // The secure metrics listener may only ask about callers; the reader role is for Prometheus, bound by the operator.
+    expect(rulesOf(rbac, 'ClusterRole', ':metrics-auth').map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['subjectaccessreviews:create', 'tokenreviews:create']);
+    expect(rulesOf(rbac, 'ClusterRole', ':metrics-reader')).toEqual([{ apiGroups: [], resources: [], resourceNames: [], verbs: ['get'], nonResourceURLs: ['/metrics'] }]);
   });
 
   it('binds every role to the ServiceAccount the Deployment runs as', () => {

@@ -66,6 +66,10 @@ app.kubernetes.io/part-of: kube-identity
 {{- define "kube-identity.config" -}}
 {{- $cfg := dict "logLevel" .Values.logLevel "metricsBindAddress" (printf ":%d" (int .Values.metrics.port)) "clusterSigningDuration" .Values.signing.duration -}}
 {{- $_ := set $cfg "leaderElect" .Values.leaderElection.enabled -}}
+{{- $_ = set $cfg "metricsSecure" .Values.metrics.secure.enabled -}}
+{{- if and .Values.metrics.secure.enabled .Values.metrics.secure.certSecret -}}
+{{- $_ = set $cfg "metricsCertPath" "/etc/kube-identity/metrics-certs" -}}
+{{- end -}}
 {{- if .Values.leaderElection.enabled -}}
 {{- $_ = set $cfg "leaderElectionId" .Values.leaderElection.leaseName -}}
 {{- $_ = set $cfg "leaderElectionLeaseDuration" .Values.leaderElection.leaseDuration -}}
