@@ -208,7 +208,6 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
         ['range', () => store.range({ prefix: '/registry/core/configmaps/' })],
         ['compact', () => store.compact(created.revision)],
         ['checkHealth', () => store.checkHealth()],
-        ['sizeBytes', () => store.sizeBytes()],
       ];
       // Killed under the calls, stopped, and gone: each way a connection fails.
       const leader = await etcd.leader();
@@ -222,8 +221,46 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
         expect([name, outcome]).toEqual([name, expect.stringMatching(/^(ok|StoreError)$/)]);
       }
       expect(gone.map(([, outcome]) => outcome)).toEqual(calls.map(() => 'StoreError'));
+      // Sizes come from each member's own Status: with none answering there are none.
+      expect(await store.sizeBytes()).toEqual([]);
     } finally {
       await store.close();
     }
   }, 60_000);
+  it("counts etcd requests and each member's database as kube-apiserver does, and names the members that do not answer", async () => {
+    etcd = await startEtcd({ members: 3 });
+    const a = await startApiserverChild(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.endpoints.join(',')]);
+    children.push(a.child);
+    expect((await raw(a.target, 'POST', CM, { body: { metadata: { name: 'metered' } } })).status).toBe(201);
+    expect((await raw(a.target, 'GET', `${CM}/metered`)).status).toBe(200);
+    const sizes = (text: string): string[] => [...text.matchAll(/^apiserver_storage_db_total_size_in_bytes\{endpoint="([^"]+)"\} [1-9]/gm)].map((m) => m[1]!);
+    const metrics = (await raw(a.target, 'GET', '/metrics')).text;
+    for (const operation of ['create', 'get']) {
+      expect(metrics).toMatch(new RegExp(`^etcd_request_duration_seconds_count\\{operation="${operation}",type="configmaps"\\} [1-9]`, 'm'));
+    }
+    expect(metrics).toMatch(/^etcd_request_duration_seconds_bucket\{le="0.005",operation="get",type="configmaps"\} /m);
+    expect(metrics).toMatch(/^etcd_requests_total\{operation="list",type="namespaces"\} [1-9]/m);
+    expect(sizes(metrics)).toEqual(etcd.endpoints);
+    const verbose = await raw(a.target, 'GET', '/readyz?verbose', { anonymous: true });
+    expect([verbose.status, verbose.text]).toEqual([200, expect.stringMatching(/^\[\+\]ping ok\n(.*\n)*\[\+\]etcd ok\n(.*\n)*readyz check passed\n$/)]);
+
+    // One member down: still ready, and its database is no longer reported.
+    const [m0, m1] = etcd.members;
+    await m0!.kill();
+    // (If it was the leader, the others elect one first.)
+    await until('ready with one member down', async () => (await raw(a.target, 'GET', '/readyz', { anonymous: true })).status === 200, 10_000);
+    expect(sizes((await raw(a.target, 'GET', '/metrics')).text)).toEqual(etcd.endpoints.slice(1));
+
+    // Quorum lost: /readyz withholds the reason as upstream, /readyz/etcd names who does not answer.
+    await m1!.kill();
+    const failing = await raw(a.target, 'GET', '/readyz?verbose', { anonymous: true });
+    expect([failing.status, failing.text]).toEqual([500, expect.stringContaining('[-]etcd failed: reason withheld\n')]);
+    expect(failing.text).toMatch(/readyz check failed\n$/);
+    const detail = await raw(a.target, 'GET', '/readyz/etcd');
+    expect(detail.status).toBe(500);
+    expect(detail.text).toMatch(/^internal server error: .*members not answering: /);
+    expect(detail.text).toContain(`${m0!.clientUrl} (`);
+    expect(detail.text).toContain(`${m1!.clientUrl} (`);
+    expect(detail.text).not.toContain(`${etcd.members[2]!.clientUrl} (`);
+  }, 90_000);
 });

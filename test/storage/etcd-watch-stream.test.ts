@@ -97,8 +97,7 @@ describeWithTools(['etcd'])("a replica's etcd watch stream under injected faults
   beforeAll(async () => {
     etcd = await startEtcd({ members: 3 });
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'watch-stream-'));
-    tap = new Tap(grpcWatchTransport({ endpoints: etcd.endpoints }));
-    store = await EtcdStore.open({ endpoints: etcd.endpoints, watchTransport: tap });
+    store = await EtcdStore.open({ endpoints: etcd.endpoints, watchTransport: (members) => (tap = new Tap(grpcWatchTransport(members))) });
     server = await startTestServer({ dataDir, store, tokenFile: 'nobody-token,nobody,nobody-uid,\n' });
   }, 60_000);
   afterAll(async () => {

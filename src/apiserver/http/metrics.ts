@@ -214,9 +214,9 @@ function registerStorageGauges(opts: ApiServerMetricsOptions): void {
     labelNames: ['endpoint'],
     registers: [opts.registry],
     async collect() {
-      const size = await sizeOf();
+      const sizes = await sizeOf();
       this.reset();
-      if (size !== undefined) this.set({ endpoint: size.endpoint }, size.bytes);
+      for (const size of sizes) this.set({ endpoint: size.endpoint }, size.bytes);
     },
   });
 }

@@ -16,6 +16,7 @@ import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
 import { Auditor, type AuditOptions } from '../audit/auditor.js';
 import { EtcdStore, type EtcdStoreOptions } from '../storage/etcd/etcd.js';
+import { EtcdMetrics } from '../storage/etcd/etcd-metrics.js';
 import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
 import { storageKey, type Store } from '../storage/store.js';
@@ -226,7 +227,7 @@ function servingFiles(dataDir: string, tls: EmbeddedServerOptions['tls']): NonNu
 async function openStorage(opts: EmbeddedServerOptions, dataDir: string, registry: Registry) {
   const encryption = await startEncryption(opts, dataDir, registry);
   try {
-    return { store: opts.store ?? (await openStore(opts, dataDir, encryption?.atRest)), encryption };
+    return { store: opts.store ?? (await openStore(opts, dataDir, encryption?.atRest, registry)), encryption };
   } catch (err) {
     encryption?.atRest.close();
     throw err;
@@ -249,7 +250,7 @@ async function startEncryption(opts: EmbeddedServerOptions, dataDir: string, reg
   return { atRest, summary: { configFile: file, isDefault: !given, rules: atRest.describe() } };
 }
 
-async function openStore(opts: EmbeddedServerOptions, dataDir: string, transformer: ValueTransformer | undefined): Promise<Store> {
+async function openStore(opts: EmbeddedServerOptions, dataDir: string, transformer: ValueTransformer | undefined, registry: Registry): Promise<Store> {
   if (opts.storage === 'memory') return new MemoryStore();
   if (opts.storage !== 'etcd') return openSqlite(path.join(dataDir, 'store.db'), transformer);
   if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
@@ -260,6 +261,7 @@ async function openStore(opts: EmbeddedServerOptions, dataDir: string, transform
     ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? ttl : undefined),
     logger: opts.logger.child({ component: 'etcd' }),
     transformer,
+    metrics: new EtcdMetrics(registry),
   });
 }
 

@@ -4,8 +4,9 @@
  * (etcd: a quorum read with a 2 s deadline) is part of /healthz and /readyz, and of /readyz/etcd;
  * /livez only says the process serves, so a replica is taken out of rotation while etcd is down
  * rather than restarted, which would not bring etcd back. Further checks (`kms-providers`) join
- * /healthz and /readyz the same way; a single check's own path (/readyz/kms-providers) gives its
- * reason, as upstream's does.
+ * /healthz and /readyz the same way; a single check's own path (/readyz/etcd, /readyz/kms-providers)
+ * gives its reason, as upstream's does (for etcd: the members that do not answer). `?verbose` lists
+ * every check even when all pass, ending `readyz check passed`.
  */
 import type { Store } from '../storage/store.js';
 
@@ -20,7 +21,7 @@ export function isHealthPath(path: string): boolean {
 }
 
 /** The status code and body of a health endpoint. */
-export async function health(path: string, store: Store, extra: HealthCheck[] = []): Promise<{ status: number; body: string }> {
+export async function health(path: string, store: Store, extra: HealthCheck[] = [], verbose = false): Promise<{ status: number; body: string }> {
   const [, endpoint = '', only] = path.split('/');
   const checks: [string, () => Promise<void>][] = [['ping', async () => undefined]];
   if (endpoint !== 'livez' && store.checkHealth) checks.push(['etcd', () => store.checkHealth!()]);
@@ -37,9 +38,9 @@ export async function health(path: string, store: Store, extra: HealthCheck[] = 
       }
     }),
   );
-  if (results.every((r) => r.ok)) return { status: 200, body: 'ok' };
-  const [alone] = results;
-  if (only !== undefined && alone && extra.some((c) => c.name === alone.name)) return { status: 500, body: `internal server error: ${alone.reason}\n` };
   const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+  if (results.every((r) => r.ok)) return { status: 200, body: verbose ? `${lines.join('\n')}\n${endpoint} check passed\n` : 'ok' };
+  const [alone] = results;
+  if (only !== undefined && alone) return { status: 500, body: `internal server error: ${alone.reason}\n` };
   return { status: 500, body: `${lines.join('\n')}\n${endpoint} check failed\n` };
 }

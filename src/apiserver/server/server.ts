@@ -178,7 +178,7 @@ class Pipeline {
     if (admitted) await admitted;
     await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
     if (probe) {
-      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks);
+      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.searchParams.has('verbose'));
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }

@@ -151,7 +151,7 @@ export interface Store {
   checkHealth?(): Promise<void>;
 
   /** Bytes the backend's database takes on disk, and where it is (apiserver_storage_db_total_size_in_bytes). */
-  sizeBytes?(): Promise<{ endpoint: string; bytes: number } | undefined>;
+  sizeBytes?(): Promise<{ endpoint: string; bytes: number }[]>;
   close(): Promise<void>;
 }
 

@@ -24,6 +24,8 @@ import { decode, encode, EtcdValues } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { WatchStream } from './watch-stream.js';
 import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
+import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
+import { EtcdMembers } from './members.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
 import type { ValueTransformer } from '../value-transformer.js';
@@ -36,8 +38,10 @@ export interface EtcdStoreOptions extends EtcdClientOptions {
   /** Compaction interval (--etcd-compaction-interval); 0 or absent leaves compaction to others. */
   compactionIntervalMs?: number;
   logger?: Logger;
-  /** The watch stream's way to etcd (default: gRPC to `endpoints`); tests interpose on it. */
-  watchTransport?: WatchTransport;
+  /** The watch stream's way to etcd, given the members' gRPC (default: a Watch RPC); tests interpose on it. */
+  watchTransport?: (members: EtcdMembers) => WatchTransport;
+  /** kube-apiserver's etcd_request_* metrics, when given. */
+  metrics?: EtcdMetrics;
   /** Encryption at rest: the values of the keys it claims are stored as it transforms them. */
   transformer?: ValueTransformer;
 }
@@ -62,6 +66,7 @@ export class EtcdStore implements Store {
   private lease: Lease | undefined;
   private stopCompactor: (() => Promise<void>) | undefined;
   private readonly stream: WatchStream;
+  private readonly members: EtcdMembers;
   private readonly values: EtcdValues;
 
   private constructor(
@@ -69,7 +74,9 @@ export class EtcdStore implements Store {
     private readonly keys: EtcdKeys,
     private readonly opts: EtcdStoreOptions,
   ) {
-    this.stream = new WatchStream(opts.watchTransport ?? grpcWatchTransport(opts), { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
+    this.members = new EtcdMembers(opts);
+    const transport = (opts.watchTransport ?? grpcWatchTransport)(this.members);
+    this.stream = new WatchStream(transport, { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
     this.values = new EtcdValues(opts.transformer);
   }
 
@@ -80,6 +87,7 @@ export class EtcdStore implements Store {
       await store.refresh();
     } catch (err) {
       store.stream.close();
+      store.members.close();
       store.client.close();
       throw storeErrorOf(err, '');
     }
@@ -106,7 +114,7 @@ export class EtcdStore implements Store {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })));
+    const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })), storeErrorOf, 'get');
     this.observe(res.header);
     const kv = res.kvs[0];
     return kv && (await this.stored(key, kv));
@@ -117,7 +125,7 @@ export class EtcdStore implements Store {
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
     const lease = await this.leaseFor(key);
-    const res = await this.txn(key, {
+    const res = await this.txn('create', key, {
       compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: 0 }],
       success: [{ request_put: { key: etcdKey, value, lease } }],
       failure: [{ request_range: { key: etcdKey } }],
@@ -135,7 +143,7 @@ export class EtcdStore implements Store {
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
     const lease = await this.leaseFor(key);
-    const res = await this.txn(key, {
+    const res = await this.txn('update', key, {
       compare: [revisionCompare(etcdKey, expectedRevision)],
       success: [{ request_put: { key: etcdKey, value, lease } }],
       failure: [{ request_range: { key: etcdKey } }],
@@ -147,7 +155,7 @@ export class EtcdStore implements Store {
 
   async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
-    const res = await this.txn(key, {
+    const res = await this.txn('delete', key, {
       compare: [revisionCompare(etcdKey, expectedRevision)],
       success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }],
       failure: [{ request_range: { key: etcdKey } }],
@@ -167,8 +175,11 @@ export class EtcdStore implements Store {
     const at = options.revision !== undefined && options.revision > 0 ? options.revision : undefined;
     if (start.compare(end) >= 0) return { items: [], revision: at ?? this.revision, remaining: 0 };
     if (at !== undefined && at < this.compacted) throw this.compactedError(options.prefix, at);
-    const res = await this.call(options.prefix, () =>
-      retryRead(() => this.client.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
+    const res = await this.call(
+      options.prefix,
+      () => retryRead(() => this.client.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
+      storeErrorOf,
+      'list',
     );
     this.observe(res.header);
     const toKey = this.keys.reverse(options.prefix);
@@ -200,18 +211,30 @@ export class EtcdStore implements Store {
     this.observeCompacted(revision);
   }
 
+  /**
+   * A quorum read with kube-apiserver's 2 s health deadline. When it fails, the reason names each
+   * member that did not answer its Status either (/readyz/etcd shows it; /readyz withholds it).
+   */
   async checkHealth(): Promise<void> {
     const key = Buffer.from(`${this.keys.prefix}/health`);
-    const res = await this.call('', () => this.client.kv.range({ key }, { deadline: Date.now() + HEALTH_TIMEOUT_MS }));
-    this.observe(res.header);
+    const statuses = Promise.allSettled(this.members.endpoints.map((e) => this.members.status(e, HEALTH_TIMEOUT_MS)));
+    try {
+      // A member that is down is the cluster's problem only when no other answers.
+      const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+      const res = await this.call('', () => retryRead(() => this.client.kv.range({ key }, { deadline })));
+      this.observe(res.header);
+    } catch (err) {
+      const down = (await statuses).flatMap((s, i) => (s.status === 'rejected' ? [`${this.members.endpoints[i]} (${(s.reason as Error).message})`] : []));
+      const members = down.length ? `; members not answering: ${down.join(', ')}` : '; every member answers its status';
+      if (err instanceof StoreError) throw new StoreError(err.code, err.key, `${err.message}${members}`, err.revision);
+      throw err;
+    }
   }
 
-  /** etcd's database size as one member reports it, labelled with that member's client URL (as upstream). */
-  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
-    const status = await this.call('', () => this.client.maintenance.status());
-    const members = await this.call('', () => this.client.cluster.memberList({}));
-    const member = members.members.find((m) => m.ID === status.header.member_id);
-    return { endpoint: member?.clientURLs[0] ?? '', bytes: Number(status.dbSize) };
+  /** The database size each member reports, by its client URL as --etcd-servers names it (as upstream); members that do not answer are left out. */
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }[]> {
+    const statuses = await Promise.allSettled(this.members.endpoints.map((e) => this.members.status(e, HEALTH_TIMEOUT_MS)));
+    return statuses.flatMap((s) => (s.status === 'fulfilled' ? [{ endpoint: s.value.endpoint, bytes: s.value.dbSize }] : []));
   }
 
   async close(): Promise<void> {
@@ -220,6 +243,7 @@ export class EtcdStore implements Store {
     await this.stopCompactor?.();
     for (const w of [...this.watches]) w.stop();
     this.stream.close();
+    this.members.close();
     await this.refreshing;
     this.client.close();
   }
@@ -254,17 +278,18 @@ export class EtcdStore implements Store {
     return object instanceof Promise ? object.then((o) => ({ key, object: o, revision })) : { key, object, revision };
   }
 
-  private async txn(key: string, req: ITxnRequest): Promise<ITxnResponse> {
-    const res = await this.call(key, () => this.client.kv.txn(req), writeErrorOf);
+  private async txn(operation: EtcdOperation, key: string, req: ITxnRequest): Promise<ITxnResponse> {
+    const res = await this.call(key, () => this.client.kv.txn(req), writeErrorOf, operation);
     this.observe(res.header);
     return res;
   }
 
   /** Runs an etcd call, turning its failures into StoreErrors (Compacted after re-reading how far). */
-  private async call<T>(key: string, run: () => Promise<T>, errorOf = storeErrorOf): Promise<T> {
+  private async call<T>(key: string, run: () => Promise<T>, errorOf = storeErrorOf, operation?: EtcdOperation): Promise<T> {
     if (this.closed) throw new Error('store is closed');
+    const metrics = this.opts.metrics;
     try {
-      return await run();
+      return await (operation && metrics ? metrics.measure(operation, key, run) : run());
     } catch (err) {
       const mapped = errorOf(err, key, this.compacted);
       if (mapped instanceof StoreError && mapped.code === 'Compacted') {

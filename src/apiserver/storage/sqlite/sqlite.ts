@@ -81,9 +81,9 @@ export class SqliteStore extends IndexedStore {
   }
 
   /** The file and its write-ahead log, as they take space on disk. */
-  async sizeBytes(): Promise<{ endpoint: string; bytes: number }> {
+  async sizeBytes(): Promise<{ endpoint: string; bytes: number }[]> {
     const size = async (file: string): Promise<number> => (await stat(file).catch(() => undefined))?.size ?? 0;
-    return { endpoint: this.path, bytes: (await size(this.path)) + (await size(`${this.path}-wal`)) };
+    return [{ endpoint: this.path, bytes: (await size(this.path)) + (await size(`${this.path}-wal`)) }];
   }
 
   protected override release(): Promise<void> {
