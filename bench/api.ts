@@ -67,8 +67,22 @@ export interface ApiBenchResult extends Machine {
    * tokenreview: TokenReviews/s of a Secret-bound token, beside bare creates of the same body.
    */
   results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures; tokenreview: OpFigures };
+  /** Issue 29's targets as ratios to the bare server of the same run (absolute rates differ threefold between machines). */
+  ratios: ApiRatios;
   apiserverPeakRssMb: number;
 }
+
+export interface ApiRatios {
+  /** API creates/s ÷ bare creates/s (goal 0.6). */
+  createToBareCreate: number;
+  /** API GETs/s ÷ bare GETs/s (keep ≥ 0.9). */
+  getToBareGet: number;
+  /** TokenReviews/s ÷ bare GETs/s (keep ≥ 0.5). */
+  tokenReviewToBareGet: number;
+}
+
+/** The goal of each ratio (docs/performance.md keeps where each stands). */
+export const API_RATIO_GOALS: ApiRatios = { createToBareCreate: 0.6, getToBareGet: 0.9, tokenReviewToBareGet: 0.5 };
 
 export const API_DEFAULTS: ApiBenchParams = { objects: 10_000, concurrency: 16, getMs: 5000, pageSize: 500, listRounds: 3, watchers: 100, watchEvents: 200, reviewConcurrency: 32, reviewMs: 5000 };
 
@@ -195,13 +209,19 @@ async function boundToken(client: HttpClient): Promise<string> {
   return tr.status.token;
 }
 
-async function startBare(dataDir: string, caPem: string, token: string): Promise<{ side: Side; proc: NodeProcess }> {
+/** The bare server (bench/lib/bare-server.ts) in its own process, with the API server's certificate from `dataDir`. */
+export async function startBareServer(dataDir: string): Promise<{ url: string; proc: NodeProcess }> {
   let port = 0;
   const proc = spawnNode(projectScript('bench/lib/bare-server'), [path.join(dataDir, 'apiserver.crt'), path.join(dataDir, 'apiserver.key')], {
     onStdout: (line) => (port = (JSON.parse(line) as { port: number }).port),
   });
   await waitUntil('the bare server', () => (port ? port : undefined), 30_000, proc);
-  const target = { url: `https://127.0.0.1:${port}`, caPem };
+  return { url: `https://127.0.0.1:${port}`, proc };
+}
+
+async function startBare(dataDir: string, caPem: string, token: string): Promise<{ side: Side; proc: NodeProcess }> {
+  const { url, proc } = await startBareServer(dataDir);
+  const target = { url, caPem };
   const client = new HttpClient(target);
   const side: Side = {
     client,
@@ -248,7 +268,12 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
       const a = await measured(server.proc, () => run(api, p));
       results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)), cpuRatio: a.cpuUsPerOp > 0 ? round(b.cpuUsPerOp / a.cpuUsPerOp) : 0 };
     }
-    return { name: 'api', params: p, storage: 'sqlite', results, apiserverPeakRssMb: mb(server.proc.memory().peakRss), ...machine() };
+    const ratios: ApiRatios = {
+      createToBareCreate: results.create.ratio,
+      getToBareGet: results.get.ratio,
+      tokenReviewToBareGet: round(results.tokenreview.api.perSec / Math.max(1, results.get.bare.perSec)),
+    };
+    return { name: 'api', params: p, storage: 'sqlite', results, ratios, apiserverPeakRssMb: mb(server.proc.memory().peakRss), ...machine() };
   } finally {
     for (const c of clients) c.close();
     await bare?.proc.stop();
@@ -275,6 +300,9 @@ export function formatApiTable(r: ApiBenchResult): string {
       ` tokenreview: reviews/s of a Secret-bound ServiceAccount token at ${p.reviewConcurrency} clients, beside bare creates of the same body)`,
     '(CPU: µs of server CPU per request/object/event, from /proc; x bare CPU = bare CPU / api CPU, which barely depends on the load of a shared machine)',
     formatTable(['op', 'bare/s', 'api/s', 'x bare', 'CPU µs bare/api', 'x bare CPU', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
+    `ratios to the bare server of this run: ${Object.entries(r.ratios)
+      .map(([k, v]) => `${k} ${v.toFixed(3)} (goal ${API_RATIO_GOALS[k as keyof ApiRatios]})`)
+      .join(', ')}`,
   ].join('\n');
 }
 

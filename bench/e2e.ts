@@ -14,6 +14,7 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
+import { startBareServer } from './api.js';
 import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
 import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
@@ -60,6 +61,10 @@ export interface E2eBenchResult extends Machine {
   params: E2eParams;
   sustained: E2eMode;
   fixedRate: E2eMode & { offeredPerSec: number };
+  /** Creates/s of the same CSR bodies on the bare server in this run. */
+  bareCreatesPerSec: number;
+  /** sustained CSRs/s ÷ (bare creates/s ÷ 4): issue 29's ratio (goal 0.5), comparable across machines. */
+  csrsToQuarterBareCreates: number;
   /**
    * API requests per CSR in the sustained run: `total` is every request the controller made plus the
    * client's create; `csr` the same without Event writes (create, SubjectAccessReview, /approval,
@@ -185,6 +190,23 @@ function mode(r: LoadResult): E2eMode {
   return { issued: r.ok, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), csrsPerSec: r.perSec, latencyMs: r.latencyMs };
 }
 
+/**
+ * Creates/s of the same CSR bodies on the bare server (bench/lib/bare-server.ts), same client and
+ * concurrency, measured in this run: the ceiling issue 29's ratio divides by (a CSR costs about four
+ * requests: the create, the approval, the status write and the watch event).
+ */
+async function bareCreatesPerSec(server: ApiServerProcess, p: E2eParams, pems: string[]): Promise<number> {
+  const bare = await startBareServer(server.dataDir);
+  const client = new HttpClient({ url: bare.url, caPem: server.admin.caPem }, p.concurrency);
+  try {
+    const op = (i: number): Promise<void> => client.json('POST', '/objects', kubeletCsrObject(`bare-${i}`, pems[i % pems.length] as string)).then(() => undefined);
+    return (await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: Math.min(5000, p.durationMs), op })).perSec;
+  } finally {
+    client.close();
+    await bare.proc.stop();
+  }
+}
+
 export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<E2eBenchResult> {
   const p: E2eParams = { ...E2E_DEFAULTS, ...params };
   let stopServers: (() => Promise<void>) | undefined;
@@ -231,12 +253,15 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const cpu1 = cpuNow(servers, ctl);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
+    const bareCreates = await bareCreatesPerSec(server, p, pems);
     const perCsr = (x: number): number => round(x / Math.max(1, sustained.ok), 2);
     return {
       name: 'e2e',
       params: p,
       sustained: mode(sustained),
       fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
+      bareCreatesPerSec: bareCreates,
+      csrsToQuarterBareCreates: round(sustained.perSec / Math.max(1, bareCreates / 4)),
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
       controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
       peakRssMb: { apiserver: mb(servers.reduce((sum, s) => sum + s.proc.memory().peakRss, 0)), controller: mb(ctl.proc.memory().peakRss) },
@@ -258,6 +283,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
       `API requests per CSR ${r.apiRequestsPerCsr.total} (without Events ${r.apiRequestsPerCsr.csr}, Events ${r.apiRequestsPerCsr.events}, controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ` +
       `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
+    `ratio to the bare server of this run: CSRs/s ÷ (bare creates/s ${r.bareCreatesPerSec} ÷ 4) = ${r.csrsToQuarterBareCreates.toFixed(3)} (goal 0.5)`,
   ].join('\n');
 }
 

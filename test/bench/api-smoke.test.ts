@@ -28,6 +28,8 @@ describe('bench/api', () => {
     expect(r.apiserverPeakRssMb).toBeGreaterThan(0);
     expect(r.cores).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatApiTable(r).split('\n')).toHaveLength(4 + 5);
+    expect(r.ratios.createToBareCreate).toBe(r.results.create.ratio);
+    expect(r.ratios.tokenReviewToBareGet).toBeCloseTo(r.results.tokenreview.api.perSec / r.results.get.bare.perSec, 2);
+    expect(formatApiTable(r).split('\n')).toHaveLength(4 + 5 + 1);
   }, 120_000);
 });

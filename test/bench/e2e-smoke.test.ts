@@ -22,6 +22,8 @@ describe('bench/e2e', () => {
     expect(r.cpuMsPerCsr.apiserver + r.cpuMsPerCsr.controller).toBeGreaterThan(0);
     expect(r.cpuMsPerCsr.clients).toBeGreaterThanOrEqual(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatE2eTable(r).split('\n')).toHaveLength(4);
+    expect(r.bareCreatesPerSec).toBeGreaterThan(0);
+    expect(r.csrsToQuarterBareCreates).toBeCloseTo(r.sustained.csrsPerSec / (r.bareCreatesPerSec / 4), 2);
+    expect(formatE2eTable(r).split('\n')).toHaveLength(5);
   }, 180_000);
 });
