@@ -119,7 +119,7 @@ export async function runCacheBench(opts: { sizes?: number[]; settleMs?: number;
     for (const n of sizes) {
       const store = new MemoryStore();
       const server = await startEmbeddedServer({ dataDir: dir, logger: silentLogger(), store, port: 0 });
-      const client = new HttpClient({ url: server.url, caPem: credentials.caPem, token: credentials.adminToken });
+      const client = new HttpClient({ url: server.url, caPem: credentials.caPem, client: { certPem: credentials.adminCertPem, keyPem: credentials.adminKeyPem } });
       try {
         const kubeconfig = server.kubeconfigPath;
         template ??= await issuedCsrTemplate(client, ca);

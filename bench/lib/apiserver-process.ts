@@ -1,7 +1,7 @@
 /**
  * `kube-identity apiserver` in a child process on a fresh data directory, as an operator runs it:
  * the bench learns the URL and CA from the kubeconfig the server writes there, and uses the static
- * admin token (system:masters) from the same directory.
+ * admin client certificate (system:masters) from the same directory.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ import { projectScript, spawnNode, waitUntil, type NodeProcess } from './child.j
 import { HttpClient, type HttpTarget } from './http-client.js';
 
 export interface ApiServerProcess {
-  /** URL, CA and admin token. */
+  /** URL, CA and the admin client certificate. */
   admin: HttpTarget;
   dataDir: string;
   kubeconfigPath: string;
@@ -56,9 +56,9 @@ export async function startApiServerProcess(opts: ApiServerProcessOptions = {}):
     const file = await waitUntil('the API server kubeconfig', () => (existsSync(kubeconfigPath) ? readFileSync(kubeconfigPath, 'utf8') : undefined), opts.startTimeoutMs ?? 60_000, proc);
     const kc = YAML.parse(file) as KubeconfigFile;
     const cluster = kc.clusters[0]?.cluster;
-    const token = readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminToken), 'utf8').trim();
+    const client = { certPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminCertPem), 'utf8'), keyPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminKeyPem), 'utf8') };
     if (!cluster) throw new Error(`unexpected kubeconfig in ${kubeconfigPath}`);
-    const admin: HttpTarget = { url: cluster.server, caPem: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'), token };
+    const admin: HttpTarget = { url: cluster.server, caPem: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'), client };
     const probe = new HttpClient(admin, 1);
     await waitUntil('the API server to be ready', async () => ((await probe.request('GET', '/readyz').catch(() => undefined))?.status === 200 ? true : undefined), 30_000, proc);
     probe.close();

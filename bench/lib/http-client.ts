@@ -12,6 +12,8 @@ export interface HttpTarget {
   caPem: string;
   /** Bearer token sent with every request, if any. */
   token?: string;
+  /** TLS client certificate presented on every connection (the admin kubeconfig's), if any. */
+  client?: { certPem: string; keyPem: string };
 }
 
 export interface HttpReply {
@@ -32,11 +34,12 @@ export class HttpClient {
   ) {
     const base = new URL(target.url);
     if (base.hostname !== '127.0.0.1') throw new Error(`load generators only talk to 127.0.0.1, not ${base.hostname}`);
-    this.pool = new Pool(base.origin, { connections: Number.isFinite(maxSockets) ? maxSockets : null, connect: { ca: target.caPem } });
+    this.pool = new Pool(base.origin, { connections: Number.isFinite(maxSockets) ? maxSockets : null, connect: { ca: target.caPem, cert: target.client?.certPem, key: target.client?.keyPem } });
   }
 
+  /** The same server as the user of `token` (without this client's certificate, which would win). */
   withToken(token: string): HttpClient {
-    return new HttpClient({ ...this.target, token }, this.maxSockets);
+    return new HttpClient({ url: this.target.url, caPem: this.target.caPem, token }, this.maxSockets);
   }
 
   /** With `timeoutMs`, the request is abandoned (rejected) when no full answer came by then. */

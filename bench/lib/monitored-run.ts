@@ -106,8 +106,8 @@ export async function startMonitoredRun(job = 'kube-identity'): Promise<Monitore
     procs.push(await startLeaderElectingController(kubeconfig, dataDir, port));
     const metricsUrls = [up.field('metrics'), `http://127.0.0.1:${port}/metrics`];
     prom = await startPrometheus(job, metricsUrls.map((u) => new URL(u).host));
-    const token = readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminToken), 'utf8').trim();
-    const client = new HttpClient({ url: up.field('API server'), caPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8'), token }, 8);
+    const cert = { certPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminCertPem), 'utf8'), keyPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminKeyPem), 'utf8') };
+    const client = new HttpClient({ url: up.field('API server'), caPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8'), client: cert }, 8);
     admin = client;
     return {
       job,

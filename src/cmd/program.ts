@@ -4,6 +4,7 @@ import { versionLine } from '../lib/version.js';
 import { registerApiserverCommand } from './apiserver.js';
 import { registerControllerCommand } from './controller.js';
 import { registerDemoCommand } from './demo.js';
+import { registerKubeconfigCommand } from './kubeconfig.js';
 import { registerUpCommand } from './up.js';
 import { registerVersionCommand } from './version.js';
 
@@ -27,6 +28,7 @@ const EXAMPLES: Record<string, string[]> = {
     'kube-identity demo --kubeconfig .kube-identity/kubeconfig',
     'kube-identity demo --kubeconfig kind.kubeconfig --node worker-7 --timeout 120',
   ],
+  kubeconfig: ['kube-identity kubeconfig admin                 # when the admin client certificate expires', 'kube-identity kubeconfig admin --renew --data-dir .kube-identity'],
   version: ['kube-identity version', 'kube-identity version -o json', 'kube-identity --version'],
 };
 
@@ -47,6 +49,7 @@ export function buildProgram(): Command {
   registerApiserverCommand(program);
   registerControllerCommand(program);
   registerDemoCommand(program);
+  registerKubeconfigCommand(program);
   registerVersionCommand(program);
   for (const cmd of program.commands) {
     addExamples(cmd);

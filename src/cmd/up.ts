@@ -43,6 +43,7 @@ function banner(server: EmbeddedServer, metrics: string, logFile: string, audit:
     'kube-identity is up.',
     `  API server   ${server.url}`,
     `  kubeconfig   ${kc}`,
+    `  admin cert   valid until ${server.adminCertificateExpiry.toISOString().slice(0, 10)} (renew: kube-identity kubeconfig admin --renew --data-dir ${shown(server.dataDir)})`,
     `  encryption   ${encryptionLine(server.encryption)}`,
     `  metrics      ${metrics}/metrics`,
     `  logs         ${logFile}`,

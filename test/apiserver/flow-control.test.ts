@@ -20,7 +20,7 @@ const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
 const STORM_CLIENTS = 4 * (3 + 2);
 
 let server: TestServer;
-const target = () => ({ url: server.url, caPem: server.caPem, adminToken: server.adminToken });
+const target = () => ({ url: server.url, caPem: server.caPem, admin: server.admin });
 
 beforeAll(async () => {
   server = await startTestServer({

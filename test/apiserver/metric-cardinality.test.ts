@@ -6,7 +6,7 @@
  * it was.
  */
 import https from 'node:https';
-import { raw } from '../helpers/http.js';
+import { presenting, raw, type Credential } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The apiserver_* sample lines of a scrape (one per series), without their values. */
@@ -40,13 +40,14 @@ function junkPath(i: number): string {
 }
 
 /** Sends `count` requests over a few kept-alive connections; returns how many got each status. */
-async function flood(server: TestServer, count: number, token: string | undefined, offset: number): Promise<Map<number, number>> {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ca: server.caPem });
+async function flood(server: TestServer, count: number, admin: Credential | undefined, offset: number): Promise<Map<number, number>> {
+  const who = admin ? presenting(admin) : { headers: {}, tls: {} };
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ca: server.caPem, ...who.tls });
   const statuses = new Map<number, number>();
   const one = (i: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const method = METHODS[i % METHODS.length]!;
-      const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+      const headers: Record<string, string> = { ...who.headers };
       if (method !== 'GET' && method !== 'DELETE') Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': '2' });
       const req = https.request(new URL(junkPath(i), server.url), { method, headers, agent }, (res) => {
         res.resume();
@@ -80,12 +81,12 @@ describe('apiserver_* series cardinality', () => {
   it('stays the same after 20,000 anonymous and 5,000 authenticated junk requests', async () => {
     // One of each method and kind first: the verb-only series they create are bounded and made here.
     await flood(server, 60, undefined, 0);
-    await flood(server, 60, server.adminToken, 0);
+    await flood(server, 60, server.admin, 0);
     await apiserverSeries(server); // the scrape's own series (GET, 200) appear once it has ended
     const before = await apiserverSeries(server);
 
     const anonymous = await flood(server, 20_000, undefined, 1_000);
-    const authenticated = await flood(server, 5_000, server.adminToken, 100_000);
+    const authenticated = await flood(server, 5_000, server.admin, 100_000);
     expect([...anonymous]).toEqual([[401, 20_000]]);
     // Unknown everything is 404; the rest are the methods an installed route does not serve.
     expect(authenticated.get(404)).toBeGreaterThan(4_000);

@@ -5,7 +5,7 @@
  * then gets a prefix of the events and a clean end, and a fresh watch resumes from what it read.
  */
 import { connect, type TLSSocket } from 'node:tls';
-import { openWatch, raw } from '../helpers/http.js';
+import { openWatch, presenting, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const WATCHERS = 100;
@@ -23,8 +23,10 @@ interface Stalled {
 function stalledWatch(server: TestServer, path: string): Promise<Stalled> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port), ca: server.caPem }, () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${server.adminToken}\r\n\r\n`);
+    const admin = presenting(server.admin);
+    const socket = connect({ host: url.hostname, port: Number(url.port), ca: server.caPem, ...admin.tls }, () => {
+      const headers = Object.entries(admin.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\n${headers}\r\n`);
       socket.pause();
       resolve({ socket, chunks, ended });
     });

@@ -3,7 +3,7 @@
  * are recorded at which level and stage, and every field upstream's Event carries.
  */
 import path from 'node:path';
-import { raw } from '../helpers/http.js';
+import { presenting, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { byId, eventsWhen, logAudit, readEvents } from './helpers.js';
 
@@ -36,7 +36,7 @@ it('records a kube-system ConfigMap create at Request: the body, no response, on
     stage: 'ResponseComplete',
     requestURI: '/api/v1/namespaces/kube-system/configmaps',
     verb: 'create',
-    user: { username: 'admin', uid: 'admin', groups: expect.arrayContaining(['system:masters', 'system:authenticated']) },
+    user: { username: 'kubernetes-admin', groups: expect.arrayContaining(['system:masters', 'system:authenticated']) },
     sourceIPs: ['127.0.0.1'],
     userAgent: 'audit-test/1.0',
     objectRef: { resource: 'configmaps', namespace: 'kube-system', name: 'a', apiVersion: 'v1' },
@@ -89,7 +89,7 @@ it('records a watch at ResponseStarted and again at ResponseComplete when it end
   const id = await new Promise<string>((resolve, reject) => {
     const req = https.request(
       new URL('/api/v1/namespaces/kube-system/serviceaccounts?watch=1', server.url),
-      { ca: server.caPem, headers: { Authorization: `Bearer ${server.adminToken}`, 'Audit-ID': 'watch-audit-1' }, signal: ac.signal },
+      { ca: server.caPem, ...presenting(server.admin).tls, headers: { ...presenting(server.admin).headers, 'Audit-ID': 'watch-audit-1' }, signal: ac.signal },
       (res) => resolve(String(res.headers['audit-id'])),
     );
     req.on('error', (err) => (ac.signal.aborted ? undefined : reject(err)));
@@ -124,7 +124,7 @@ it('records a refusal with the authorizer\'s decision, a bad token without a use
     expect.objectContaining({ stage: 'ResponseStarted', user: {}, responseStatus: { metadata: {}, code: 401, message: 'Authentication failed, attempted: bearer' } }),
   ]);
   expect(byId(evs, ids[2])).toMatchObject([
-    { stage: 'ResponseComplete', level: 'Request', user: { username: 'admin' }, impersonatedUser: { username: 'bob', groups: ['system:authenticated'] }, responseStatus: { code: 403 } },
+    { stage: 'ResponseComplete', level: 'Request', user: { username: 'kubernetes-admin' }, impersonatedUser: { username: 'bob', groups: ['system:authenticated'] }, responseStatus: { code: 403 } },
   ]);
 });
 

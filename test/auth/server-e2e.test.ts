@@ -22,7 +22,7 @@ describe('identity over HTTPS', () => {
   let nobody: { certPem: string; keyPem: string };
 
   const call = async (method: string, path: string, o: { client?: { certPem: string; keyPem: string }; token?: string; body?: unknown } = {}): Promise<Reply> => {
-    const res = await raw({ url: server.url, caPem: ca.pem, adminToken: '' }, method, path, { ...o, anonymous: !o.token && !o.client });
+    const res = await raw({ url: server.url, caPem: ca.pem, admin: { token: '' } }, method, path, { ...o, anonymous: !o.token && !o.client });
     return { status: res.status, body: (res.json ?? {}) as Record<string, unknown> };
   };
 

@@ -67,7 +67,7 @@ export async function startCsrServer(): Promise<CsrTestServer> {
   return {
     kubeConfig,
     kubeconfigFile,
-    request: (user, method, urlPath, opts) => raw({ url: server.url, caPem: server.caPem, adminToken: `${user}-token` }, method, urlPath, opts),
+    request: (user, method, urlPath, opts) => raw({ url: server.url, caPem: server.caPem, admin: { token: `${user}-token` } }, method, urlPath, opts),
     close: () => server.close(),
   };
 }

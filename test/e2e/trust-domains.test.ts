@@ -30,7 +30,7 @@ let target: RawTarget;
 
 async function startUp(): Promise<void> {
   up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0']);
-  target = { url: up.field('API server'), caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'), adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim() };
+  target = { url: up.field('API server'), caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'), admin: { certPem: readFileSync(path.join(dataDir, 'admin.crt'), 'utf8'), keyPem: readFileSync(path.join(dataDir, 'admin.key'), 'utf8') } };
 }
 
 async function stopUp(): Promise<void> {

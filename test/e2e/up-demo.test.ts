@@ -138,7 +138,7 @@ it('reuses the data directory and its CA on a second start', async () => {
 it('keeps the data directory private: directory 0700, every file 0600, certificates 0644, with one warning', () => {
   expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
   const files = readdirSync(dataDir);
-  const secrets = ['store.db', 'store.db-wal', 'kube-identity.log', 'kube-identity.pid', 'kubeconfig', 'ca.key', 'apiserver.key', 'admin.key', 'admin.token', 'sa.key'];
+  const secrets = ['store.db', 'store.db-wal', 'kube-identity.log', 'kube-identity.pid', 'kubeconfig', 'ca.key', 'apiserver.key', 'admin.key', 'sa.key', 'encryption-config.yaml'];
   expect(files).toEqual(expect.arrayContaining([...secrets, 'ca.crt', 'apiserver.crt', 'admin.crt']));
   for (const f of files) {
     const mode = (statSync(path.join(dataDir, f)).mode & 0o777).toString(8);

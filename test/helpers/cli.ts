@@ -66,14 +66,14 @@ export function logLine(stdout: string, msg: string): Record<string, unknown> | 
 
 /**
  * Starts `kube-identity apiserver --data-dir DIR --port 0 ...args` and resolves once it logged that
- * it is ready, with a raw-request target for it (admin token and CA from the data directory).
+ * it is ready, with a raw-request target for it (admin client certificate and CA from the data directory).
  */
 export async function startApiserverChild(dataDir: string, args: string[] = []): Promise<{ child: ChildProcess; target: RawTarget }> {
   const { child, ready } = await startCliChild(['apiserver', '--data-dir', dataDir, '--port', '0', ...args], (out) => logLine(out, 'api server ready'));
   const target = {
     url: String(ready.url),
     caPem: readFileSync(path.join(dataDir, 'ca.crt'), 'utf8'),
-    adminToken: readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim(),
+    admin: { certPem: readFileSync(path.join(dataDir, 'admin.crt'), 'utf8'), keyPem: readFileSync(path.join(dataDir, 'admin.key'), 'utf8') },
   };
   return { child, target };
 }

@@ -10,10 +10,29 @@ export interface RawResponse {
   json: any;
 }
 
+/** Who a request is from: a bearer token or a TLS client certificate. */
+export type Credential = { token: string } | { certPem: string; keyPem: string };
+
 export interface RawTarget {
   url: string;
   caPem: string;
-  adminToken: string;
+  /** Sent unless a request says otherwise (the admin kubeconfig's client certificate, on the full server). */
+  admin: Credential;
+}
+
+/** The Authorization header and TLS client certificate (for node:https or node:tls) that present `credential`. */
+export function presenting(credential: Credential): { headers: Record<string, string>; tls: { cert?: string; key?: string } } {
+  return 'token' in credential ? { headers: { Authorization: `Bearer ${credential.token}` }, tls: {} } : { headers: {}, tls: { cert: credential.certPem, key: credential.keyPem } };
+}
+
+/** The Authorization header and TLS client certificate a request carries. */
+function credentials(
+  target: RawTarget,
+  opts: { anonymous?: boolean; token?: string; client?: { certPem: string; keyPem: string } },
+): { headers: Record<string, string>; tls: { cert?: string; key?: string } } {
+  if (opts.anonymous) return { headers: {}, tls: {} };
+  if (opts.client) return { headers: {}, tls: { cert: opts.client.certPem, key: opts.client.keyPem } };
+  return presenting(opts.token !== undefined ? { token: opts.token } : target.admin);
 }
 
 export interface RawOptions {
@@ -22,7 +41,7 @@ export interface RawOptions {
   headers?: Record<string, string>;
   /** Send no Authorization header. */
   anonymous?: boolean;
-  /** A bearer token instead of the target's admin token. */
+  /** A bearer token instead of the target's admin credential. */
   token?: string;
   /** A TLS client certificate to present (sends no bearer token). */
   client?: { certPem: string; keyPem: string };
@@ -33,14 +52,14 @@ export interface RawOptions {
 export function raw(target: RawTarget, method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> {
   const body =
     opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) || typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-  const headers: Record<string, string> = { ...opts.headers };
-  if (!opts.anonymous && !opts.client) headers.Authorization = `Bearer ${opts.token ?? target.adminToken}`;
+  const who = credentials(target, opts);
+  const headers: Record<string, string> = { ...who.headers, ...opts.headers };
   if (body !== undefined) {
     headers['Content-Type'] = opts.contentType ?? 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(body));
   }
   return new Promise((resolve, reject) => {
-    const tls = { ca: target.caPem, cert: opts.client?.certPem, key: opts.client?.keyPem };
+    const tls = { ca: target.caPem, ...who.tls };
     const req = https.request(new URL(path, target.url), { method, headers, ...tls, ...(opts.verbatimPath ? { path } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -80,7 +99,7 @@ export function openWatch(target: RawTarget, path: string, headers: Record<strin
   return new Promise((resolve, reject) => {
     const req = https.request(
       new URL(path, target.url),
-      { method: 'GET', headers: { Authorization: `Bearer ${target.adminToken}`, ...headers }, ca: target.caPem },
+      { method: 'GET', headers: { ...credentials(target, {}).headers, ...headers }, ca: target.caPem, ...credentials(target, {}).tls },
       (res) => {
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         const events: any[] = [];

@@ -5,6 +5,7 @@
  * tests of one layer may swap in their own authenticator, authorizer and strategies.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -15,6 +16,7 @@ import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apise
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { startApiServer } from '../../src/apiserver/server/server.js';
+import type { Credential } from './http.js';
 import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from './static-auth.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
 import { SqliteStore } from '../../src/apiserver/storage/sqlite/sqlite.js';
@@ -48,8 +50,11 @@ export interface TestServer {
   kubeconfigPath: string;
   /** The admin (system:masters) client-certificate kubeconfig. */
   kubeConfig: KubeConfig;
-  /** A bearer token for `admin` in system:masters. */
-  adminToken: string;
+  /**
+   * How raw requests act as admin (system:masters): the admin kubeconfig's client certificate on the
+   * full server, a bearer token of the static authenticator on a bare one.
+   */
+  admin: Credential;
   caPem: string;
   store: Store;
   dataDir: string;
@@ -70,12 +75,13 @@ export function tokenKubeConfig(server: { url: string; caPem: string }, token: s
 
 async function startBare(opts: TestServerOptions, dataDir: string, store: Store) {
   const credentials = await ensureCredentials(dataDir);
+  const token = randomBytes(16).toString('hex');
   const server = await startApiServer({
     store,
     logger: opts.logger ?? silentLogger(),
     tls: { certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem },
     port: 0,
-    authenticator: opts.authenticator ?? staticTokenAuthenticator(new Map([[credentials.adminToken, ADMIN_USER]])),
+    authenticator: opts.authenticator ?? staticTokenAuthenticator(new Map([[token, ADMIN_USER]])),
     authorizer: opts.authorizer ?? allowAllAuthorizer,
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
@@ -84,7 +90,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     await server.close();
     await store.close();
   };
-  return { url: server.url, credentials, kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials), close };
+  return { url: server.url, credentials, admin: { token }, kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials), close };
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -110,7 +116,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     url: server.url,
     kubeconfigPath: server.kubeconfigPath,
     kubeConfig,
-    adminToken: server.credentials.adminToken,
+    admin: 'admin' in server ? server.admin : { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem },
     caPem: server.credentials.caPem,
     store,
     dataDir,

@@ -45,9 +45,8 @@ const PREFIX: Record<string, string> = {
 };
 
 function admin(server: EmbeddedServer) {
-  const target = { url: server.url, caPem: server.credentials.caPem, adminToken: '' };
-  const client = { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem };
-  return (method: string, p: string, body?: unknown): Promise<RawResponse> => raw(target, method, p, { body, client });
+  const target = { url: server.url, caPem: server.credentials.caPem, admin: { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem } };
+  return (method: string, p: string, body?: unknown): Promise<RawResponse> => raw(target, method, p, { body });
 }
 
 async function writeSecretAndConfigMap(server: EmbeddedServer): Promise<void> {

@@ -60,7 +60,7 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
   it('share the CA and keys of the data directory, and both are ready', async () => {
     expect(a.caPem).toBe(b.caPem);
     expect(readFileSync(path.join(dataDir, 'ca.crt'), 'utf8')).toBe(a.caPem);
-    expect(a.adminToken).toBe(b.adminToken);
+    expect(a.admin).toEqual(b.admin);
     for (const s of [a, b]) {
       const ready = await raw(s, 'GET', '/readyz', { anonymous: true });
       expect([ready.status, ready.text]).toEqual([200, 'ok']);
@@ -175,11 +175,11 @@ it('gives replicas that set up an empty data directory at the same moment one CA
     const ids = await Promise.all([ensureCredentials(dir), ensureCredentials(dir), ensureCredentials(dir)]);
     const onDisk = await ensureCredentials(dir);
     for (const id of ids) {
-      expect([id.caPem, id.caKeyPem, id.serviceAccountKeyPem, id.adminToken, id.servingCertPem]).toEqual([
+      expect([id.caPem, id.caKeyPem, id.serviceAccountKeyPem, id.adminCertPem, id.servingCertPem]).toEqual([
         onDisk.caPem,
         onDisk.caKeyPem,
         onDisk.serviceAccountKeyPem,
-        onDisk.adminToken,
+        onDisk.adminCertPem,
         onDisk.servingCertPem,
       ]);
     }

@@ -80,7 +80,7 @@ it('deletes Events --event-ttl after their last write on SQLite, as their etcd l
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'events-ttl-'));
   const server = await startEmbeddedServer({ dataDir, storage: 'sqlite', eventTtlSeconds: 1, logger: silentLogger() });
   try {
-    const target = { url: server.url, caPem: server.credentials.caPem, adminToken: server.credentials.adminToken };
+    const target = { url: server.url, caPem: server.credentials.caPem, admin: { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem } };
     const created = await raw(target, 'POST', V1, { body: { ...legacyEvent('short-lived'), metadata: { name: 'short-lived' } } });
     expect(created.status).toBe(201);
     await raw(target, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'kept' } } });
@@ -113,7 +113,7 @@ describeWithTools(['etcd'])('Events on etcd', () => {
     await client.put('/registry/events.k8s.io/events/default/legacy-ev').value(JSON.stringify(legacyEvent('legacy-ev')));
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'events-etcd-'));
     server = await startEmbeddedServer({ dataDir, storage: 'etcd', etcd: { endpoints: etcd.endpoints }, eventTtlSeconds: 600, logger: silentLogger() });
-    target = { url: server.url, caPem: server.credentials.caPem, adminToken: server.credentials.adminToken };
+    target = { url: server.url, caPem: server.credentials.caPem, admin: { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem } };
   }, 60_000);
   afterAll(async () => {
     await server?.close();

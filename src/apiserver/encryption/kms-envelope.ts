@@ -157,10 +157,19 @@ export class KmsV2Provider implements Provider {
     return Buffer.concat([this.prefix, EncryptedObjectType.encode(EncryptedObjectType.fromObject(object)).finish()]);
   }
 
+  /** Upstream's staleness: written by another key ID than the plugin's current one. */
+  isCurrent(data: Uint8Array): boolean {
+    if (!this.hasPrefix(data)) return false;
+    try {
+      return this.decodeObject(data).keyID === this.state?.keyId;
+    } catch {
+      return false;
+    }
+  }
+
   open(data: Uint8Array, authenticatedData: string): Uint8Array | Promise<Uint8Array> | undefined {
-    if (data.length < this.prefix.length || Buffer.compare(data.subarray(0, this.prefix.length), this.prefix) !== 0) return undefined;
-    const object = EncryptedObjectType.toObject(EncryptedObjectType.decode(data.subarray(this.prefix.length)), { defaults: true, bytes: Buffer }) as EncryptedObject;
-    validate(object);
+    if (!this.hasPrefix(data)) return undefined;
+    const object = this.decodeObject(data);
     const key = cacheKey(object);
     const cached = this.seeds.get(key);
     if (cached && cached.until > this.now()) return this.decryptWith(cached.key, cached.source, object.encryptedData, authenticatedData);
@@ -175,6 +184,16 @@ export class KmsV2Provider implements Provider {
       ).finally(() => this.decrypting.delete(key));
     }
     return seed.then((s) => this.decryptWith(s, object.encryptedDEKSourceType, object.encryptedData, authenticatedData));
+  }
+
+  private hasPrefix(data: Uint8Array): boolean {
+    return data.length >= this.prefix.length && Buffer.compare(data.subarray(0, this.prefix.length), this.prefix) === 0;
+  }
+
+  private decodeObject(data: Uint8Array): EncryptedObject {
+    const object = EncryptedObjectType.toObject(EncryptedObjectType.decode(data.subarray(this.prefix.length)), { defaults: true, bytes: Buffer }) as EncryptedObject;
+    validate(object);
+    return object;
   }
 
   private decryptWith(key: Buffer, source: number, encryptedData: Uint8Array, authenticatedData: string): Buffer {

@@ -24,7 +24,8 @@ export interface Provider {
   seal(data: Uint8Array, authenticatedData: string): Uint8Array;
   /** The plaintext; undefined when `data` is not this provider's (its prefix does not match). */
   open(data: Uint8Array, authenticatedData: string): Uint8Array | Promise<Uint8Array> | undefined;
-  close?(): void;
+  /** Whether `data` is what `seal` writes now: this provider, its current key. */
+  isCurrent(data: Uint8Array): boolean;
 }
 
 const GCM_NONCE = 12;
@@ -99,6 +100,7 @@ export function keyedProvider(type: 'aescbc' | 'aesgcm' | 'secretbox', keys: Enc
   return {
     label,
     seal: (data, ad) => Buffer.concat([writer.prefix, cipher.seal(writer.secret, data, ad)]),
+    isCurrent: (data) => startsWith(data, writer.prefix),
     open(data, ad) {
       const errors: string[] = [];
       let matched = false;
@@ -129,4 +131,5 @@ export const identityProvider: Provider = {
   label: 'identity',
   seal: (data) => data,
   open: (data) => (startsWith(data, ENCRYPTED) ? undefined : data),
+  isCurrent: (data) => !startsWith(data, ENCRYPTED),
 };

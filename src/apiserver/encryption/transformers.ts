@@ -65,6 +65,10 @@ export class ProviderChain implements KeyTransformer {
     }
   }
 
+  isStale(data: Uint8Array): boolean {
+    return !this.providers[0]!.isCurrent(data);
+  }
+
   fromStorage(data: Uint8Array, authenticatedData: string): Uint8Array | Promise<Uint8Array> {
     const start = process.hrtime.bigint();
     const errors: unknown[] = [];

@@ -2,19 +2,21 @@
  * First-start setup of a data directory: the cluster CA (it signs the serving certificate, the
  * admin client certificate, and — through the controller — kubelet and user client certificates,
  * so x509 authentication trusts exactly what the client signers issue), a separate kubelet-serving
- * CA (docs/architecture.md, "Trust domains"), a service-account signing key, an admin bearer token,
- * and a kubeconfig for kubectl and client-node. Later starts reuse them; a piece that is missing is
- * made again (the kubelet-serving CA of a directory made by an older release, among them).
+ * CA (docs/architecture.md, "Trust domains"), a service-account signing key, and a kubeconfig for
+ * kubectl and client-node. Later starts reuse them; a piece that is missing is made again (the
+ * kubelet-serving CA of a directory made by an older release, among them). The admin credential is
+ * a client certificate (CN=kubernetes-admin, O=system:masters, as kubeadm's admin.conf) that expires
+ * after a year, renewed with `kube-identity kubeconfig admin --renew`; there is no static admin token.
  *
  * API server replicas on etcd may share one directory and start at the same moment: whoever finds a
  * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
  * end up with one CA and one set of keys.
  */
-import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../../pki/ca.js';
+import { parseCertificatePem } from '../../pki/certificate.js';
 import { issueCertificate } from '../../pki/issue.js';
 import { generateKeyPair } from '../../pki/keys.js';
 
@@ -30,8 +32,6 @@ export interface ServerCredentials {
   kubeletServingCaKeyPem: string;
   servingCertPem: string;
   servingKeyPem: string;
-  /** A static token for `admin` in system:masters (served through the token file). */
-  adminToken: string;
   /** Client certificate `kubernetes-admin` in system:masters: what the kubeconfig uses. */
   adminCertPem: string;
   adminKeyPem: string;
@@ -47,7 +47,6 @@ export const CREDENTIAL_FILES = {
   kubeletServingCaKeyPem: 'kubelet-serving-ca.key',
   servingCertPem: 'apiserver.crt',
   servingKeyPem: 'apiserver.key',
-  adminToken: 'admin.token',
   adminCertPem: 'admin.crt',
   adminKeyPem: 'admin.key',
   serviceAccountKeyPem: 'sa.key',
@@ -151,7 +150,7 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
     leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
   );
   const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () =>
-    leaf(ca, { commonName: 'kubernetes-admin', organizations: ['system:masters'] }, { server: false }),
+    leaf(ca, ADMIN_SUBJECT, { server: false }),
   );
   return {
     caPem: ca.certPem,
@@ -162,14 +161,56 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
     servingKeyPem,
     adminCertPem,
     adminKeyPem,
-    adminToken: (read('adminToken') ?? write('adminToken', randomBytes(32).toString('base64url'))).trim(),
     serviceAccountKeyPem: read('serviceAccountKeyPem') ?? write('serviceAccountKeyPem', generateKeyPair().privateKeyPem),
   };
 }
 
-/** The token file (kube-apiserver's --token-auth-file CSV) that makes the admin token valid. */
-export function adminTokenFile(credentials: ServerCredentials): string {
-  return `${credentials.adminToken},admin,admin,"system:masters"\n`;
+/** Where earlier versions kept a static admin token, which no longer authenticates anyone. */
+export const RETIRED_ADMIN_TOKEN_FILE = 'admin.token';
+
+const ADMIN_SUBJECT = { commonName: 'kubernetes-admin', organizations: ['system:masters'] };
+
+/** When the admin client certificate stops working. */
+export function adminCertificateExpiry(credentials: Pick<ServerCredentials, 'adminCertPem'>): Date {
+  const [cert] = parseCertificatePem(credentials.adminCertPem);
+  if (!cert) throw new Error('the admin certificate file holds no certificate');
+  return cert.notAfter;
+}
+
+/**
+ * Issues a new admin client certificate and key from the CA in `dir` (a year, as kubeadm's `certs
+ * renew admin.conf`), replaces admin.crt and admin.key, and rewrites the kubeconfig with them,
+ * keeping the server it names. The old certificate stays valid until it expires, as with kubeadm.
+ */
+export async function renewAdminCredentials(dir: string, kubeconfigFile = path.join(dir, 'kubeconfig')): Promise<{ kubeconfig: string; notAfter: Date }> {
+  const server = kubeconfigServer(kubeconfigFile);
+  const credentials = await withCredentialsLock(dir, async () => {
+    const current = await loadCredentials(dir, []);
+    const made = await leaf({ certPem: current.caPem, keyPem: current.caKeyPem }, ADMIN_SUBJECT, { server: false });
+    const write = (f: 'adminCertPem' | 'adminKeyPem', text: string, mode: number): void => {
+      const tmp = `${path.join(dir, CREDENTIAL_FILES[f])}.${process.pid}.tmp`;
+      writeFileSync(tmp, text, { mode });
+      renameSync(tmp, path.join(dir, CREDENTIAL_FILES[f]));
+    };
+    write('adminKeyPem', made.keyPem, 0o600);
+    write('adminCertPem', made.certPem, 0o644);
+    return { ...current, adminCertPem: made.certPem, adminKeyPem: made.keyPem };
+  });
+  return { kubeconfig: writeKubeconfig(dir, server, credentials, kubeconfigFile), notAfter: adminCertificateExpiry(credentials) };
+}
+
+/** The server URL an admin kubeconfig written by writeKubeconfig names. */
+function kubeconfigServer(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new Error(`no kubeconfig at ${file}: start the server once (kube-identity up or apiserver) so it writes one, or name it with --kubeconfig-out`);
+  }
+  const config = YAML.parse(text) as { clusters?: { cluster?: { server?: string } }[] };
+  const server = config.clusters?.[0]?.cluster?.server;
+  if (!server) throw new Error(`${file} names no server`);
+  return server;
 }
 
 /** Writes a kubeconfig (DIR/kubeconfig unless `file` is given) for `url` as the admin client certificate; returns its path. */

@@ -4,13 +4,14 @@
  * default policy, TokenRequest/TokenReview, access reviews), the CSR API, issuer discovery and
  * OpenAPI-based field validation, and an admin kubeconfig.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { registerProcessMetrics } from '../../metrics/registry.js';
 import { createAccessControl } from './access-control.js';
 import { kubeadmAutoApproveBindings } from '../authorization/rbac/default-policy.js';
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
-import { adminTokenFile, ensureCredentials, CREDENTIAL_FILES, writeKubeconfig, type ServerCredentials } from './credentials.js';
+import { adminCertificateExpiry, ensureCredentials, CREDENTIAL_FILES, RETIRED_ADMIN_TOKEN_FILE, writeKubeconfig, type ServerCredentials } from './credentials.js';
 import { unknownFields } from '../openapi/index.js';
 import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
@@ -33,6 +34,9 @@ function openSqlite(file: string, transformer: ValueTransformer | undefined): Pr
   return SqliteStore.open(file, { transformer });
 }
 
+/** How long before the admin certificate expires the server starts saying so at each start. */
+const ADMIN_RENEW_WARNING_DAYS = 30;
+
 export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface EmbeddedServerOptions {
@@ -54,7 +58,7 @@ export interface EmbeddedServerOptions {
   bookmarkIntervalMs?: number;
   /** Where to write the admin kubeconfig (default DATA_DIR/kubeconfig). */
   kubeconfigOut?: string;
-  /** More static tokens, as the CSV text of kube-apiserver's --token-auth-file (the admin token is always there). */
+  /** Static tokens, as the CSV text of kube-apiserver's --token-auth-file (none by default: admin is a client certificate). */
   tokenFile?: string;
   /** Service-account token issuer (kube-apiserver's --service-account-issuer). */
   issuer?: string;
@@ -110,6 +114,8 @@ export interface EmbeddedServer {
   dataDir: string;
   kubeconfigPath: string;
   credentials: ServerCredentials;
+  /** When the admin kubeconfig's client certificate expires (`kube-identity kubeconfig admin --renew` makes a new one). */
+  adminCertificateExpiry: Date;
   /** The cluster CA files, for the signers of kube-apiserver-client*. */
   caCertFile: string;
   caKeyFile: string;
@@ -160,7 +166,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     objects: objectReader(store),
     rbacIndex,
     clientCaPem,
-    tokenFile: adminTokenFile(credentials) + (opts.tokenFile ?? ''),
+    tokenFile: opts.tokenFile,
     serviceAccountKey: credentials.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
     anonymous: opts.anonymousAuth ?? true,
@@ -199,6 +205,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     dataDir,
     kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
     credentials,
+    adminCertificateExpiry: checkAdminCredentials(dataDir, credentials, opts.logger),
     caCertFile: path.join(dataDir, CREDENTIAL_FILES.caPem),
     caKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
     kubeletServingCaCertFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem),
@@ -221,6 +228,19 @@ function servingFiles(dataDir: string, tls: EmbeddedServerOptions['tls']): NonNu
     certFile: tls?.certFile ?? path.join(dataDir, CREDENTIAL_FILES.servingCertPem),
     keyFile: tls?.keyFile ?? path.join(dataDir, CREDENTIAL_FILES.servingKeyPem),
   };
+}
+
+/** Admin credentials worth a warning: one about to expire, and the static token earlier versions trusted. */
+function checkAdminCredentials(dataDir: string, credentials: ServerCredentials, logger: Logger): Date {
+  const expiry = adminCertificateExpiry(credentials);
+  const days = (expiry.getTime() - Date.now()) / 86_400_000;
+  if (days < ADMIN_RENEW_WARNING_DAYS) {
+    logger.warn({ notAfter: expiry.toISOString(), renew: 'kube-identity kubeconfig admin --renew' }, days < 0 ? 'admin client certificate has expired' : 'admin client certificate expires soon');
+  }
+  if (existsSync(path.join(dataDir, RETIRED_ADMIN_TOKEN_FILE))) {
+    logger.warn({ file: path.join(dataDir, RETIRED_ADMIN_TOKEN_FILE) }, 'the static admin token is no longer accepted: use the admin kubeconfig, or pass --token-auth-file; the file can be deleted');
+  }
+  return expiry;
 }
 
 /** The store, with the encryption at rest its values go through. */

@@ -16,6 +16,12 @@ export interface StoredObject {
   object: KObject;
   /** Revision of the last write to this key (etcd modRevision). */
   revision: number;
+  /**
+   * Set by `get` when encryption at rest stored the value otherwise than it would store it now (an
+   * older key, another provider, plaintext): an update that changes nothing still rewrites it, so
+   * `kubectl replace` re-encrypts, as kube-apiserver's stale reads make it.
+   */
+  stale?: boolean;
 }
 
 export type StoreEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

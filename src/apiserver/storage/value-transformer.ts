@@ -13,6 +13,8 @@ export interface KeyTransformer {
   /** The value to store for `data`; `authenticatedData` binds it to its key (the AEAD's additional data). */
   toStorage(data: Uint8Array, authenticatedData: string): Uint8Array;
   fromStorage(data: Uint8Array, authenticatedData: string): Uint8Array | Promise<Uint8Array>;
+  /** Whether `data` (a stored value) was stored otherwise than `toStorage` would store it now. */
+  isStale(data: Uint8Array): boolean;
 }
 
 export interface ValueTransformer {

@@ -118,7 +118,8 @@ export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt):
   const meta = next.metadata ?? {};
   await admitUpdate(scope, attempt, meta);
 
-  if (deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return old;
+  // A stale value (sealed with an older key) is rewritten even unchanged: that is how `kubectl replace` re-encrypts.
+  if (!attempt.cur.stale && deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return old;
   stampManager(scope, next, old, ctx, opts);
   delete meta.resourceVersion;
   try {

@@ -31,6 +31,11 @@ export class EtcdValues {
     return transform ? Buffer.from(transform.toStorage(json, etcdKey)) : json;
   }
 
+  /** Whether a value encryption at rest claims was stored otherwise than it would be now. */
+  isStale(key: string, value: Uint8Array): boolean {
+    return this.transformer?.forKey(key)?.isStale(value) ?? false;
+  }
+
   /** The object an etcd value holds; a promise only when a KMS plugin had to decrypt its DEK. */
   open(key: string, etcdKey: string, value: Uint8Array, revision: number): KObject | Promise<KObject> {
     const transform = this.transformer?.forKey(key);

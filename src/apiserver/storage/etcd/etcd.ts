@@ -117,7 +117,9 @@ export class EtcdStore implements Store {
     const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })), storeErrorOf, 'get');
     this.observe(res.header);
     const kv = res.kvs[0];
-    return kv && (await this.stored(key, kv));
+    if (!kv) return undefined;
+    const stored = await this.stored(key, kv);
+    return this.values.isStale(key, kv.value) ? { ...stored, stale: true } : stored;
   }
 
   async create(key: string, object: KObject): Promise<StoredObject> {

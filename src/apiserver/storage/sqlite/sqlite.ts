@@ -19,7 +19,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { KObject } from '../../../api/meta.js';
-import type { StoreEvent, StoredObject } from '../store.js';
+import { StoreError, type StoreEvent, type StoredObject } from '../store.js';
 import { parseFrozen } from '../frozen.js';
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from '../indexed-store.js';
 import type { PreparedWrite } from '../mvcc-index.js';
@@ -41,17 +41,27 @@ export interface SqliteStoreOptions {
 export class SqliteStore extends IndexedStore {
   /** Newest revision removed from the file's event log (lags the index by up to a batch). */
   private fileCompacted: number;
+  private readonly sealed: Sealed;
 
   private constructor(
     private readonly writer: SqliteWriter,
-    file: LoadedFile,
+    file: DecryptedFile,
     private readonly historyLimit: number,
     private readonly path: string,
-    transformer: ValueTransformer | undefined,
+    private readonly transformer: ValueTransformer | undefined,
   ) {
     // The storage key is the authenticated data: a value copied under another key does not decrypt.
     super(historyLimit, transformer && ((key, json) => transformer.forKey(key)?.toStorage(Buffer.from(json), key)));
     this.fileCompacted = this.load(file);
+    this.sealed = file.sealed;
+  }
+
+  /** A value sealed otherwise than it would be now is marked stale, so an unchanged update rewrites it. */
+  override async get(key: string): Promise<StoredObject | undefined> {
+    const stored = await super.get(key);
+    const sealed = stored && this.sealed.get(key);
+    if (!sealed || sealed.revision !== stored.revision || !this.transformer?.forKey(key)?.isStale(sealed.value)) return stored;
+    return { ...stored, stale: true };
   }
 
   /** Opens (creating if needed) and locks the store in the file at `path`. */
@@ -76,6 +86,10 @@ export class SqliteStore extends IndexedStore {
     // Counted once sent, so the groups sent behind it do not trim again; if its commit fails, the
     // next trim starts from what the file holds (the thread reads it there).
     if (compactTo !== undefined) this.fileCompacted = compactTo;
+    for (const { event, stored } of writes) {
+      if (event.type === 'DELETED') this.sealed.delete(event.key);
+      else if (stored) this.sealed.set(event.key, { revision: event.revision, value: stored });
+    }
     const rows = writes.map(({ event, json, stored, prevRevision }) => ({ revision: event.revision, key: event.key, type: event.type, value: stored ?? json, prev: prevRevision }));
     return this.writer.commit(rows, last.event.revision, compactTo);
   }
@@ -91,24 +105,41 @@ export class SqliteStore extends IndexedStore {
   }
 
   /** Loads the file into the index; returns the file's compacted revision. */
-  private load(file: LoadedFile): number {
+  private load(file: DecryptedFile): number {
     const current = new Map<string, StoredObject>();
     for (const row of file.kv) current.set(row.key, { key: row.key, object: parseFrozen(row.value), revision: row.revision });
     const events = file.events.map((row) => toEvent(row, current));
     this.index.restore([...current.values()], events, file.revision);
-    const oldest = Math.max(file.compacted, file.revision - this.historyLimit);
+    const oldest = Math.max(file.compacted, file.revision - this.historyLimit, file.unreadableUpTo);
     if (this.index.compactedRevision() !== oldest) throw new Error(`event log lacks revisions after ${oldest}`);
     return file.compacted;
   }
 }
 
 /**
- * The file's values as JSON text: encrypted ones (stored as bytes) decrypted. A value that cannot be
- * read fails the open: starting without it would serve a store that lost it.
+ * How the current value of each key encryption at rest claims is stored (its bytes; PLAIN for JSON
+ * text), at the revision it was written: enough to tell a stale value (see StoredObject.stale).
  */
-async function plainFile(file: StoredFile, transformer: ValueTransformer | undefined): Promise<LoadedFile> {
+type Sealed = Map<string, { revision: number; value: Uint8Array }>;
+const PLAIN = Buffer.from('{');
+
+type DecryptedFile = LoadedFile & { unreadableUpTo: number; sealed: Sealed };
+
+/**
+ * The file's values as JSON text: encrypted ones (stored as bytes) decrypted. A current value that
+ * cannot be read fails the open: starting without it would serve a store that lost it. History
+ * (older revisions, kept for watches) that no configured key reads any more — after a key rotation
+ * removed the old key — is dropped as if compacted, as etcd's is: `unreadableUpTo` is the newest
+ * such revision, and watches from before it get 410 Gone. A KMS plugin that is down fails the open.
+ */
+async function plainFile(file: StoredFile, transformer: ValueTransformer | undefined): Promise<DecryptedFile> {
   const pending: Promise<void>[] = [];
-  const plain = (key: string, value: string | Uint8Array, set: (text: string) => void): void => {
+  let unreadableUpTo = 0;
+  const sealed: Sealed = new Map();
+  for (const row of file.kv) {
+    if (transformer?.forKey(row.key)) sealed.set(row.key, { revision: row.revision, value: typeof row.value === 'string' ? PLAIN : row.value });
+  }
+  const plain = (key: string, value: string | Uint8Array, set: (text: string) => void, history?: number): void => {
     const transform = transformer?.forKey(key);
     if (!transform) {
       assertPlain(value, key);
@@ -116,7 +147,11 @@ async function plainFile(file: StoredFile, transformer: ValueTransformer | undef
       return;
     }
     const decoded = (bytes: Uint8Array): void => set(Buffer.from(bytes).toString('utf8'));
-    const failed = (err: unknown): never => {
+    const failed = (err: unknown): void => {
+      if (history !== undefined && !(err instanceof StoreError)) {
+        unreadableUpTo = Math.max(unreadableUpTo, history);
+        return;
+      }
       (err as Error).message = `cannot read ${key} from the store: ${(err as Error).message}`;
       throw err;
     };
@@ -131,11 +166,11 @@ async function plainFile(file: StoredFile, transformer: ValueTransformer | undef
   // The rows are the worker's copies: decrypted in place.
   for (const row of file.kv) plain(row.key, row.value, (text) => (row.value = text));
   for (const row of file.events) {
-    plain(row.key, row.value, (text) => (row.value = text));
-    if (row.prev !== null) plain(row.key, row.prev, (text) => (row.prev = text));
+    plain(row.key, row.value, (text) => (row.value = text), row.revision);
+    if (row.prev !== null) plain(row.key, row.prev, (text) => (row.prev = text), row.revision);
   }
   await Promise.all(pending);
-  return file as LoadedFile;
+  return { ...(file as LoadedFile), events: (file as LoadedFile).events.filter((e) => e.revision > unreadableUpTo), unreadableUpTo, sealed };
 }
 
 /** An event row as a StoreEvent; reuses the current value's object when it is this event's. */

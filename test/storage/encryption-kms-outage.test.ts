@@ -1,0 +1,155 @@
+/**
+ * A KMS v2 plugin that goes down, through the real server: /readyz fails with upstream's
+ * `[-]kms-providers` and /readyz/kms-providers says why; Secrets whose seed is known still read (as
+ * upstream), Secret writes get 503 with a Status once the seed's write validity lapses (upstream's
+ * 3 minutes, shortened here), other resources are unaffected, and everything recovers by itself
+ * when the plugin is back. On etcd, a server restarted while the plugin is down answers 503 for
+ * Secret reads too (no seed known yet), then recovers. Never a 500.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from '../../src/apiserver/server/embedded.js';
+import type { KmsTimings } from '../../src/apiserver/encryption/kms-envelope.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { raw, type RawResponse } from '../helpers/http.js';
+import { startKmsPlugin, type TestKmsPlugin } from '../helpers/kms-plugin.js';
+import { describeWithTools } from '../helpers/tools.js';
+
+const TIMINGS: KmsTimings = { healthyIntervalMs: 300, failingIntervalMs: 200, writeValidityMs: 1500, cacheTtlMs: 86_400_000 };
+
+function call(server: EmbeddedServer) {
+  const target = { url: server.url, caPem: server.credentials.caPem, admin: { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem } };
+  return (method: string, p: string, body?: unknown): Promise<RawResponse> => raw(target, method, p, { body });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const secret = (name: string) => ({ metadata: { name }, stringData: { password: `pw-${name}` } });
+
+function expect503(res: RawResponse): void {
+  expect(res.status).toBe(503);
+  expect(res.json).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'ServiceUnavailable', code: 503 });
+  expect(res.json.message).toContain('KMS provider test-kms');
+}
+
+async function setUp(dir: string, extra: Partial<EmbeddedServerOptions> = {}): Promise<{ kms: TestKmsPlugin; opts: EmbeddedServerOptions }> {
+  const kms = await startKmsPlugin(path.join(dir, 'kms.sock'));
+  const config = path.join(dir, 'encryption.yaml');
+  writeFileSync(
+    config,
+    `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: [secrets]
+    providers:
+      - kms: { apiVersion: v2, name: test-kms, endpoint: '${kms.endpoint}', timeout: 1s }
+      - identity: {}
+`,
+  );
+  return { kms, opts: { dataDir: path.join(dir, 'data'), logger: silentLogger(), port: 0, encryptionProviderConfig: config, kmsTimings: TIMINGS, ...extra } };
+}
+
+describe('a KMS v2 plugin that goes down (SQLite)', () => {
+  let dir: string;
+  let kms: TestKmsPlugin;
+  let server: EmbeddedServer;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kms-outage-'));
+    const set = await setUp(dir);
+    kms = set.kms;
+    server = await startEmbeddedServer(set.opts);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await kms?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fails readiness with kms-providers, keeps reads, refuses Secret writes with 503, and recovers by itself', async () => {
+    const api = call(server);
+    expect((await api('POST', '/api/v1/namespaces/default/secrets', secret('before'))).status).toBe(201);
+    expect((await api('GET', '/readyz/kms-providers')).text).toBe('ok');
+
+    await kms.stop();
+    const ready = await until('readyz to fail', async () => {
+      const r = await api('GET', '/readyz');
+      return r.status === 500 ? r : undefined;
+    });
+    expect(ready.text).toContain('[-]kms-providers failed: reason withheld');
+    const named = await api('GET', '/readyz/kms-providers');
+    expect(named.status).toBe(500);
+    expect(named.text).toMatch(/^internal server error: failed to perform status section of the healthz check for KMS Provider test-kms, error: KMS provider test-kms Status failed/);
+
+    // The seed is known: reads go on, as upstream's.
+    const read = await api('GET', '/api/v1/namespaces/default/secrets/before');
+    expect([read.status, Buffer.from(read.json.data.password, 'base64').toString()]).toEqual([200, 'pw-before']);
+    // Once the seed's write validity has lapsed without a healthy Status, Secret writes are refused.
+    const refused = await until('a Secret write to be refused', async () => {
+      const r = await api('POST', '/api/v1/namespaces/default/secrets', secret(`during-${Date.now()}`));
+      return r.status === 201 ? undefined : r;
+    });
+    expect503(refused);
+    expect503(await api('PUT', '/api/v1/namespaces/default/secrets/before', { ...secret('before'), stringData: { password: 'changed' } }));
+    // Resources the configuration does not encrypt are not affected.
+    expect((await api('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'cm' }, data: { a: 'b' } })).status).toBe(201);
+    const metrics = (await api('GET', '/metrics')).text;
+    expect(metrics).toMatch(/apiserver_storage_transformation_operations_total\{transformation_type="to_storage",transformer_prefix="k8s:enc:kms:v2:test-kms:",status="Unavailable"\} [1-9]/);
+
+    await kms.start();
+    await until('readyz to pass', async () => ((await api('GET', '/readyz')).status === 200 ? true : undefined));
+    expect((await api('POST', '/api/v1/namespaces/default/secrets', secret('after'))).status).toBe(201);
+    expect((await api('GET', '/api/v1/namespaces/default/secrets/after')).status).toBe(200);
+  }, 60_000);
+});
+
+describeWithTools(['etcd'])('a KMS v2 plugin that is down when the server starts (etcd)', () => {
+  let etcd: EtcdCluster;
+  let dir: string;
+  let kms: TestKmsPlugin;
+  let server: EmbeddedServer | undefined;
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kms-outage-etcd-'));
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await kms?.stop();
+    await etcd?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers Secret reads and writes with 503 until the plugin is back, then serves them', async () => {
+    const set = await setUp(dir, { storage: 'etcd', etcd: { endpoints: etcd.endpoints } });
+    kms = set.kms;
+    server = await startEmbeddedServer(set.opts);
+    expect((await call(server)('POST', '/api/v1/namespaces/default/secrets', secret('s1'))).status).toBe(201);
+    await server.close();
+
+    await kms.stop();
+    server = await startEmbeddedServer(set.opts);
+    const api = call(server);
+    expect((await api('GET', '/readyz')).text).toContain('[-]kms-providers failed');
+    expect503(await api('GET', '/api/v1/namespaces/default/secrets/s1'));
+    expect503(await api('POST', '/api/v1/namespaces/default/secrets', secret('s2')));
+    expect((await api('GET', '/api/v1/namespaces/default/configmaps')).status).toBe(200);
+
+    await kms.start();
+    const read = await until('the Secret to read again', async () => {
+      const r = await api('GET', '/api/v1/namespaces/default/secrets/s1');
+      return r.status === 200 ? r : undefined;
+    });
+    expect(Buffer.from(read.json.data.password, 'base64').toString()).toBe('pw-s1');
+    await until('Secret writes to work again', async () => ((await api('POST', '/api/v1/namespaces/default/secrets', secret('s2'))).status === 201 ? true : undefined));
+    expect((await api('GET', '/readyz')).status).toBe(200);
+  }, 60_000);
+});
