@@ -148,7 +148,8 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   const port = await freePort();
   let up = await startUp(dataDir, port);
   const caPem = readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8');
-  const admin = new HttpClient({ url: up.url, caPem, token: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminToken), 'utf8').trim() }, 2);
+  const client = { certPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminCertPem), 'utf8'), keyPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminKeyPem), 'utf8') };
+  const admin = new HttpClient({ url: up.url, caPem, client }, 2);
   const rec = new Recorder();
   const target = { url: up.url, caPem, bootstrapToken: await createBootstrapToken(admin) };
   admin.close();
