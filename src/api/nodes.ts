@@ -3,6 +3,8 @@
  * `system:node:<name>` and membership of `system:nodes`. Shared by the Node authorizer, the
  * NodeRestriction admission and the serving-certificate approver, so all three agree exactly.
  */
+import type { KObject } from './meta.js';
+
 export const NODE_USER_PREFIX = 'system:node:';
 export const NODES_GROUP = 'system:nodes';
 /** The namespace of the kubelets' heartbeat Leases. */
@@ -16,4 +18,15 @@ export function nodeIdentity(user: { username?: string; groups?: readonly string
   const username = user.username ?? '';
   if (!username.startsWith(NODE_USER_PREFIX) || !(user.groups ?? []).includes(NODES_GROUP)) return { isNode: false };
   return { isNode: true, nodeName: username.slice(NODE_USER_PREFIX.length) };
+}
+
+/** One of a Node's status.addresses (core/v1 NodeAddress): InternalIP, ExternalIP, Hostname, InternalDNS, ExternalDNS. */
+export interface NodeAddress {
+  type: string;
+  address: string;
+}
+
+/** A core/v1 Node as far as kube-identity reads one: the addresses its kubelet reports. */
+export interface Node extends KObject {
+  status?: { addresses?: NodeAddress[] };
 }

@@ -1,7 +1,6 @@
 /** Registration of the kubelet serving approver (register.ts calls it when the option is on). */
 import type { CertificateSigningRequest } from '../api/certificates.js';
-import type { KObject } from '../api/meta.js';
-import { NODE_USER_PREFIX } from '../api/nodes.js';
+import { NODE_USER_PREFIX, type Node } from '../api/nodes.js';
 import { parseIpRanges, parseServiceRange } from '../config/kubelet-serving.js';
 import { ApiserverAddresses } from './serving-approver/apiserver-addresses.js';
 import { systemResolveHost, type ResolveHost } from './serving-approver/serving-dns.js';
@@ -10,6 +9,7 @@ import type { CsrControllerContext } from './register.js';
 import { SERVING_APPROVER_NAME, ServingApproverReconciler } from './serving-approver/serving-approver.js';
 import { PendingServing, servingSkips } from './serving-approver/serving-pending.js';
 import { NODE_ADDRESS_INDEX, nodeAddressKeys } from './serving-approver/serving-policy.js';
+import { watch } from './runtime/manager.js';
 
 /**
  * The serving approver, with a Node informer (only when enabled: the RBAC to list and watch nodes
@@ -18,17 +18,16 @@ import { NODE_ADDRESS_INDEX, nodeAddressKeys } from './serving-approver/serving-
  */
 export function addServingApprover(ctx: CsrControllerContext, resolveHost?: ResolveHost): void {
   const { config } = ctx;
-  const nodeInformer = ctx.mgr.informer<KObject>({
+  const nodeInformer = ctx.mgr.informer<Node>({
     name: 'nodes',
     resource: { group: '', version: 'v1', plural: 'nodes' },
     indexers: { [NODE_ADDRESS_INDEX]: nodeAddressKeys },
   });
   const pending = new PendingServing();
-  const csrKeys = (obj: Readonly<KObject>): string[] => {
-    const csr = obj as CertificateSigningRequest;
+  const csrKeys = (csr: Readonly<CertificateSigningRequest>): string[] => {
     if (csr.spec?.signerName === undefined) return [];
-    pending.observe(keyOf(obj), csr);
-    return servingSkips(csr) ? [] : [keyOf(obj)];
+    pending.observe(keyOf(csr), csr);
+    return servingSkips(csr) ? [] : [keyOf(csr)];
   };
   ctx.mgr.addController({
     name: SERVING_APPROVER_NAME,
@@ -52,8 +51,8 @@ export function addServingApprover(ctx: CsrControllerContext, resolveHost?: Reso
       deny: config.kubeletServingDeny,
     }),
     watches: [
-      { informer: ctx.csrWatch, keys: csrKeys },
-      { informer: nodeInformer, keys: (node) => pending.keysOf(`${NODE_USER_PREFIX}${node.metadata?.name ?? ''}`) },
+      watch(ctx.csrInformer, csrKeys),
+      watch(nodeInformer, (node) => pending.keysOf(`${NODE_USER_PREFIX}${node.metadata?.name ?? ''}`)),
     ],
   });
 }

@@ -15,7 +15,7 @@ import { CsrMetrics } from '../metrics/csr.js';
 import type { KubeClient } from './client/kube-client.js';
 import { apiSink, EventBroadcaster, type EventSink } from './events/broadcaster.js';
 import { keyOf, type ReadonlyCache } from './informer/cache.js';
-import type { Manager } from './runtime/manager.js';
+import { type Manager, watch } from './runtime/manager.js';
 import type { Informer } from './informer/informer.js';
 import { APPROVER_NAME, ApproverReconciler, approverSkips } from './approver/approver.js';
 import { CaSource, type CaFiles } from './signer/ca-source.js';
@@ -102,10 +102,8 @@ function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<stri
  * is a new event judged on the new object. At start this keeps tens of thousands of issued CSRs
  * out of the queues instead of dequeuing each only to skip it.
  */
-export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (obj: Readonly<KObject>): string[] => {
-  const csr = obj as CertificateSigningRequest;
-  return csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(obj)] : [];
-};
+export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (csr: Readonly<CertificateSigningRequest>): string[] =>
+  csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(csr)] : [];
 
 /** The `register` hook runController takes. */
 export function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig): void {
@@ -123,7 +121,6 @@ export interface CsrControllerContext {
   api: CsrApi;
   csrInformer: Informer<CertificateSigningRequest>;
   /** The same informer, as the Manager's watches take it. */
-  csrWatch: Informer<KObject>;
   rateLimiter: RateLimiterOptions;
   /** The dependencies of a CSR reconciler whose Events carry `component`. */
   deps(component: string): CsrReconcilerDeps;
@@ -168,7 +165,6 @@ export function csrControllerContext(mgr: Manager, client: KubeClient, config: C
     clock,
     api,
     csrInformer,
-    csrWatch: csrInformer as unknown as Informer<KObject>,
     rateLimiter: {
       baseDelayMs: config.rateLimiterBaseDelay,
       maxDelayMs: config.rateLimiterMaxDelay,
@@ -185,7 +181,7 @@ function addApprover(ctx: CsrControllerContext): void {
     workers: ctx.config.approverWorkers,
     rateLimiter: ctx.rateLimiter,
     reconciler: new ApproverReconciler(ctx.deps(APPROVER_NAME)),
-    watches: [{ informer: ctx.csrWatch, keys: unlessSkipped(approverSkips) }],
+    watches: [watch(ctx.csrInformer, unlessSkipped(approverSkips))],
   });
 }
 
@@ -240,9 +236,9 @@ function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): Revisi
         keyPolicy: { minRsaBits: config.signerMinRsaBits },
       }),
       watches: [
-        { informer: ctx.csrWatch, keys: unlessSkipped((csr) => signerSkips(csr, policy.signerName)) },
+        watch(ctx.csrInformer, unlessSkipped((csr) => signerSkips(csr, policy.signerName))),
         // A new signer configuration (a rotated CA) gives pending approved CSRs another try.
-        { informer: revisionInformer, keys: () => csrs.list().filter((c) => !signerSkips(c, policy.signerName)).map((c) => keyOf(c)) },
+        watch(revisionInformer, () => csrs.list().filter((c) => !signerSkips(c, policy.signerName)).map((c) => keyOf(c))),
       ],
     });
   }

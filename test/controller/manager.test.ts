@@ -7,7 +7,7 @@ import type { KObject } from '../../src/api/meta.js';
 import { loadControllerConfig } from '../../src/config/load.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
 import { clientListWatch } from '../../src/controller/informer/list-watch.js';
-import { Manager } from '../../src/controller/runtime/manager.js';
+import { Manager, watch } from '../../src/controller/runtime/manager.js';
 import { runController } from '../../src/controller/run-controller.js';
 import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -103,7 +103,7 @@ describe('runController', () => {
         mgr.addController({
           name: 'lease-watcher',
           workers: 2,
-          watches: [{ informer: leases }],
+          watches: [watch(leases)],
           reconciler: { reconcile: async (key) => (reconciled.push(key), 'done') },
         });
       },

@@ -43,8 +43,26 @@ export interface ControllerSpec {
   workers: number;
   rateLimiter?: RateLimiterOptions;
   /** Informers whose events enqueue keys of this controller. */
-  watches: { informer: Informer<KObject>; keys?: KeyMapper<KObject> }[];
+  watches: Watch[];
 }
+
+/** An informer a controller watches, with how its objects map to the controller's queue keys. */
+export interface Watch {
+  subscribe(enqueue: (key: string) => void): void;
+}
+
+/** Watches `informer`: each added, updated or deleted object enqueues `keys(obj)` (by default its own key). */
+export function watch<T extends KObject>(informer: Informer<T>, keys: KeyMapper<T> = (obj) => [keyOf(obj)]): Watch {
+  return {
+    subscribe(enqueue) {
+      const add = (obj: Readonly<T>): void => keys(obj).forEach(enqueue);
+      informer.addHandlers({ add, update: (_old, obj) => add(obj), delete: add });
+    },
+  };
+}
+
+/** What the manager itself does with an informer, whatever it holds. */
+type RunningInformer = Pick<Informer<KObject>, 'name' | 'run' | 'hasSynced' | 'waitForSync'>;
 
 /** Something that runs until its signal aborts (a periodic cleaner, a CA reloader). */
 export interface Runnable {
@@ -67,7 +85,7 @@ export interface ManagerOptions {
 }
 
 export class Manager {
-  private readonly informers: Informer<KObject>[] = [];
+  private readonly informers: RunningInformer[] = [];
   private readonly controllers: ControllerSpec[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly elector: LeaderElector | undefined;
@@ -97,7 +115,7 @@ export class Manager {
       transform: spec.transform,
       ...this.opts.informerDefaults,
     });
-    this.informers.push(inf as unknown as Informer<KObject>);
+    this.informers.push(inf);
     return inf;
   }
 
@@ -166,11 +184,7 @@ export class Manager {
       metrics: WorkqueueMetrics.for(registry),
       rateLimiter: controllerRateLimiter(clock, spec.rateLimiter),
     });
-    for (const w of spec.watches) {
-      const keys = w.keys ?? ((obj: Readonly<KObject>) => [keyOf(obj)]);
-      const enqueue = (obj: Readonly<KObject>): void => keys(obj).forEach((k) => queue.add(k));
-      w.informer.addHandlers({ add: enqueue, update: (_old, obj) => enqueue(obj), delete: enqueue });
-    }
+    for (const w of spec.watches) w.subscribe((key) => queue.add(key));
     return new Runner({ name: spec.name, queue, reconciler: spec.reconciler, workers: spec.workers, logger, clock, metrics: ControllerMetrics.for(registry) });
   }
 

@@ -7,7 +7,7 @@
  * waiting for the requester's Node. A dry run records every decision and writes nothing.
  */
 import { CONDITION_APPROVED, CONDITION_DENIED, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type CertificateSigningRequestCondition } from '../../api/certificates.js';
-import type { KObject } from '../../api/meta.js';
+import type { Node } from '../../api/nodes.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import { wrapError } from '../client/errors.js';
@@ -27,7 +27,7 @@ export const SERVING_METRIC_REASON = 'kubelet-serving-policy';
 export const POLICY_VIOLATION_REASON = 'PolicyViolation';
 
 export interface ServingApproverOptions extends CsrReconcilerDeps {
-  nodes: ReadonlyCache<KObject>;
+  nodes: ReadonlyCache<Node>;
   pending: PendingServing;
   policy: ServingPolicyOptions;
   dryRun: boolean;

@@ -6,7 +6,7 @@
  * among the resolved addresses instead).
  */
 import { promises as dns } from 'node:dns';
-import type { KObject } from '../../api/meta.js';
+import type { Node } from '../../api/nodes.js';
 import { formatIp, parseIp } from '../../pki/san.js';
 import { addressesOf, type ServingVerdict } from './serving-policy.js';
 
@@ -35,7 +35,7 @@ const canonical = (ip: string): string | undefined => {
 };
 
 /** The verdict of the DNS check for `dnsNames` of a request from `node`; undefined when every name passes. */
-export async function checkDnsResolution(dnsNames: readonly string[], node: Readonly<KObject> | undefined, resolve: ResolveHost): Promise<ServingVerdict | undefined> {
+export async function checkDnsResolution(dnsNames: readonly string[], node: Readonly<Node> | undefined, resolve: ResolveHost): Promise<ServingVerdict | undefined> {
   const nodeIps = node ? addressesOf(node).ips : new Set<string>();
   for (const name of dnsNames) {
     let resolved: string[];

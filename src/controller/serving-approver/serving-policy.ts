@@ -6,10 +6,8 @@
  * Events, metrics and Denied messages say exactly what was wrong. See docs/serving-approver.md.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';
-import type { KObject } from '../../api/meta.js';
-import { NODE_USER_PREFIX, NODES_GROUP, nodeIdentity } from '../../api/nodes.js';
+import { NODE_USER_PREFIX, NODES_GROUP, nodeIdentity, type Node } from '../../api/nodes.js';
 import { nodeDnsRegex, type CidrSet, type IpRanges } from '../../config/kubelet-serving.js';
-import { record, records, text } from '../../lib/json.js';
 import type { ParsedCsr } from '../../pki/csr.js';
 import { formatIp, parseIp } from '../../pki/san.js';
 import { usagesMatch, KUBELET_SERVING_USAGES, goList } from '../csr/csr-policy.js';
@@ -61,9 +59,9 @@ export interface ServingPolicyOptions {
 export interface ServingFacts {
   /** The `kubernetes` Service's cluster IPs and its Endpoints' addresses. */
   apiserverIps: ReadonlySet<string>;
-  node(name: string): Readonly<KObject> | undefined;
+  node(name: string): Readonly<Node> | undefined;
   /** The Nodes whose name or status.addresses hold an address key (see nodeAddressKeys). */
-  claimedBy(addressKey: string): readonly Readonly<KObject>[];
+  claimedBy(addressKey: string): readonly Readonly<Node>[];
   /** 0 for the oldest pending serving CSR of this requester, 1 for the next... */
   pendingRank: number;
 }
@@ -81,11 +79,9 @@ function canonicalIp(ip: string): string | undefined {
 }
 
 /** A Node's status.addresses as two sets: DNS names (lower case) and canonical IPs. */
-export function addressesOf(node: Readonly<KObject>): { dns: Set<string>; ips: Set<string> } {
+export function addressesOf(node: Readonly<Node>): { dns: Set<string>; ips: Set<string> } {
   const out = { dns: new Set<string>(), ips: new Set<string>() };
-  for (const a of records(record(node.status).addresses)) {
-    const type = text(a.type);
-    const value = text(a.address);
+  for (const { type, address: value } of node.status?.addresses ?? []) {
     if (DNS_ADDRESS_TYPES.has(type)) out.dns.add(value.toLowerCase());
     const ip = IP_ADDRESS_TYPES.has(type) ? canonicalIp(value) : undefined;
     if (ip) out.ips.add(ip);
@@ -155,7 +151,7 @@ const ipKey = (ip: string): string => `ip:${ip}`;
  * canonical IPs. Looking a CSR's SANs up there costs the same with 5,000 Nodes as with 5, where a
  * scan of every Node per serving CSR made a join storm quadratic.
  */
-export function nodeAddressKeys(node: Readonly<KObject>): string[] {
+export function nodeAddressKeys(node: Readonly<Node>): string[] {
   const addr = addressesOf(node);
   return [dnsKey(node.metadata?.name ?? ''), ...[...addr.dns].map(dnsKey), ...[...addr.ips].map(ipKey)];
 }
