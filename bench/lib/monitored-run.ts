@@ -70,7 +70,7 @@ async function startUp(dataDir: string): Promise<{ proc: NodeProcess; field(name
   return { proc, field };
 }
 
-/** A controller with leader election in the default namespace, the serving approver on, metrics on `port`. */
+/** A controller with leader election in the default namespace, the serving approver on as up runs it, metrics on `port`. */
 async function startLeaderElectingController(kubeconfig: string, dataDir: string, port: number): Promise<NodeProcess> {
   const proc = spawnNode(projectScript('src/cmd/main'), [
     'controller',
@@ -79,8 +79,15 @@ async function startLeaderElectingController(kubeconfig: string, dataDir: string
     '--leader-election-namespace=default',
     '--approve-kubelet-serving=true',
     `--metrics-bind-address=127.0.0.1:${port}`,
-    `--cluster-signing-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
-    `--cluster-signing-key-file=${path.join(dataDir, CREDENTIAL_FILES.caKeyPem)}`,
+    // As up's own controller: the client signers sign with the cluster CA, kubelet-serving with up's
+    // serving CA, and these nodes are in no DNS.
+    `--cluster-signing-kube-apiserver-client-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
+    `--cluster-signing-kube-apiserver-client-key-file=${path.join(dataDir, CREDENTIAL_FILES.caKeyPem)}`,
+    `--cluster-signing-kubelet-client-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
+    `--cluster-signing-kubelet-client-key-file=${path.join(dataDir, CREDENTIAL_FILES.caKeyPem)}`,
+    `--cluster-signing-kubelet-serving-cert-file=${path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem)}`,
+    `--cluster-signing-kubelet-serving-key-file=${path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem)}`,
+    '--kubelet-serving-bypass-dns-resolution=true',
   ]);
   const answers = (): Promise<true | undefined> => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? true : undefined), () => undefined);
   await waitUntil('the leader-electing controller', answers, 90_000, proc);
