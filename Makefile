@@ -110,11 +110,11 @@ kind-deploy: ## Build the image, load it into kind and install the chart with th
 	@mkdir -p .kube-identity && chmod 700 .kube-identity
 	docker exec $(KIND_CLUSTER)-control-plane cat /etc/kubernetes/pki/ca.crt > .kube-identity/kind-ca.crt
 	docker exec $(KIND_CLUSTER)-control-plane cat /etc/kubernetes/pki/ca.key > .kube-identity/kind-ca.key
-	kubectl --context $(KIND_CONTEXT) -n $(DEPLOY_NAMESPACE) create secret tls kube-identity-ca --cert .kube-identity/kind-ca.crt --key .kube-identity/kind-ca.key --dry-run=client -o yaml | kubectl --context $(KIND_CONTEXT) apply -f -
+	kubectl --context $(KIND_CONTEXT) -n $(DEPLOY_NAMESPACE) create secret tls kube-identity-cluster-ca --cert .kube-identity/kind-ca.crt --key .kube-identity/kind-ca.key --dry-run=client -o yaml | kubectl --context $(KIND_CONTEXT) apply -f -
 	rm -f .kube-identity/kind-ca.key
 	helm upgrade --install kube-identity charts/kube-identity --kube-context $(KIND_CONTEXT) --namespace $(DEPLOY_NAMESPACE) \
 	  --set image.repository=$(firstword $(subst :, ,$(IMAGE))) --set image.tag=$(lastword $(subst :, ,$(IMAGE))) --set image.pullPolicy=Never \
-	  --set ca.existingSecret=kube-identity-ca --wait --timeout 3m
+	  --set ca.existingSecret=kube-identity-cluster-ca --wait --timeout 3m
 
 kind-e2e: build ## Run `kube-identity demo` against the kind cluster (after kind-up and kind-deploy)
 	@$(call require,kind,to read the cluster kubeconfig)
