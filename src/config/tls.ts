@@ -16,7 +16,7 @@ export const TLS_CONFIG_SCHEMA = {
     type: 'string',
     default: '',
     description:
-      'Comma-separated TLS 1.2 cipher suites, Go names (e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256); empty: Go\'s defaults, ECDHE with AES-GCM or ChaCha20-Poly1305. TLS 1.3 suites are fixed, as in Go.',
+      'Comma-separated TLS 1.2 cipher suites, Go names (e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256); empty: Go\'s defaults, ECDHE with AES-GCM, ChaCha20-Poly1305 or AES-CBC-SHA. TLS 1.3 suites are fixed, as in Go.',
   },
 } as const satisfies Record<string, FieldSpec>;
 
