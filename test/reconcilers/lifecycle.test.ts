@@ -129,6 +129,8 @@ describe('lifecycle (real server, real controller)', () => {
       'kubernetes.io_kube-apiserver-client-kubelet.crt',
       'kubernetes.io_kube-apiserver-client.crt',
       'kubernetes.io_kubelet-serving.crt',
+      // The shared pair signs legacy-unknown too, as kube-controller-manager's does.
+      'kubernetes.io_legacy-unknown.crt',
     ]);
     expect(certificateDers(before['example.com_rotating.crt'] ?? '')).toHaveLength(1);
     const next = await createCertificateAuthority({ commonName: 'rotating-ca-2' });
