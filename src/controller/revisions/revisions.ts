@@ -153,14 +153,14 @@ export class RevisionSync implements Runnable {
       if (existing) {
         await this.apps.replaceNamespacedControllerRevision({ name, namespace, body: { ...existing, revision: next } as V1ControllerRevision });
       } else {
-        const body = {
+        const body: V1ControllerRevision = {
           apiVersion: 'apps/v1',
           kind: 'ControllerRevision',
           metadata: { name, namespace, labels: { [REVISION_LABEL]: REVISION_LABEL_VALUE, 'app.kubernetes.io/managed-by': 'kube-identity' } },
           data,
           revision: next,
         };
-        await this.apps.createNamespacedControllerRevision({ namespace, body: body as unknown as V1ControllerRevision });
+        await this.apps.createNamespacedControllerRevision({ namespace, body });
       }
     } catch (err) {
       // Another replica got there first: the next pass sees its result.

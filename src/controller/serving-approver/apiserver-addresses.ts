@@ -8,7 +8,7 @@
  * change about never. A read that fails keeps the last good answer; a missing object or resource
  * contributes nothing (the Service range still covers the Service's own IP).
  */
-import { record, records, text } from '../../lib/json.js';
+import type { V1Endpoints, V1Service } from '@kubernetes/client-node';
 import type { Clock } from '../../lib/clock.js';
 import { formatIp, parseIp } from '../../pki/san.js';
 import { isNotFound } from '../../lib/api-errors.js';
@@ -27,11 +27,10 @@ function canonical(ip: string): string | undefined {
 }
 
 /** The IPs in a Service (spec.clusterIP, spec.clusterIPs) and in Endpoints (subsets[].addresses[].ip). */
-export function apiserverIpsOf(service: unknown, endpoints: unknown): Set<string> {
-  const spec = record(record(service).spec);
-  const ips = [text(spec.clusterIP), ...(Array.isArray(spec.clusterIPs) ? spec.clusterIPs.map(text) : [])];
-  for (const subset of records(record(endpoints).subsets)) {
-    for (const a of [...records(subset.addresses), ...records(subset.notReadyAddresses)]) ips.push(text(a.ip));
+export function apiserverIpsOf(service: V1Service | undefined, endpoints: V1Endpoints | undefined): Set<string> {
+  const ips = [service?.spec?.clusterIP ?? '', ...(service?.spec?.clusterIPs ?? [])];
+  for (const subset of endpoints?.subsets ?? []) {
+    for (const a of [...(subset.addresses ?? []), ...(subset.notReadyAddresses ?? [])]) ips.push(a.ip);
   }
   return new Set(ips.map(canonical).filter((ip): ip is string => ip !== undefined));
 }
@@ -54,13 +53,14 @@ export class ApiserverAddresses {
   }
 
   private async read(): Promise<ReadonlySet<string>> {
-    const get = (path: string): Promise<unknown> =>
-      this.client.requestJSON<unknown>('GET', path).catch((err: unknown) => {
+    // Raw JSON read as client-node's models: these fields are strings on the wire and in the model.
+    const get = <T>(path: string): Promise<T | undefined> =>
+      this.client.requestJSON<T>('GET', path).catch((err: unknown) => {
         if (isNotFound(err)) return undefined;
         throw err;
       });
     try {
-      const [service, endpoints] = await Promise.all([get(SERVICE_PATH), get(ENDPOINTS_PATH)]);
+      const [service, endpoints] = await Promise.all([get<V1Service>(SERVICE_PATH), get<V1Endpoints>(ENDPOINTS_PATH)]);
       this.last = { ips: apiserverIpsOf(service, endpoints), at: this.clock.now() };
       return this.last.ips;
     } catch (err) {
