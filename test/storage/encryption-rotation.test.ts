@@ -37,9 +37,15 @@ describe('encryption key rotation, as documented', () => {
   let configFile: string;
   let server: EmbeddedServer | undefined;
 
-  const start = async (keys: [string, string][]): Promise<EmbeddedServer> => {
+  const start = async (keys: [string, string][], automaticReload = false): Promise<EmbeddedServer> => {
     writeFileSync(configFile, config(keys));
-    server = await startEmbeddedServer({ dataDir: path.join(dir, 'data'), logger: silentLogger(), port: 0, encryptionProviderConfig: configFile });
+    server = await startEmbeddedServer({
+      dataDir: path.join(dir, 'data'),
+      logger: silentLogger(),
+      port: 0,
+      encryptionProviderConfig: configFile,
+      encryptionProviderConfigAutomaticReload: automaticReload,
+    });
     return server;
   };
   const stop = async (): Promise<void> => {
@@ -121,5 +127,26 @@ describe('encryption key rotation, as documented', () => {
     await expect(startEmbeddedServer({ dataDir: path.join(dir, 'data'), logger: silentLogger(), port: 0, encryptionProviderConfig: configFile })).rejects.toThrow(
       /cannot read \/registry\/core\/secrets\/default\/s\d from the store: .*no matching key was found/,
     );
+  }, 60_000);
+
+  it('takes a changed file without a restart with --encryption-provider-config-automatic-reload, and keeps the running one when the new one is wrong', async () => {
+    await start([['new', NEW]], true);
+    const reloads = async (status: string): Promise<number> =>
+      Number(new RegExp(`apiserver_encryption_config_controller_automatic_reloads_total\\{status="${status}"\\} (\\d+)`).exec(await kubectl('get', '--raw', '/metrics'))?.[1] ?? 0);
+    const waitFor = async (status: string, count: number): Promise<void> => {
+      for (let i = 0; i < 100 && (await reloads(status)) < count; i++) await new Promise((r) => setTimeout(r, 200));
+      expect(await reloads(status)).toBe(count);
+    };
+
+    writeFileSync(configFile, 'apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources: []\n');
+    await waitFor('failure', 1);
+    await kubectl('create', 'secret', 'generic', 's6', '--from-literal=password=six');
+
+    writeFileSync(configFile, config([['newest', OLD], ['new', NEW]]));
+    await waitFor('success', 1);
+    await kubectl('create', 'secret', 'generic', 's7', '--from-literal=password=seven');
+    expect(await passwords()).toMatchObject({ s6: 'six', s7: 'seven' });
+    await stop();
+    expect(sealedBy()).toMatchObject({ s6: 'new', s7: 'newest' });
   }, 60_000);
 });

@@ -145,10 +145,13 @@ export class EncryptionAtRest implements ValueTransformer {
       }
       const hash = hashOf(text);
       if (hash === this.current.hash) return;
-      const next = await this.build(parseEncryptionConfig(text, this.opts.file), hash).catch((err: unknown) => {
-        this.failedReload(err);
-        return undefined;
-      });
+      // A file that does not parse, or whose providers cannot be built, keeps the running configuration.
+      const next = await Promise.resolve()
+        .then(() => this.build(parseEncryptionConfig(text, this.opts.file), hash))
+        .catch((err: unknown) => {
+          this.failedReload(err);
+          return undefined;
+        });
       if (!next) return;
       const unhealthy = await Promise.all(next.kms.map((k) => k.healthy().then(() => undefined, (err: unknown) => err)));
       const err = unhealthy.find((e) => e !== undefined);
