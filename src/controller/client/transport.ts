@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import { sleep, type Clock } from '../../lib/clock.js';
 import { ConnectionPool, pickTls, type TlsOptions } from './connection-pool.js';
@@ -45,18 +45,6 @@ export async function readText(body: Dispatcher.ResponseData['body']): Promise<s
 interface Credentials {
   headers: Record<string, string>;
   tls: TlsOptions;
-}
-
-/** Collects what KubeConfig.applySecurityAuthentication sets on a client-node RequestContext. */
-class CredentialSink {
-  readonly headers: Record<string, string> = {};
-  agent: unknown;
-  setHeaderParam(key: string, value: string): void {
-    this.headers[key] = value;
-  }
-  setAgent(agent: unknown): void {
-    this.agent = agent;
-  }
 }
 
 /** How long one answer from KubeConfig is reused (it builds an https.Agent and decodes PEMs per call). */
@@ -143,14 +131,15 @@ export class Transport {
   }
 
   private async fromKubeConfig(): Promise<Credentials> {
-    const sink = new CredentialSink();
-    await this.kubeConfig.applySecurityAuthentication(sink as unknown as RequestContext);
-    const agent = sink.agent;
+    // A request context KubeConfig fills in (auth headers, a TLS agent), read back rather than sent.
+    const ctx = new RequestContext(this.kubeConfig.getCurrentCluster()?.server ?? 'https://localhost', HttpMethod.GET);
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const agent = ctx.getAgent();
     // client-node builds a plain http(s).Agent unless the cluster has a proxy-url.
     if (agent && agent.constructor !== https.Agent && agent.constructor !== http.Agent) {
       throw new Error('kubeconfig proxy-url is not supported by the controller transport');
     }
     const options = (agent as { options?: Record<string, unknown> } | undefined)?.options ?? {};
-    return { headers: sink.headers, tls: pickTls(options) };
+    return { headers: { ...ctx.getHeaders() }, tls: pickTls(options) };
   }
 }
