@@ -3,6 +3,8 @@
  * and storage keys are all derived from it, so adding a kind is one entry here plus a strategy.
  */
 
+import { CTB_KIND, CTB_RESOURCE, CTB_VERSIONS } from './trust-bundles.js';
+
 export type Verb =
   | 'get'
   | 'list'
@@ -112,6 +114,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
       sub('status', 'CertificateSigningRequest', 'certificates.k8s.io', 'v1', ['get', 'patch', 'update']),
     ],
   }),
+  // After certificates.k8s.io/v1, so v1 stays the group's preferred version (discovery lists versions in table order).
+  ...CTB_VERSIONS.map((v) => resource('certificates.k8s.io', v, CTB_KIND, CTB_RESOURCE, { namespaced: false })),
   resource('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', {
     namespaced: false,
     verbs: CREATE_ONLY,

@@ -6,6 +6,7 @@
 import { RESOURCES, type ResourceInfo } from '../../src/api/resources.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
+import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -46,6 +47,7 @@ async function bodyFor(r: ResourceInfo): Promise<Record<string, unknown>> {
     const request = await createCertificateRequestPem({ privateKeyPem: generateKeyPair('ECDSA-P256').privateKeyPem, commonName: 'delete-me' });
     return { spec: { request: Buffer.from(request).toString('base64'), signerName: 'example.com/delete', usages: ['client auth'] } };
   }
+  if (r.kind === 'ClusterTrustBundle') return { spec: { trustBundle: (await createCertificateAuthority({ commonName: 'delete-me' })).certPem } };
   const body = bodies[key(r)];
   if (!body) throw new Error(`no test object for ${key(r)}: add one`);
   return body;

@@ -1,6 +1,6 @@
 /** One object of every kind the server lists, as manifests kubectl can create. */
 import { RESOURCES, type ResourceInfo } from '../../src/api/resources.js';
-import { b64, csrPem } from '../csr/helpers.js';
+import { b64, csrPem, testCa } from '../csr/helpers.js';
 
 export const NS = 'kt';
 
@@ -10,14 +10,20 @@ export interface Sample {
   manifest: Record<string, unknown>;
 }
 
-function find(group: string, plural: string): ResourceInfo {
-  const info = RESOURCES.find((r) => r.group === group && r.plural === plural);
+function find(group: string, plural: string, version?: string): ResourceInfo {
+  const info = RESOURCES.find((r) => r.group === group && r.plural === plural && (version === undefined || r.version === version));
   if (!info) throw new Error(`no resource ${plural}.${group}`);
   return info;
 }
 
-/** The kind's resource argument for kubectl: `plural.group` (just the plural for core). */
-export const resourceArg = (info: ResourceInfo): string => (info.group ? `${info.plural}.${info.group}` : info.plural);
+const versionsOf = (info: ResourceInfo): number => RESOURCES.filter((r) => r.group === info.group && r.plural === info.plural).length;
+
+/**
+ * The kind's resource argument for kubectl: `plural.group` (just the plural for core), and
+ * `plural.version.group` for a kind served in several versions, so each version is read as itself.
+ */
+export const resourceArg = (info: ResourceInfo): string =>
+  !info.group ? info.plural : versionsOf(info) > 1 ? `${info.plural}.${info.version}.${info.group}` : `${info.plural}.${info.group}`;
 
 /** What `-o name` prints: lower-case kind, qualified by group. */
 export const nameOf = (info: ResourceInfo, name: string): string =>
@@ -25,7 +31,9 @@ export const nameOf = (info: ResourceInfo, name: string): string =>
 
 export async function samples(): Promise<Sample[]> {
   const rbac = 'rbac.authorization.k8s.io';
-  const list: [string, string, string, Record<string, unknown>][] = [
+  const ca = (await testCa()).certPem;
+  // [group, plural, name, body, version when the kind is served in several]
+  const list: [string, string, string, Record<string, unknown>, string?][] = [
     ['', 'namespaces', NS, {}],
     ['', 'serviceaccounts', 'sa1', { automountServiceAccountToken: false }],
     ['', 'secrets', 's1', { type: 'Opaque', stringData: { user: 'admin' } }],
@@ -61,6 +69,8 @@ export async function samples(): Promise<Sample[]> {
       'kt-csr1',
       { spec: { request: b64(await csrPem()), signerName: 'example.com/signer', usages: ['client auth'] } },
     ],
+    ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb1', { spec: { trustBundle: ca } }, 'v1beta1'],
+    ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb2', { spec: { trustBundle: ca } }, 'v1alpha1'],
     [rbac, 'roles', 'r1', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }],
     [
       rbac,
@@ -76,8 +86,8 @@ export async function samples(): Promise<Sample[]> {
       { roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'kt-cr1' }, subjects: [{ kind: 'Group', name: 'devs', apiGroup: rbac }] },
     ],
   ];
-  return list.map(([group, plural, name, body]) => {
-    const info = find(group, plural);
+  return list.map(([group, plural, name, body, version]) => {
+    const info = find(group, plural, version);
     const metadata: Record<string, unknown> = { name };
     if (info.namespaced) metadata.namespace = NS;
     return { info, name, manifest: { apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind: info.kind, metadata, ...body } };

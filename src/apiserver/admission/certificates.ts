@@ -39,7 +39,7 @@ async function allowed(authorizer: Authorizer, user: UserInfo, verb: string, nam
  * Whether the user holds `verb` on the `signers` resource for this signer: by its exact name, or
  * by the wildcard `<domain>/*` for the part before the first slash.
  */
-async function isAuthorizedForSignerName(
+export async function isAuthorizedForSignerName(
   authorizer: Authorizer,
   user: UserInfo,
   verb: string,

@@ -7,6 +7,7 @@
  */
 import type { Admission, AdmissionAttributes } from '../registry/generic/admission.js';
 import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './certificates.js';
+import { clusterTrustBundleAttest } from './cluster-trust-bundle-attest.js';
 import { nodeRestriction } from './node-restriction.js';
 
 /** One admission plugin (upstream's admission.Interface with ValidationInterface). */
@@ -21,13 +22,19 @@ const ORDERED = {
   NodeRestriction: nodeRestriction,
   CertificateApproval: () => certificateApproval,
   CertificateSigning: () => certificateSigning,
+  ClusterTrustBundleAttest: () => clusterTrustBundleAttest,
   CertificateSubjectRestriction: () => certificateSubjectRestriction,
 } satisfies Record<string, () => AdmissionPlugin>;
 
 export type AdmissionPluginName = keyof typeof ORDERED;
 
 /** On unless turned off, as in kube-apiserver (NodeRestriction is not: kubeadm enables it). */
-export const DEFAULT_ON_PLUGINS: readonly AdmissionPluginName[] = ['CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction'];
+export const DEFAULT_ON_PLUGINS: readonly AdmissionPluginName[] = [
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'CertificateSubjectRestriction',
+];
 
 /** The chain of the `enabled` plugins, in upstream's order whatever the order given. */
 export function admissionChain(enabled: readonly AdmissionPluginName[]): Admission {

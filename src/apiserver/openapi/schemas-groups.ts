@@ -78,7 +78,33 @@ const bindingProps = {
   subjects: arr(ref(`${RBAC}Subject`)),
 };
 
+/** ClusterTrustBundle and its spec under one version's names (v1alpha1 and v1beta1 are the same). */
+function trustBundleSchemas(version: string): Schemas {
+  const prefix = `io.k8s.api.certificates.${version}.`;
+  const gvk = { group: 'certificates.k8s.io', version, kind: 'ClusterTrustBundle' };
+  return {
+    [`${prefix}ClusterTrustBundleSpec`]: obj(
+      {
+        signerName: str('signerName indicates the associated signer, if any. Writing a bundle that sets it needs the `attest` verb on that signer (group certificates.k8s.io, resource signers), and its name must start with the signer name with slashes as colons, then a colon.'),
+        trustBundle: str('trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of PEM-wrapped, DER-formatted X.509 certificates: CERTIFICATE blocks only, no PEM block headers, each a CA certificate, none twice.'),
+      },
+      { required: ['trustBundle'], description: 'ClusterTrustBundleSpec contains the signer and trust anchors.' },
+    ),
+    ...kindAndList(
+      prefix,
+      gvk,
+      kindSchema(
+        gvk,
+        { spec: ref(`${prefix}ClusterTrustBundleSpec`, 'spec contains the signer (if any) and trust anchors.') },
+        { required: ['spec'], description: 'ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates), readable by the workloads that mount it.' },
+      ),
+    ),
+  };
+}
+
 export const GROUP_SCHEMAS: Schemas = {
+  ...trustBundleSchemas('v1beta1'),
+  ...trustBundleSchemas('v1alpha1'),
   [`${CERT}CertificateSigningRequestSpec`]: csrSpec,
   [`${CERT}CertificateSigningRequestStatus`]: csrStatus,
   [`${CERT}CertificateSigningRequestCondition`]: csrCondition,

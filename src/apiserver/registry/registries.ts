@@ -10,6 +10,7 @@ import { isConflict } from '../../lib/api-errors.js';
 import { errors, type Target } from '../http/errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { csrStrategy } from './certificates/csr.js';
+import { clusterTrustBundleStore, clusterTrustBundleStrategies } from './certificates/cluster-trust-bundle.js';
 import { configMapStrategy } from './core/configmap.js';
 import { controllerRevisionStrategy } from './apps/controller-revision.js';
 import { coreEventStrategy } from './core/event.js';
@@ -41,6 +42,7 @@ const BUILTIN_STRATEGIES: readonly Strategy[] = [
   leaseStrategy,
   controllerRevisionStrategy,
   csrStrategy,
+  ...clusterTrustBundleStrategies,
 ];
 
 /**
@@ -150,7 +152,12 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     const isNamespace = strategy.info.plural === 'namespaces' && strategy.info.group === '';
     const hooks = isNamespace ? namespaceHooks : strategy.info.namespaced ? contentHooks(strategy.info) : undefined;
     // events.k8s.io/v1 Events are the core/v1 Events seen in another version.
-    const own = id === idOf(eventsV1Strategy.info) ? eventsV1Store(store) : store;
+    const own =
+      id === idOf(eventsV1Strategy.info)
+        ? eventsV1Store(store)
+        : clusterTrustBundleStrategies.includes(strategy)
+          ? clusterTrustBundleStore(store, strategy.info)
+          : store;
     registries.set(id, new GenericRegistry(strategy, { store: own, checkNamespace, hooks, admission }));
   }
 

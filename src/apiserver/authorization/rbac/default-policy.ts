@@ -90,6 +90,8 @@ export const NODE_RULES: readonly PolicyRule[] = [
   policyRule(['get'], [''], ['persistentvolumeclaims', 'persistentvolumes']),
   policyRule(['get'], [''], ['endpoints']),
   policyRule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
+  // For the kubelet's clusterTrustBundle projected volumes (upstream grants nodes, and nobody else, by default).
+  policyRule(READ, ['certificates.k8s.io'], ['clustertrustbundles']),
   policyRule(['get', 'create', 'update', 'patch', 'delete'], ['coordination.k8s.io'], ['leases']),
   policyRule(['create'], [''], ['serviceaccounts/token']),
 ];

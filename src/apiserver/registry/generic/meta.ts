@@ -11,6 +11,7 @@ import { validateObjectMeta } from '../../validation/object-meta.js';
 import { trackUpdate } from '../../apply/index.js';
 import { managerName } from './managed-fields.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
+import { deepEqual } from '../../../lib/json-value.js';
 import type { RequestContext } from './strategy.js';
 import type { RegistryScope, WriteOptions } from './types.js';
 
@@ -72,4 +73,18 @@ export function stampManager(
     time: timestampSeconds(ctx.now),
     subresource: opts.subresource,
   });
+}
+
+/**
+ * Whether an update changes only what the garbage collector and bookkeeping edit (owner references,
+ * finalizers, managed fields): upstream's rbac.IsOnlyMutatingGCFields, which lets such updates skip the
+ * checks that guard what an object grants (RBAC escalation, ClusterTrustBundle attest).
+ */
+export function onlyGcFieldsChange(obj: KObject, old: KObject): boolean {
+  const strip = (o: KObject): KObject => {
+    const meta: Record<string, unknown> = { ...o.metadata };
+    for (const k of ['ownerReferences', 'finalizers', 'selfLink', 'managedFields', 'resourceVersion']) delete meta[k];
+    return { ...o, metadata: meta };
+  };
+  return deepEqual(strip(obj), strip(old));
 }

@@ -13,7 +13,7 @@ import type { ResourceInfo } from '../../../api/resources.js';
 import { record, str } from '../../../lib/json.js';
 import { roleRefRules, rulesFor, rulesOf } from '../../authorization/rbac/rbac-authorizer.js';
 import { errors } from '../../http/errors.js';
-import { deepEqual } from '../../../lib/json-value.js';
+import { onlyGcFieldsChange } from '../generic/meta.js';
 import type { RequestContext } from '../generic/strategy.js';
 import type { PolicyRule } from '../../../api/rbac.js';
 
@@ -136,16 +136,6 @@ async function confirmNoEscalation(s: Scope, rules: PolicyRule[], ctx: RequestCo
   let msg = `user ${JSON.stringify(ctx.user.username)} (groups=${quoted(ctx.user.groups)}) is attempting to grant RBAC permissions not currently held:\n${lines.join('\n')}`;
   if (owned.errors.length > 0) msg += `; resolution errors: [${owned.errors.join(' ')}]`;
   throw forbidden(s, msg);
-}
-
-/** An update that only touches what the garbage collector edits is never an escalation. */
-function onlyGcFieldsChange(obj: KObject, old: KObject): boolean {
-  const strip = (o: KObject): KObject => {
-    const meta: Record<string, unknown> = { ...o.metadata };
-    for (const k of ['ownerReferences', 'finalizers', 'selfLink', 'managedFields', 'resourceVersion']) delete meta[k];
-    return { ...o, metadata: meta };
-  };
-  return deepEqual(strip(obj), strip(old));
 }
 
 function scopeOf(info: ResourceInfo, obj: KObject): Scope {

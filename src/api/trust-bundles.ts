@@ -1,0 +1,29 @@
+/**
+ * certificates.k8s.io ClusterTrustBundle (KEP-3257): plain types, names and the naming rule shared by
+ * the API server's registry and the controller that publishes its signers' CAs.
+ */
+import type { KObject } from './meta.js';
+
+export const CTB_RESOURCE = 'clustertrustbundles';
+export const CTB_KIND = 'ClusterTrustBundle';
+/** The versions served, preferred first; the first is also the one stored (upstream's storage version). */
+export const CTB_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
+export type CtbVersion = (typeof CTB_VERSIONS)[number];
+export const CTB_API_VERSION = `certificates.k8s.io/${CTB_VERSIONS[0]}`;
+/** The signers resource verb that lets a user write bundles naming a signer. */
+export const VERB_ATTEST = 'attest';
+
+export interface ClusterTrustBundleSpec {
+  signerName?: string;
+  /** PEM CERTIFICATE blocks, each a CA certificate. */
+  trustBundle: string;
+}
+
+export interface ClusterTrustBundle extends KObject {
+  spec: ClusterTrustBundleSpec;
+}
+
+/** The prefix every bundle naming `signerName` must carry: the signer name with `/` as `:`, then `:`. */
+export function trustBundleNamePrefix(signerName: string): string {
+  return `${signerName.replaceAll('/', ':')}:`;
+}
