@@ -11,7 +11,9 @@
  * SLOs (SIG Scalability's, and no node NotReady): mutating p99 ≤ 1 s, single-object GET p99 ≤ 1 s,
  * LIST p99 ≤ 30 s, the oldest Lease < 40 s, every node joined and rotated, every watch back after the
  * restart, no failed request outside the restart. Prints a table per N, then one JSON line.
- * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO.
+ * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO; `--steady-seconds S`
+ * and `--timeout-seconds S` (how long a scenario may take, 600 by default) shorten a run; `--verbose`
+ * prints progress to stderr.
  * The load generator shares the machine with `up`: its event-loop delay is reported beside the figures.
  */
 import 'reflect-metadata';
@@ -324,10 +326,14 @@ export async function runFleetCli(argv: string[]): Promise<void> {
   const counts = (arg('nodes') ?? '100').split(',').map(Number);
   if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes takes positive integers, got ${arg('nodes')}`);
   const steady = arg('steady-seconds');
+  const timeout = arg('timeout-seconds');
   const verbose = argv.includes('--verbose');
   const met: number[] = [];
   for (const nodes of counts) {
-    const r = await runFleetBench({ nodes, ...(steady ? { steadyMs: Number(steady) * 1000 } : {}) }, verbose ? (l) => console.error(l) : undefined);
+    const r = await runFleetBench(
+      { nodes, ...(steady ? { steadyMs: Number(steady) * 1000 } : {}), ...(timeout ? { scenarioTimeoutMs: Number(timeout) * 1000 } : {}) },
+      verbose ? (l) => console.error(l) : undefined,
+    );
     console.log(formatFleetTable(r));
     console.log(JSON.stringify(r));
     if (r.sloMet) met.push(nodes);

@@ -4,9 +4,11 @@
  *   round: rounds 1-3 from docs/bench/rounds.json (transcribed from docs/performance.md), round 4
  *   from an `e2e` run's output;
  * - perf-fixed-rate.svg: create->issued p50/p90/p99 at fixed rates, from one `e2e --rate=R` output each.
- * Each input is what `node dist/bench/run.js e2e [--runs=N]` prints (the JSON line is found in it);
- * with --runs the median is the point and the bar is the range over the runs.
- * Run: `node dist/bench/plot.js --round4=E2E.out --fixed=R50.out,R100.out,R200.out,R400.out [--out=docs]`.
+ * - perf-fleet.svg: cost against fleet size from `bench fleet --nodes N` outputs: up's CPU in steady
+ *   state and peak RSS, and the p99s of mutating calls, Lease renewals and lists against the SLO.
+ * Each input is what `node dist/bench/run.js e2e [--runs=N]` (or `fleet`) prints (the JSON line is found
+ * in it); with --runs the median is the point and the bar is the range over the runs.
+ * Run: `node dist/bench/plot.js --round4=E2E.out --fixed=R50.out,R100.out,R200.out,R400.out [--fleet=F100.json,...] [--out=docs]`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,14 +22,14 @@ interface RoundPoint {
   p99At100Ms: Spread;
 }
 
-/** The e2e JSON object in a bench output (the one line that parses as a result). */
-export function readBenchOutput(file: string): object {
+/** The JSON object of benchmark `name` in a bench output (the one line that parses as its result). */
+export function readBenchOutput(file: string, name = 'e2e'): object {
   const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('{'));
   for (const line of lines.reverse()) {
     const obj = JSON.parse(line) as { name?: string };
-    if (obj.name === 'e2e') return obj;
+    if (obj.name === name) return obj;
   }
-  throw new Error(`no e2e result in ${file}`);
+  throw new Error(`no ${name} result in ${file}`);
 }
 
 /** A figure by its path: from a --runs summary, or the single value of one run. */
@@ -129,6 +131,45 @@ export function fixedRateSvg(points: FixedRatePoint[]): string {
   return svg([panel], 'Median over runs (line, dot) and range (bar) at each offered rate; from bench e2e --rate=R runs (bench/plot.ts).', wide);
 }
 
+/** What perf-fleet.svg shows of one `bench fleet` result. */
+export interface FleetPoint {
+  nodes: number;
+  steadyCpuPercent: number;
+  peakRssMb: number;
+  mutatingP99Ms: number;
+  leaseRenewP99Ms: number;
+  listP99Ms: number;
+}
+
+export function fleetSvg(points: FleetPoint[]): string {
+  const step = (W - M.left - M.right) / points.length;
+  const xs = points.map((_, i) => M.left + step * (i + 0.5));
+  const xLabels = points.map((p, i) => ({ x: xs[i] ?? 0, label: String(p.nodes) }));
+  const bars = (title: string, yLabel: string, value: (p: FleetPoint) => number, color: string): string[] => {
+    const max = Math.max(...points.map(value), 1) * 1.15;
+    const y = linear(max);
+    const tick = 10 ** Math.floor(Math.log10(max));
+    const panel = frame({ title, yLabel, ticks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((k) => k * tick).filter((t) => t <= max), y, xLabels });
+    points.forEach((p, i) => {
+      const x = xs[i] ?? 0;
+      panel.push(line(x, y(0), x, y(value(p)), `${color} stroke-width="14"`), text(x, y(value(p)) - 4, String(value(p)), 'text-anchor="middle"'));
+    });
+    return panel;
+  };
+  const yP99 = logScale(1, 1_000_000);
+  const latency = frame({ title: 'p99 over the run (ms, log)', yLabel: 'ms', ticks: [1, 10, 100, 1000, 10000, 100000, 1000000], y: yP99, xLabels });
+  latency.push(line(M.left, yP99(1000), W - M.right, yP99(1000), '#2a2 stroke-dasharray="4 3"'), text(W - M.right, yP99(1000) - 4, 'SLO 1 s', 'text-anchor="end" fill="#2a2"'));
+  const series: [keyof FleetPoint, string, string][] = [['mutatingP99Ms', '#b5401f', 'mutating'], ['leaseRenewP99Ms', '#1f5fa8', 'Lease renewal'], ['listP99Ms', '#7a3fa8', 'list']];
+  series.forEach(([key, color, label], si) => {
+    latency.push(`<polyline points="${points.map((p, i) => `${(xs[i] ?? 0).toFixed(1)},${yP99(p[key]).toFixed(1)}`).join(' ')}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    latency.push(text(M.left + 8, M.top + 14 * si, label, `fill="${color}" font-weight="bold"`));
+  });
+  return svg(
+    [bars("up's CPU in steady state (% of a core)", '%', (p) => p.steadyCpuPercent, '#1f5fa8'), bars("up's peak RSS (MB)", 'MB', (p) => p.peakRssMb, '#7a3fa8'), latency],
+    'x: simulated nodes; one bench fleet run per point, load generator and up on the same 2 shared cores (bench/plot.ts).',
+  );
+}
+
 function main(argv: string[]): void {
   const flag = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const out = flag('out') ?? 'docs';
@@ -147,6 +188,15 @@ function main(argv: string[]): void {
       return { rate: f('offeredPerSec').median, p50: f('latencyMs.p50'), p90: f('latencyMs.p90'), p99: f('latencyMs.p99'), issuedPerSec: f('csrsPerSec') };
     });
     writeFileSync(path.join(out, 'perf-fixed-rate.svg'), fixedRateSvg(points.sort((a, b) => a.rate - b.rate)));
+  }
+  const fleet = flag('fleet')?.split(',') ?? [];
+  if (fleet.length > 0) {
+    const points = fleet.map((file) => {
+      const r = readBenchOutput(file, 'fleet');
+      const v = (p: string): number => figure(r, p).median;
+      return { nodes: v('nodes'), steadyCpuPercent: v('phases.steady.upCpuPercent'), peakRssMb: v('peakRssMb.apiserver'), mutatingP99Ms: v('mutatingP99Ms'), leaseRenewP99Ms: v('leaseRenewP99Ms'), listP99Ms: v('listP99Ms') };
+    });
+    writeFileSync(path.join(out, 'perf-fleet.svg'), fleetSvg(points.sort((a, b) => a.nodes - b.nodes)));
   }
 }
 

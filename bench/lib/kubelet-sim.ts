@@ -76,8 +76,9 @@ class Connection {
     return h;
   }
 
-  close(): void {
-    void this.pool.destroy();
+  /** Ends the watches at once; requests under way finish first unless `now` (client-go closes idle connections on rotation). */
+  close(now = false): void {
+    void (now ? this.pool.destroy() : this.pool.close());
     void this.watches.destroy();
   }
 }
@@ -141,7 +142,7 @@ export class SimKubelet {
   stop(): void {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
-    this.conn?.close();
+    this.conn?.close(true);
   }
 
   private current(): Connection {
