@@ -114,7 +114,8 @@ function groupResourceOf(key: string): GroupResource | undefined {
 export class ResourceTransformers implements ValueTransformer {
   /** Chains by rule key (see ruleKey). */
   private readonly rules = new Map<string, ProviderChain>();
-  private readonly byResource = new Map<string, ProviderChain | undefined>();
+  /** Chains by `/registry/<group>/<resource>` prefix, as looked up (null: none). */
+  private readonly byPrefix = new Map<string, ProviderChain | null>();
 
   constructor(
     config: EncryptionConfig,
@@ -135,16 +136,23 @@ export class ResourceTransformers implements ValueTransformer {
     });
   }
 
+  /** On every write of every resource (a CSR's too): one substring and one map lookup once seen. */
   forKey(key: string): KeyTransformer | undefined {
+    // `/registry/<group>/<resource>`: the end of the fourth segment.
+    const groupEnd = key.indexOf('/', REGISTRY.length);
+    const resourceEnd = groupEnd < 0 ? -1 : key.indexOf('/', groupEnd + 1);
+    const prefix = resourceEnd < 0 ? key : key.slice(0, resourceEnd);
+    const seen = this.byPrefix.get(prefix);
+    if (seen !== undefined) return seen ?? undefined;
     const gr = groupResourceOf(key);
-    if (!gr) return undefined;
-    const name = ruleKey(gr);
-    if (this.byResource.has(name)) return this.byResource.get(name);
-    const found = this.rules.get(name) ?? this.rules.get(ruleKey({ group: gr.group, resource: '*' })) ?? this.rules.get('*.*');
-    this.byResource.set(name, found);
+    const found = gr && (this.rules.get(ruleKey(gr)) ?? this.rules.get(ruleKey({ group: gr.group, resource: '*' })) ?? this.rules.get('*.*'));
+    // Only whole resource prefixes are kept: the keys of a store name a bounded set of them.
+    if (gr && resourceEnd >= 0) this.byPrefix.set(prefix, found ?? null);
     return found;
   }
 }
+
+const REGISTRY = '/registry/';
 
 /** `secrets.` for core Secrets, `*.` for every core resource, `*.apps`, `*.*`: one spelling per rule. */
 function ruleKey(gr: GroupResource): string {
