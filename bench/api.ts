@@ -233,9 +233,9 @@ async function startBare(dataDir: string, caPem: string, token: string): Promise
   return { side, proc };
 }
 
-export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { execArgv?: string[] } = {}): Promise<ApiBenchResult> {
+export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { execArgv?: string[]; args?: string[] } = {}): Promise<ApiBenchResult> {
   const p: ApiBenchParams = { ...API_DEFAULTS, ...params };
-  const server = await startApiServerProcess({ execArgv: opts.execArgv });
+  const server = await startApiServerProcess({ execArgv: opts.execArgv, args: opts.args });
   let bare: { side: Side; proc: NodeProcess } | undefined;
   const clients: HttpClient[] = [];
   try {

@@ -8,12 +8,16 @@
  * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it. `--runs=N` runs each
  * benchmark N times and prints one JSON object with every run and the median and range of each
  * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
- * `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
+ * `--audit-policy=FILE` runs `api`'s server with that audit policy, logging to a file in a temporary
+ * directory (what auditing costs, against the same bare server). `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
  * default, `--seed=N`); it fails when any check found a violation.
  * `fleet --nodes N[,N2...]` runs the fleet simulator (bench/fleet.ts) alone: it takes minutes per N, so
  * it is never part of the default run.
  */
 import 'reflect-metadata';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { formatApiTable, runApiBench } from './api.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
@@ -38,6 +42,13 @@ if (!Number.isInteger(runs) || runs < 1) {
   process.exit(2);
 }
 
+/** The audit flags of `--audit-policy=FILE`: the policy, and a log in a fresh temporary directory. */
+function auditArgs(): string[] {
+  const policy = flag('audit-policy');
+  if (policy === undefined) return [];
+  return ['--audit-policy-file', path.resolve(policy), '--audit-log-path', path.join(mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-audit-')), 'audit.log')];
+}
+
 /** One run: its result and the table for people. */
 type Run = () => Promise<{ result: object; table: string }>;
 
@@ -47,7 +58,7 @@ const BENCHMARKS: Record<string, Run> = {
     return { result: r, table: formatPkiTable(r) };
   },
   api: async () => {
-    const r = await runApiBench({}, childArgs);
+    const r = await runApiBench({}, { ...childArgs, args: auditArgs() });
     return { result: r, table: formatApiTable(r) };
   },
   cache: async () => {

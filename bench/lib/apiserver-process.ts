@@ -30,6 +30,8 @@ export interface ApiServerProcessOptions {
   /** Run as another replica on this data directory (an etcd replica's): it is kept on close. */
   dataDir?: string;
   execArgv?: string[];
+  /** More flags for `kube-identity apiserver` (the audit flags of `bench api --audit-policy=FILE`). */
+  args?: string[];
   startTimeoutMs?: number;
 }
 
@@ -45,7 +47,7 @@ export async function startApiServerProcess(opts: ApiServerProcessOptions = {}):
   const etcd = opts.etcdServers ? ['--etcd-servers', opts.etcdServers.join(',')] : [];
   const proc = spawnNode(
     projectScript('src/cmd/main'),
-    ['apiserver', '--data-dir', dataDir, '--kubeconfig-out', kubeconfigPath, '--port', '0', '--storage', opts.storage ?? 'sqlite', ...etcd, '--log-level', 'warn'],
+    ['apiserver', '--data-dir', dataDir, '--kubeconfig-out', kubeconfigPath, '--port', '0', '--storage', opts.storage ?? 'sqlite', ...etcd, '--log-level', 'warn', ...(opts.args ?? [])],
     { execArgv: opts.execArgv },
   );
   const close = async (): Promise<void> => {

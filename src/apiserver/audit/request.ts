@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { UserInfo } from '../../api/meta.js';
-import { formatMicroTime } from '../../lib/rfc3339.js';
 import type { ApiError } from '../http/errors.js';
 import type { RequestInfo } from '../http/request-info.js';
 import type { AuditAttributes, RequestAuditConfig } from './policy.js';
@@ -23,11 +22,16 @@ export interface AuditSink {
   process(event: AuditEvent): boolean | Promise<boolean>;
 }
 
-/** metav1.MicroTime of now: six fractional digits, from the high-resolution clock. */
+/**
+ * metav1.MicroTime of now: six fractional digits, from the high-resolution clock. The milliseconds
+ * come from toISOString and the microseconds are appended: twice a request, a general formatter
+ * cost more than the rest of the event.
+ */
 function microNow(): string {
   const ms = performance.timeOrigin + performance.now();
-  const seconds = Math.floor(ms / 1000);
-  return formatMicroTime({ seconds, nanos: Math.floor((ms - seconds * 1000) * 1e6) });
+  const whole = Math.floor(ms);
+  const micros = Math.floor((ms - whole) * 1000);
+  return `${new Date(whole).toISOString().slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
 }
 
 /** Go prints an IPv4-mapped IPv6 address as the IPv4 one. */
@@ -233,18 +237,17 @@ export class RequestAudit {
       requestURI: ev.requestURI,
       verb: ev.verb,
       user: ev.user,
-      impersonatedUser: ev.impersonatedUser,
-      sourceIPs: ev.sourceIPs,
-      userAgent: ev.userAgent,
-      objectRef: ev.objectRef && { ...ev.objectRef },
-      responseStatus: ev.responseStatus && { ...ev.responseStatus },
-      requestObject: ev.requestObject,
-      responseObject: ev.responseObject,
-      requestReceivedTimestamp: ev.requestReceivedTimestamp,
-      stageTimestamp: stage === 'RequestReceived' ? this.received : microNow(),
-      annotations: this.annotations && { ...this.annotations },
     } as AuditEvent;
-    for (const key of Object.keys(snapshot) as (keyof AuditEvent)[]) if (snapshot[key] === undefined) delete snapshot[key];
+    if (ev.impersonatedUser) snapshot.impersonatedUser = ev.impersonatedUser;
+    if (ev.sourceIPs) snapshot.sourceIPs = ev.sourceIPs;
+    if (ev.userAgent !== undefined) snapshot.userAgent = ev.userAgent;
+    if (ev.objectRef) snapshot.objectRef = { ...ev.objectRef };
+    if (ev.responseStatus) snapshot.responseStatus = { ...ev.responseStatus };
+    if (ev.requestObject !== undefined) snapshot.requestObject = ev.requestObject;
+    if (ev.responseObject !== undefined) snapshot.responseObject = ev.responseObject;
+    snapshot.requestReceivedTimestamp = ev.requestReceivedTimestamp;
+    snapshot.stageTimestamp = stage === 'RequestReceived' ? this.received : microNow();
+    if (this.annotations) snapshot.annotations = { ...this.annotations };
     return this.sink.process(snapshot);
   }
 }
