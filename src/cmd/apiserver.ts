@@ -10,6 +10,7 @@ import { ConfigError, loadApiserverConfig } from '../config/load.js';
 import { tlsSettings } from '../config/tls.js';
 import { APISERVER_CONFIG_SCHEMA, type ApiserverConfig } from '../config/server-schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
+import { parseServiceIpRange } from '../lib/service-range.js';
 import { buildVersion } from '../lib/version.js';
 import { createLogger } from '../log/logger.js';
 import { explainStartError } from './conflicts.js';
@@ -41,6 +42,7 @@ export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy):
   return {
     etcd,
     eventTtlSeconds: Math.ceil(config.eventTtl / 1000),
+    serviceRange: parseServiceIpRange(config.serviceClusterIpRange),
     dataDir: config.dataDir,
     storage: config.storage as EmbeddedServerOptions['storage'],
     host: config.host,

@@ -100,6 +100,18 @@ describe('loadApiserverConfig and loadUpConfig', () => {
     expect((bad as ConfigError).problems).toEqual(['etcdServers: each must be http(s)://HOST:PORT, got "127.0.0.1:2379"']);
   });
 
+  it('takes an IPv4 Service range of a /12 to a /29, as the allocator serves, and names what is wrong with another', async () => {
+    expect((await loadApiserverConfig({ flags: { serviceClusterIpRange: '10.100.0.0/16' } })).serviceClusterIpRange).toBe('10.100.0.0/16');
+    for (const [range, problem] of [
+      ['10.0.0.0/8', 'serviceClusterIpRange: 10.0.0.0/8 is too large; for 32-bit addresses, the mask must be >= 12'],
+      ['10.0.0.0/30', 'serviceClusterIpRange: 10.0.0.0/30 is too small; the mask must be <= 29'],
+      ['fd00::/112', 'serviceClusterIpRange: must be an IPv4 CIDR such as 10.96.0.0/12, got "fd00::/112"'],
+    ]) {
+      const err = await loadUpConfig({ flags: { serviceClusterIpRange: range } }).catch((e: unknown) => e);
+      expect((err as ConfigError).problems).toContain(problem);
+    }
+  });
+
   it('says a token file cannot be read along with the other problems', async () => {
     const err = await loadUpConfig({ flags: { tokenAuthFile: '/no/such/tokens.csv', port: '-1' } }).catch((e: unknown) => e);
     expect((err as ConfigError).problems).toEqual([

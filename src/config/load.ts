@@ -10,6 +10,7 @@ import { checkKubeletServingOptions } from './kubelet-serving.js';
 import { checkTlsOptions } from './tls.js';
 import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
 import { checkAuditOptions } from './audit-schema.js';
+import { parseServiceIpRange } from '../lib/service-range.js';
 import {
   CONTROLLER_CONFIG_SCHEMA,
   envName,
@@ -223,12 +224,23 @@ function checkTokenFile(c: Record<string, unknown>, problems: string[]): void {
   }
 }
 
+/** The server allocates from an IPv4 range of a /12 to a /29. */
+function checkServiceRange(c: Record<string, unknown>, problems: string[]): void {
+  if (typeof c.serviceClusterIpRange !== 'string') return;
+  try {
+    parseServiceIpRange(c.serviceClusterIpRange);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+}
+
 export function loadApiserverConfig(sources: ConfigSources = {}): Promise<ApiserverConfig> {
   return loadConfig(APISERVER_CONFIG_SCHEMA, sources, (c, problems) => {
     checkEtcdOptions(c, problems);
     checkTokenFile(c, problems);
     checkAuditOptions(c, problems);
     checkServingFiles(c, problems);
+    checkServiceRange(c, problems);
   });
 }
 
@@ -239,5 +251,6 @@ export function loadUpConfig(sources: ConfigSources = {}): Promise<UpConfig> {
     checkTokenFile(c, problems);
     checkAuditOptions(c, problems);
     checkServingFiles(c, problems);
+    checkServiceRange(c, problems);
   });
 }

@@ -27,6 +27,11 @@ export const APISERVER_CONFIG_SCHEMA = {
   etcdKeyfile: { type: 'string', default: '', description: 'Private key (PEM) of --etcd-certfile.' },
   etcdCompactionInterval: { type: 'duration', default: '5m', description: 'How often etcd history is compacted (0 disables; replicas take turns).' },
   eventTtl: { type: 'duration', default: '1h', description: 'How long an Event is kept after its last write (an etcd lease with --storage etcd).' },
+  // One value for the server's allocator and, under up, the serving approver's Service-range rule.
+  serviceClusterIpRange: {
+    ...CONTROLLER_CONFIG_SCHEMA.serviceClusterIpRange,
+    description: 'IPv4 CIDR (a /12 to a /29) Services\' cluster IPs are allocated from; its first address is the kubernetes Service\'s. The serving approver refuses every address in it.',
+  },
   logLevel: CONTROLLER_CONFIG_SCHEMA.logLevel,
   bookmarkIntervalMs: { type: 'int', default: 60_000, min: 1, description: 'Interval of watch bookmarks, in milliseconds.' },
   kubeconfigOut: { type: 'string', default: '', description: 'Where to write the admin kubeconfig; empty means DATA_DIR/kubeconfig.' },

@@ -12,6 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { AuditOptions } from '../../src/apiserver/audit/auditor.js';
 import type { Authenticator } from '../../src/apiserver/authentication/types.js';
 import { ensureCredentials, writeKubeconfig } from '../../src/apiserver/server/credentials.js';
+import { type ServiceRange } from '../../src/lib/service-range.js';
 import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apiserver/server/embedded.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
@@ -34,6 +35,8 @@ export interface TestServerOptions {
   tokenFile?: string;
   /** --anonymous-auth of the full assembly (default true). */
   anonymousAuth?: boolean;
+  /** --service-cluster-ip-range of the full assembly (default 10.96.0.0/12). */
+  serviceRange?: ServiceRange;
   /** Giving any of these three starts a bare server with them instead of the full assembly. */
   extraStrategies?: Strategy[];
   authenticator?: Authenticator;
@@ -109,6 +112,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         flowControl: opts.flowControl,
         audit: opts.audit,
         anonymousAuth: opts.anonymousAuth,
+        serviceRange: opts.serviceRange,
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

@@ -4,6 +4,7 @@
  * `kubectl create service` of every type with cluster IPs and node ports allocated, the columns of
  * `kubectl get svc -o wide`, and upstream's validation errors.
  */
+import { parseServiceIpRange } from '../../src/lib/service-range.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
 
@@ -106,3 +107,19 @@ it('puts the kubernetes Service back after it is deleted, as kube-apiserver does
   } while (back.code !== 0 && Date.now() < deadline);
   expect(back.stdout).toBe(`10.96.0.1 ${new URL(srv.url).port}`);
 }, 40_000);
+
+it('allocates from --service-cluster-ip-range: the kubernetes Service takes its first address, and an address outside it is refused', async () => {
+  const other = await startTestServer({ serviceRange: parseServiceIpRange('10.100.0.0/16') });
+  try {
+    const kc = kubectlFor(other);
+    expect((await kc('get', 'svc', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}')).stdout).toBe('10.100.0.1');
+    expect((await kc('create', 'service', 'clusterip', 'in', '--tcp=80', '-n', 'default')).code).toBe(0);
+    expect((await kc('get', 'svc', 'in', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}')).stdout).toMatch(/^10\.100\.\d+\.\d+$/);
+    const out = await kc('create', 'service', 'clusterip', 'out', '--tcp=80', '--clusterip=10.96.0.10', '-n', 'default');
+    expect(out.stderr).toContain(
+      'failed to allocate IP 10.96.0.10: the provided IP (10.96.0.10) is not in the valid range. The range of valid IPs is 10.100.0.0/16',
+    );
+  } finally {
+    await other.close();
+  }
+});

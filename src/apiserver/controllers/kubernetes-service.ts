@@ -7,6 +7,7 @@ import type { Logger } from '../../log/logger.js';
 import { isConflict, isInvalid } from '../../lib/api-errors.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { record } from '../../lib/json.js';
+import { DEFAULT_SERVICE_RANGE, type ServiceRange } from '../../lib/service-range.js';
 import { kubernetesService } from '../registry/core/service.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
@@ -19,6 +20,8 @@ export interface KubernetesServiceOptions {
   context: () => RequestContext;
   logger: Logger;
   port: number;
+  /** Default 10.96.0.0/12. */
+  serviceRange?: ServiceRange;
 }
 
 export class KubernetesServiceController {
@@ -45,7 +48,7 @@ export class KubernetesServiceController {
   }
 
   async reconcile(): Promise<void> {
-    const want = kubernetesService(this.opts.port);
+    const want = kubernetesService(this.opts.port, this.opts.serviceRange ?? DEFAULT_SERVICE_RANGE);
     const wantSpec = record(want.spec);
     const ctx = this.opts.context();
     await this.opts.services.update('default', 'kubernetes', ctx, { dryRun: false, fieldManager: FIELD_MANAGER }, {

@@ -21,6 +21,7 @@ import { leaseStrategy } from './coordination/lease.js';
 import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
 import { nodeStrategy, podStrategy } from './core/pod.js';
 import { secretStrategy } from './core/secret.js';
+import { DEFAULT_SERVICE_RANGE, type ServiceRange } from '../../lib/service-range.js';
 import { serviceStrategy } from './core/service.js';
 import { serviceAccountStrategy } from './core/service-account.js';
 import type { Admission } from './generic/admission.js';
@@ -29,12 +30,12 @@ import type { ObjectReader } from '../authentication/types.js';
 import type { StoredResource } from '../http/metrics.js';
 
 /** Every built-in kind; access control adds RBAC, the reviews and the ServiceAccount token subresource. */
-const BUILTIN_STRATEGIES: readonly Strategy[] = [
+const builtinStrategies = (serviceRange: ServiceRange): readonly Strategy[] => [
   namespaceStrategy,
   serviceAccountStrategy,
   secretStrategy,
   configMapStrategy,
-  serviceStrategy,
+  serviceStrategy(serviceRange),
   podStrategy,
   nodeStrategy,
   coreEventStrategy,
@@ -117,9 +118,9 @@ export function objectReader(store: Store): ObjectReader {
   };
 }
 
-export function buildRegistries(store: Store, extra: readonly Strategy[], admission?: Admission): Registries {
+export function buildRegistries(store: Store, extra: readonly Strategy[], admission?: Admission, serviceRange = DEFAULT_SERVICE_RANGE): Registries {
   const strategies = new Map<string, Strategy>();
-  for (const s of [...BUILTIN_STRATEGIES, ...extra]) strategies.set(idOf(s.info), s);
+  for (const s of [...builtinStrategies(serviceRange), ...extra]) strategies.set(idOf(s.info), s);
   const registries = new Map<string, GenericRegistry>();
   const reader = objectReader(store);
 

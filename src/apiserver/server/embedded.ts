@@ -78,6 +78,8 @@ export interface EmbeddedServerOptions {
   metricsRegistry?: Registry;
   /** In-flight limits and priority levels (default: kube-apiserver's). */
   flowControl?: ApiServerOptions['flowControl'];
+  /** --service-cluster-ip-range (default 10.96.0.0/12). */
+  serviceRange?: ApiServerOptions['serviceRange'];
   /** The audit policy and backends; absent, nothing is audited. */
   audit?: AuditOptions;
   /** kube-apiserver's --encryption-provider-config: an EncryptionConfiguration file. */
@@ -194,6 +196,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     rootCaPem: credentials.caPem,
     // On etcd the Events' leases expire them.
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
+    serviceRange: opts.serviceRange,
     flowControl: opts.flowControl,
   }).catch(async (err: unknown) => {
     await auditor?.close();

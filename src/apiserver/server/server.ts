@@ -30,6 +30,7 @@ import { DefaultServiceAccounts } from '../controllers/default-service-account.j
 import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import { realClock } from '../../lib/clock.js';
 import { buildRegistries, type Registries } from '../registry/registries.js';
+import type { ServiceRange } from '../../lib/service-range.js';
 import { admissionChain, DEFAULT_ON_PLUGINS, type AdmissionPluginName } from '../admission/chain.js';
 import type { Admission } from '../registry/generic/admission.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
@@ -73,6 +74,8 @@ export interface ApiServerOptions {
   rootCaPem?: string;
   /** --event-ttl for a store without leases: Events are deleted this long after their last write. */
   eventTtlSeconds?: number;
+  /** --service-cluster-ip-range (default 10.96.0.0/12): Services' cluster IPs, the first the kubernetes Service's. */
+  serviceRange?: ServiceRange;
   /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels). */
   flowControl?: Omit<FlowControlOptions, 'registry'>;
   /** The audit policy and backends (--audit-policy-file); closed with the server, after the last request. */
@@ -304,7 +307,7 @@ const admission = (opts: ApiServerOptions): Admission => admissionChain([...DEFA
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
-  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], admission(opts));
+  const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], admission(opts), opts.serviceRange);
   registries.observe(new NamespaceFinalizer(opts.store, registries), new DefaultServiceAccounts(registries));
   await registries.start(opts.defaultObjects ?? []);
   const clusterRoles = registries.find('rbac.authorization.k8s.io', 'v1', 'clusterroles');
@@ -376,7 +379,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const host = opts.host ?? '127.0.0.1';
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const services = registries.find('', 'v1', 'services');
-  const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port });
+  const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port, serviceRange: opts.serviceRange });
   await kubernetesService?.start();
   logger.info({ url }, 'api server listening');
   return {

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import type { KObject } from '../../../api/meta.js';
 import { findResource } from '../../../api/resources.js';
 import { record, records, str, text } from '../../../lib/json.js';
+import { intToIp, ipToInt, kubernetesServiceIp, type ServiceRange } from '../../../lib/service-range.js';
 import { errors } from '../../http/errors.js';
 import { duplicate, type FieldError, forbidden, invalid, notSupported, required } from '../../http/field-errors.js';
 import { isDns1123Label, isDns1123Subdomain } from '../../validation/names.js';
@@ -18,11 +19,6 @@ const found = findResource('', 'v1', 'services');
 if (!found) throw new Error('services missing from RESOURCES');
 const info = found;
 
-/** kubeadm's default --service-cluster-ip-range; its first address is the `kubernetes` Service's. */
-export const SERVICE_CIDR = '10.96.0.0/12';
-const RANGE_BASE = 0x0a600000;
-const RANGE_SIZE = 1 << 20;
-export const KUBERNETES_SERVICE_IP = '10.96.0.1';
 /** kube-apiserver's default --service-node-port-range. */
 const NODE_PORTS = { min: 30000, max: 32767 };
 
@@ -31,9 +27,7 @@ const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const AFFINITIES = ['ClientIP', 'None'];
 const PORT_RANGE = 'must be between 1 and 65535, inclusive';
 
-const ipToInt = (ip: string): number => ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
-const intToIp = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-const inRange = (ip: string): boolean => isIP(ip) === 4 && ipToInt(ip) > RANGE_BASE && ipToInt(ip) < RANGE_BASE + RANGE_SIZE - 1;
+const inRange = (range: ServiceRange, ip: string): boolean => isIP(ip) === 4 && ipToInt(ip) > range.base && ipToInt(ip) < range.base + range.size - 1;
 
 /** SetDefaults_Service and the REST layer's defaults, before validation. */
 function setDefaults(obj: KObject): void {
@@ -114,21 +108,21 @@ function allocationError(obj: KObject, detail: string): Error {
 
 /**
  * The REST layer's allocation on create (after validation, as upstream's beginCreate): a free
- * cluster IP from SERVICE_CIDR unless one was asked for (then it must be free and in range), and
+ * cluster IP from the Service range unless one was asked for (then it must be free and in range), and
  * node ports from 30000-32767 for NodePort and LoadBalancer Services.
  */
-async function allocate(obj: KObject, ctx: RequestContext): Promise<void> {
+async function allocate(range: ServiceRange, obj: KObject, ctx: RequestContext): Promise<void> {
   const spec = record(obj.spec);
   const others = (await ctx.objects.list(info, undefined)).map((s) => record(s.spec));
   if (spec.type !== 'ExternalName' && spec.clusterIP !== 'None') {
     const used = new Set(others.map((s) => text(s.clusterIP)));
     const asked = text(spec.clusterIP);
-    if (asked !== '' && !inRange(asked)) {
-      throw allocationError(obj, `failed to allocate IP ${asked}: the provided IP (${asked}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`);
+    if (asked !== '' && !inRange(range, asked)) {
+      throw allocationError(obj, `failed to allocate IP ${asked}: the provided IP (${asked}) is not in the valid range. The range of valid IPs is ${range.cidr}`);
     }
     if (asked !== '' && used.has(asked)) throw allocationError(obj, `failed to allocate IP ${asked}: provided IP is already allocated`);
     let ip = asked;
-    while (ip === '' || used.has(ip)) ip = intToIp(RANGE_BASE + 2 + Math.floor(Math.random() * (RANGE_SIZE - 3)));
+    while (ip === '' || used.has(ip)) ip = intToIp(range.base + 2 + Math.floor(Math.random() * (range.size - 3)));
     spec.clusterIP = ip;
     spec.clusterIPs = [ip];
   }
@@ -171,64 +165,67 @@ function serviceCells(obj: KObject, now: Date): unknown[] {
   ];
 }
 
-export const serviceStrategy: Strategy = {
-  info,
-  allowCreateOnUpdate: false,
-  allowUnconditionalUpdate: true,
-  prepareForCreate(obj) {
-    setDefaults(obj);
-    obj.status = { loadBalancer: {} };
-  },
-  validate,
-  subresources: { status: statusOnly },
-  async admit(obj, old, ctx) {
-    if (!old) await allocate(obj, ctx);
-  },
-  prepareForUpdate(obj, old) {
-    obj.status = old.status;
-    const spec = record(obj.spec);
-    const before = record(old.spec);
-    // As upstream's patchAllocatedValues: an update that leaves them out keeps what was allocated.
-    if (!str(spec.clusterIP) && str(before.clusterIP) && spec.type === before.type) {
-      spec.clusterIP = before.clusterIP;
-      spec.clusterIPs = before.clusterIPs;
-    }
-    obj.spec = spec;
-    setDefaults(obj);
-  },
-  validateUpdate(obj, old) {
-    const errs = validate(obj);
-    const ip = text(record(obj.spec).clusterIP);
-    const was = text(record(old.spec).clusterIP);
-    if (was !== '' && ip !== was) errs.push(invalid('spec.clusterIPs[0]', ip, 'may not change once set'));
-    return errs;
-  },
-  table: {
-    columns: [
-      NAME_COLUMN,
-      column('Type', 'string', 'type determines how the Service is exposed.'),
-      column('Cluster-IP', 'string', 'clusterIP is the IP address of the service, allocated from the service CIDR.'),
-      column('External-IP', 'string', 'externalIPs or the load balancer ingress points of the service.'),
-      column('Port(s)', 'string', 'The list of ports that are exposed by this service.'),
-      AGE_COLUMN,
-      column('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', 1),
-    ],
-    cells: serviceCells,
-  },
-};
+/** Services, with cluster IPs allocated from `range`. */
+export function serviceStrategy(range: ServiceRange): Strategy {
+  return {
+    info,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    prepareForCreate(obj) {
+      setDefaults(obj);
+      obj.status = { loadBalancer: {} };
+    },
+    validate,
+    subresources: { status: statusOnly },
+    async admit(obj, old, ctx) {
+      if (!old) await allocate(range, obj, ctx);
+    },
+    prepareForUpdate(obj, old) {
+      obj.status = old.status;
+      const spec = record(obj.spec);
+      const before = record(old.spec);
+      // As upstream's patchAllocatedValues: an update that leaves them out keeps what was allocated.
+      if (!str(spec.clusterIP) && str(before.clusterIP) && spec.type === before.type) {
+        spec.clusterIP = before.clusterIP;
+        spec.clusterIPs = before.clusterIPs;
+      }
+      obj.spec = spec;
+      setDefaults(obj);
+    },
+    validateUpdate(obj, old) {
+      const errs = validate(obj);
+      const ip = text(record(obj.spec).clusterIP);
+      const was = text(record(old.spec).clusterIP);
+      if (was !== '' && ip !== was) errs.push(invalid('spec.clusterIPs[0]', ip, 'may not change once set'));
+      return errs;
+    },
+    table: {
+      columns: [
+        NAME_COLUMN,
+        column('Type', 'string', 'type determines how the Service is exposed.'),
+        column('Cluster-IP', 'string', 'clusterIP is the IP address of the service, allocated from the service CIDR.'),
+        column('External-IP', 'string', 'externalIPs or the load balancer ingress points of the service.'),
+        column('Port(s)', 'string', 'The list of ports that are exposed by this service.'),
+        AGE_COLUMN,
+        column('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', 1),
+      ],
+      cells: serviceCells,
+    },
+  };
+}
 
 /**
  * The `kubernetes` Service in `default`, as kube-apiserver keeps it: the first address of the
  * service range, port 443 (https) to the API server's own port, labelled as upstream labels it.
  */
-export function kubernetesService(apiserverPort: number): KObject {
+export function kubernetesService(apiserverPort: number, range: ServiceRange): KObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
     spec: {
       type: 'ClusterIP',
-      clusterIP: KUBERNETES_SERVICE_IP,
+      clusterIP: kubernetesServiceIp(range),
       ports: [{ name: 'https', protocol: 'TCP', port: 443, targetPort: apiserverPort }],
       sessionAffinity: 'None',
     },
