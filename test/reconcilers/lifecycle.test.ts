@@ -113,13 +113,19 @@ describe('lifecycle (real server, real controller)', () => {
     expect((await getCsr(h, 'gc-unissued')).metadata?.name).toBe('gc-unissued');
   });
 
-  it('a rotated CA file produces the next ControllerRevision and a bundle with both CAs', async () => {
+  it('a rotated CA file produces the next ControllerRevision and bundles (ConfigMap, ClusterTrustBundle) with both CAs', async () => {
     const list = async (): Promise<KObject[]> =>
       (await h.call('admin', 'GET', '/apis/apps/v1/namespaces/kube-system/controllerrevisions?labelSelector=kube-identity.io%2Fcontroller%3Dcsrsigning')).body
         .items as KObject[];
     const bundle = async (): Promise<Record<string, string> | undefined> => {
       const res = await h.call('admin', 'GET', '/api/v1/namespaces/kube-system/configmaps/kube-identity-trust-bundle');
       return res.status === 200 ? (res.body.data as Record<string, string>) : undefined;
+    };
+    const ctbs = async (): Promise<KObject[]> =>
+      (await h.call('admin', 'GET', '/apis/certificates.k8s.io/v1beta1/clustertrustbundles')).body.items as KObject[];
+    const rotatingCtb = async (): Promise<{ signerName: string; trustBundle: string } | undefined> => {
+      const res = await h.call('admin', 'GET', '/apis/certificates.k8s.io/v1beta1/clustertrustbundles/example.com:rotating:kube-identity');
+      return res.status === 200 ? (res.body.spec as { signerName: string; trustBundle: string }) : undefined;
     };
     const first = await waitFor('a revision', async () => ((await list()).length > 0 ? await list() : undefined));
     const top = Math.max(...first.map((r) => r.revision as number));
@@ -133,6 +139,17 @@ describe('lifecycle (real server, real controller)', () => {
       'kubernetes.io_legacy-unknown.crt',
     ]);
     expect(certificateDers(before['example.com_rotating.crt'] ?? '')).toHaveLength(1);
+    // One ClusterTrustBundle per signer, named by upstream's rule, with the same CAs as the ConfigMap.
+    const published = await waitFor('cluster trust bundles', async () => ((await ctbs()).length === 5 ? await ctbs() : undefined));
+    expect(published.map((b) => `${b.metadata?.name} ${(b.spec as { signerName: string }).signerName}`).sort()).toEqual([
+      'example.com:rotating:kube-identity example.com/rotating',
+      'kubernetes.io:kube-apiserver-client-kubelet:kube-identity kubernetes.io/kube-apiserver-client-kubelet',
+      'kubernetes.io:kube-apiserver-client:kube-identity kubernetes.io/kube-apiserver-client',
+      'kubernetes.io:kubelet-serving:kube-identity kubernetes.io/kubelet-serving',
+      'kubernetes.io:legacy-unknown:kube-identity kubernetes.io/legacy-unknown',
+    ]);
+    const oldCa = before['example.com_rotating.crt'] ?? '';
+    expect((await rotatingCtb())?.trustBundle).toBe(oldCa);
     const next = await createCertificateAuthority({ commonName: 'rotating-ca-2' });
     writeFileSync(customFiles.key, next.keyPem);
     writeFileSync(customFiles.cert, next.certPem);
@@ -149,6 +166,14 @@ describe('lifecycle (real server, real controller)', () => {
       return b && certificateDers(b['example.com_rotating.crt'] ?? '').length === 2 ? b : undefined;
     });
     expect((data['example.com_rotating.crt'] ?? '').indexOf(next.certPem.trim())).toBe(0);
+    // The ClusterTrustBundle carries the new CA beside the old one for the overlap.
+    const rotated = await waitFor('cluster trust bundle with both CAs', async () => {
+      const b = await rotatingCtb();
+      return b && certificateDers(b.trustBundle).length === 2 ? b : undefined;
+    });
+    expect(rotated.signerName).toBe('example.com/rotating');
+    expect(rotated.trustBundle.indexOf(next.certPem.trim())).toBe(0);
+    expect(rotated.trustBundle).toContain(oldCa.trim());
     const list2 = await list();
     expect(list2.length).toBeLessThanOrEqual(3);
   });

@@ -1,7 +1,8 @@
 /**
  * Keeps the signers' effective configuration (CA fingerprint and certificate, max duration, policy)
  * as immutable apps/v1 ControllerRevisions in the controller's namespace, and publishes each
- * signer's trust bundle (current CA plus still-valid previous CAs) to a ConfigMap. It re-checks the
+ * signer's trust bundle (current CA plus still-valid previous CAs) to a ConfigMap and as a
+ * ClusterTrustBundle per signer (cluster-trust-bundles.ts). It re-checks the
  * CA files every interval and whenever a labelled ControllerRevision changes; a new revision is what
  * makes the signers re-queue their pending approved CSRs (they watch the same revisions).
  */
@@ -15,6 +16,7 @@ import type { KubeClient } from '../client/kube-client.js';
 import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { Runnable } from '../runtime/manager.js';
 import { MAX_TIMER_MS } from '../cleaner/cleaner.js';
+import { publishClusterTrustBundles } from './cluster-trust-bundles.js';
 import {
   bundleKey,
   byRevisionDesc,
@@ -108,7 +110,9 @@ export class RevisionSync implements Runnable {
     const name = revisionName(REVISION_PREFIX, data);
     const created = await this.ensureCurrent(history, name, data);
     const kept = await this.prune(await this.listRevisions(), name);
-    await this.publish(trustBundles(data, kept, this.o.clock.now()));
+    const bundles = trustBundles(data, kept, this.o.clock.now());
+    await this.publish(bundles);
+    await publishClusterTrustBundles(this.o.client, bundles, this.logger);
     return { current: name, created };
   }
 
