@@ -105,6 +105,27 @@ describe('serving', () => {
     expect((await as('admin', 'GET', `${ALPHA}/both-versions`)).status).toBe(404);
   });
 
+  it('decodes a protobuf body, as typed clients send it', async () => {
+    // Length-delimited fields only: tag (field << 3 | 2), varint length, bytes.
+    const field = (n: number, value: Buffer | string): Buffer => {
+      const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value);
+      const len: number[] = [];
+      for (let v = bytes.length; ; v >>>= 7) {
+        if (v < 0x80) {
+          len.push(v);
+          break;
+        }
+        len.push((v & 0x7f) | 0x80);
+      }
+      return Buffer.concat([Buffer.from([(n << 3) | 2, ...len]), bytes]);
+    };
+    const object = Buffer.concat([field(1, field(1, 'example.com:pb:one')), field(2, Buffer.concat([field(1, 'example.com/pb'), field(2, caA)]))]);
+    const typeMeta = Buffer.concat([field(1, `${G}/v1alpha1`), field(2, 'ClusterTrustBundle')]);
+    const body = Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), field(1, typeMeta), field(2, object)]);
+    const res = await raw(srv, 'POST', ALPHA, { body, contentType: 'application/vnd.kubernetes.protobuf' });
+    expect([res.status, res.json.metadata?.name, res.json.spec]).toEqual([201, 'example.com:pb:one', { signerName: 'example.com/pb', trustBundle: caA }]);
+  });
+
   it('refuses an update without a resourceVersion, as upstream (no unconditional updates)', async () => {
     expect((await as('admin', 'POST', BETA, bundle('conditional', caA))).status).toBe(201);
     const res = await as('admin', 'PUT', `${BETA}/conditional`, bundle('conditional', caB));
