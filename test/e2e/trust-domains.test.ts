@@ -20,6 +20,7 @@ import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { startUpChild, type UpChild } from '../helpers/cli.js';
 import { raw, type RawTarget } from '../helpers/http.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const TOKEN = 'k7q2zx.0123456789abcdef';
@@ -47,15 +48,8 @@ async function call(who: Who, method: string, urlPath: string, body?: unknown): 
   return { status: res.status, json: (res.json ?? {}) as Record<string, unknown> };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The shared poll, with this suite's 20 s budget (servers started from source under load). */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => poll(what, probe, 20_000);
 
 const getCsr = async (name: string): Promise<CertificateSigningRequest> => (await call({}, 'GET', `${CSRS}/${name}`)).json as unknown as CertificateSigningRequest;
 const certOf = (csr: CertificateSigningRequest): string => Buffer.from(csr.status?.certificate ?? '', 'base64').toString('latin1');

@@ -6,3 +6,14 @@ export async function until(what: string, done: () => boolean | Promise<boolean>
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Polls `probe` every 50 ms until it gives a value, and returns it; fails naming `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

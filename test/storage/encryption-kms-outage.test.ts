@@ -16,22 +16,16 @@ import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startKmsPlugin, type TestKmsPlugin } from '../helpers/kms-plugin.js';
 import { describeWithTools } from '../helpers/tools.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
 const TIMINGS: KmsTimings = { healthyIntervalMs: 300, failingIntervalMs: 200, writeValidityMs: 1500, cacheTtlMs: 86_400_000 };
+
+/** The shared poll, with this suite's 15 s budget (servers started from source under load). */
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => poll(what, probe, 15_000);
 
 function call(server: EmbeddedServer) {
   const target = { url: server.url, caPem: server.credentials.caPem, admin: { certPem: server.credentials.adminCertPem, keyPem: server.credentials.adminKeyPem } };
   return (method: string, p: string, body?: unknown): Promise<RawResponse> => raw(target, method, p, { body });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const secret = (name: string) => ({ metadata: { name }, stringData: { password: `pw-${name}` } });
@@ -81,7 +75,7 @@ describe('a KMS v2 plugin that goes down (SQLite)', () => {
     expect((await api('GET', '/readyz/kms-providers')).text).toBe('ok');
 
     await kms.stop();
-    const ready = await until('readyz to fail', async () => {
+    const ready = await waitFor('readyz to fail', async () => {
       const r = await api('GET', '/readyz');
       return r.status === 500 ? r : undefined;
     });
@@ -94,7 +88,7 @@ describe('a KMS v2 plugin that goes down (SQLite)', () => {
     const read = await api('GET', '/api/v1/namespaces/default/secrets/before');
     expect([read.status, Buffer.from(read.json.data.password, 'base64').toString()]).toEqual([200, 'pw-before']);
     // Once the seed's write validity has lapsed without a healthy Status, Secret writes are refused.
-    const refused = await until('a Secret write to be refused', async () => {
+    const refused = await waitFor('a Secret write to be refused', async () => {
       const r = await api('POST', '/api/v1/namespaces/default/secrets', secret(`during-${Date.now()}`));
       return r.status === 201 ? undefined : r;
     });
@@ -106,7 +100,7 @@ describe('a KMS v2 plugin that goes down (SQLite)', () => {
     expect(metrics).toMatch(/apiserver_storage_transformation_operations_total\{transformation_type="to_storage",transformer_prefix="k8s:enc:kms:v2:test-kms:",status="Unavailable"\} [1-9]/);
 
     await kms.start();
-    await until('readyz to pass', async () => ((await api('GET', '/readyz')).status === 200 ? true : undefined));
+    await waitFor('readyz to pass', async () => ((await api('GET', '/readyz')).status === 200 ? true : undefined));
     expect((await api('POST', '/api/v1/namespaces/default/secrets', secret('after'))).status).toBe(201);
     expect((await api('GET', '/api/v1/namespaces/default/secrets/after')).status).toBe(200);
   }, 60_000);
@@ -144,12 +138,12 @@ describeWithTools(['etcd'])('a KMS v2 plugin that is down when the server starts
     expect((await api('GET', '/api/v1/namespaces/default/configmaps')).status).toBe(200);
 
     await kms.start();
-    const read = await until('the Secret to read again', async () => {
+    const read = await waitFor('the Secret to read again', async () => {
       const r = await api('GET', '/api/v1/namespaces/default/secrets/s1');
       return r.status === 200 ? r : undefined;
     });
     expect(Buffer.from(read.json.data.password, 'base64').toString()).toBe('pw-s1');
-    await until('Secret writes to work again', async () => ((await api('POST', '/api/v1/namespaces/default/secrets', secret('s2'))).status === 201 ? true : undefined));
+    await waitFor('Secret writes to work again', async () => ((await api('POST', '/api/v1/namespaces/default/secrets', secret('s2'))).status === 201 ? true : undefined));
     expect((await api('GET', '/readyz')).status).toBe(200);
   }, 60_000);
 });
