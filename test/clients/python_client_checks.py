@@ -73,7 +73,7 @@ def cm(name, labels=None, data=None):
 @check
 def version_and_discovery():
     info = client.VersionApi().get_code()
-    expect(info.major == "1" and info.git_version.startswith("v1.32"), f"version {info}")
+    expect(info.major == "1" and info.minor == "37" and info.git_version.startswith("v1.37.0+kube-identity."), f"version {info}")
     dyn = dynamic.DynamicClient(client.ApiClient())
     for api_version, kind in [("v1", "ConfigMap"), ("rbac.authorization.k8s.io/v1", "ClusterRole"),
                               ("certificates.k8s.io/v1", "CertificateSigningRequest"),

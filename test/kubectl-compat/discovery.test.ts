@@ -157,8 +157,8 @@ describe('legacy discovery', () => {
 });
 
 describe('/version', () => {
-  it('reports Kubernetes 1.32', () => {
+  it('reports Kubernetes 1.37', () => {
     const { version } = buildVersion();
-    expect(get('/version').json).toMatchObject({ major: '1', minor: '32', gitVersion: `v1.32.0+kube-identity.${version}`, platform: 'linux/amd64' });
+    expect(get('/version').json).toMatchObject({ major: '1', minor: '37', gitVersion: `v1.37.0+kube-identity.${version}`, platform: 'linux/amd64' });
   });
 });

@@ -27,11 +27,12 @@ describe('kubectl 1.32 against the embedded API server: discovery and OpenAPI', 
     expect(stdout).toMatch(/^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
   });
 
-  it('version reports Kubernetes 1.32 with our version as build metadata, without a skew warning', async () => {
+  it('version reports Kubernetes 1.37 with our version as build metadata; kubectl 1.32 warns of the skew, nothing else', async () => {
     const { stdout, stderr } = await kubectl('version', '-o', 'json');
-    expect(stderr).toBe('');
+    // kubectl's own skew check (client 1.32, server 1.37): one line on stderr, the JSON on stdout intact.
+    expect(stderr).toBe('WARNING: version difference between client (1.32) and server (1.37) exceeds the supported minor version skew of +/-1\n');
     const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
-    expect(JSON.parse(stdout)).toMatchObject({ serverVersion: { major: '1', minor: '32', gitVersion: `v1.32.0+kube-identity.${pkg.version}` } });
+    expect(JSON.parse(stdout)).toMatchObject({ serverVersion: { major: '1', minor: '37', gitVersion: `v1.37.0+kube-identity.${pkg.version}` } });
   });
 
   it('explain csr.spec', async () => {

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GROUPS, findGroupVersion, type GroupVersionResources } from '../../api/groups.js';
+import { KUBE_GIT_VERSION } from '../discovery/version.js';
 import { type GVK, META } from './builder.js';
 import { pathsFor } from './paths.js';
 import { ALL_SCHEMAS, reachable, schemaNameFor } from './schemas.js';
@@ -37,7 +38,7 @@ function build(gv: GroupVersionResources): OpenApiDocument {
   const names = [...reachable([...roots, `${META}Status`, `${META}DeleteOptions`, `${META}Patch`, `${META}WatchEvent`])].sort();
   const doc = {
     openapi: '3.0.0',
-    info: { title: 'Kubernetes', version: 'v1.32.0' },
+    info: { title: 'Kubernetes', version: KUBE_GIT_VERSION },
     paths: pathsFor(gv),
     components: { schemas: Object.fromEntries(names.map((n) => [n, ALL_SCHEMAS[n]])) },
   };
