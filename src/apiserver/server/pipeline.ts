@@ -1,0 +1,240 @@
+/**
+ * What every request goes through once the TLS server hands it over, in upstream's handler-chain
+ * order: authentication (with the client's certificate chain), audit, flow control, authorization,
+ * then health, metrics, static documents, discovery or the resource handlers. Failures are thrown
+ * as ApiErrors; the server answers them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
+import type { Registry } from 'prom-client';
+import type { UserInfo } from '../../api/meta.js';
+import type { Logger } from '../../log/logger.js';
+import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
+import type { RequestAudit } from '../audit/request.js';
+import type { Authorizer } from '../authorization/authorizer.js';
+import { serveDiscovery } from '../discovery/index.js';
+import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
+import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
+import { errors } from '../http/errors.js';
+import { writeBody } from '../http/http-io.js';
+import type { ApiServerMetrics, RequestTracker } from '../http/metrics.js';
+import { parseRequestInfo, requestPath, type RequestInfo } from '../http/request-info.js';
+import type { Registries } from '../registry/registries.js';
+import type { GenericRegistry } from '../registry/generic/registry.js';
+import type { RequestContext } from '../registry/generic/strategy.js';
+import type { Store } from '../storage/store.js';
+import { health, isHealthPath, type HealthCheck } from './health.js';
+import { routeResource } from './routes.js';
+
+/** The server options the pipeline reads. */
+export interface PipelineOptions {
+  store: Store;
+  logger: Logger;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  /** Interval of watch BOOKMARK events (default 60 s). */
+  bookmarkIntervalMs?: number;
+  /** Bytes of events a watcher may fall behind by before it is closed so its client resumes (default 1 MiB). */
+  watchBufferBytes?: number;
+  /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
+  unknownFields?: UnknownFieldsHook;
+  /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
+  staticRoutes?: StaticRoute[];
+  /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
+  metricsRegistry?: Registry;
+  /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels). */
+  flowControl?: Omit<FlowControlOptions, 'registry'>;
+  /** Checks /healthz and /readyz run besides the store's (kms-providers). */
+  healthChecks?: HealthCheck[];
+}
+
+export interface StaticRoute {
+  path: string;
+  contentType: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
+ * is disabled, as Go's TLS server never supports it), and the same array lets the x509
+ * authenticator reuse its verification for every request of a keep-alive connection.
+ */
+const chains = new WeakMap<TLSSocket, Uint8Array[]>();
+
+/** The DER certificates the client presented, leaf first. */
+function clientChain(req: IncomingMessage): Uint8Array[] {
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function') return [];
+  let chain = chains.get(socket);
+  if (!chain) chains.set(socket, (chain = readChain(socket)));
+  return chain;
+}
+
+function readChain(socket: TLSSocket): Uint8Array[] {
+  const chain: Uint8Array[] = [];
+  let cert: PeerCertificate | DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  const seen = new Set<PeerCertificate>();
+  while (cert && cert.raw && !seen.has(cert)) {
+    seen.add(cert);
+    chain.push(new Uint8Array(cert.raw));
+    const next: DetailedPeerCertificate | undefined = (cert as DetailedPeerCertificate).issuerCertificate;
+    if (!next || next === cert || next.raw?.equals(cert.raw)) break;
+    cert = next;
+  }
+  return chain;
+}
+
+/** One request from its URL to its answer; also ends the watches it serves when the server closes. */
+export class Pipeline {
+  private readonly watches = new Set<() => void>();
+  private readonly flowControl: FlowControl;
+  constructor(
+    private readonly opts: PipelineOptions,
+    private readonly registries: Registries,
+    private readonly metrics: ApiServerMetrics | undefined,
+  ) {
+    this.flowControl = new FlowControl({ ...FLOW_CONTROL_DEFAULTS, ...opts.flowControl, registry: opts.metricsRegistry });
+  }
+
+  endWatches(): void {
+    for (const stop of [...this.watches]) stop();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
+    tracker?.setInfo(info);
+    // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
+    // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
+    const user = await this.authenticate(req, info, audit);
+    // Only an authenticated request to an installed resource may name it in the metrics' labels.
+    const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
+    if (entry) tracker?.routed(entry.info);
+    const probe = isHealthPath(info.path);
+    // Shed or queued before any further work: authorization and the handler run only with a seat.
+    // Probes are exempt, as upstream's `probes` FlowSchema makes them.
+    const admitted = probe ? undefined : this.flowControl.admit(user, info, res);
+    if (admitted) await admitted;
+    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
+    if (probe) {
+      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.searchParams.has('verbose'));
+      writeBody(res, status, 'text/plain; charset=utf-8', body);
+      return;
+    }
+    if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
+    if (!entry) throw errors.pathNotFound();
+    return this.serveResource(req, res, { info, url, user, entry, audit });
+  }
+
+  private async serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry; audit: RequestAudit | undefined },
+  ): Promise<void> {
+    const { info, url, user, entry, audit } = target;
+    const ctx: RequestContext = {
+      user,
+      now: new Date(),
+      dryRun: false,
+      authorizer: this.opts.authorizer,
+      objects: this.registries.reader,
+      warnings: [],
+    };
+    if (audit) ctx.auditAnnotation = (key, value) => audit.annotate(key, value);
+    const scope: RequestScope = {
+      req,
+      res,
+      info,
+      query: url.searchParams,
+      registry: entry,
+      strategy: entry.strategy,
+      ctx,
+      logger: this.opts.logger,
+      unknownFields: this.opts.unknownFields,
+      bookmarkIntervalMs: this.opts.bookmarkIntervalMs ?? 60_000,
+      watchBufferBytes: this.opts.watchBufferBytes,
+      audit,
+      trackWatch: (stop) => {
+        this.watches.add(stop);
+        const ended = this.metrics?.watchStarted(entry.info);
+        return (slow) => {
+          if (this.watches.delete(stop)) ended?.(slow);
+        };
+      },
+    };
+    await routeResource(scope);
+  }
+
+  /** Metrics, issuer discovery and the other static routes, then API discovery; 404 for anything else. */
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+    if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
+      writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
+      return;
+    }
+    const route = this.opts.staticRoutes?.find((r) => r.path === info.path);
+    if (route && (req.method === 'GET' || req.method === 'HEAD')) {
+      for (const [k, v] of Object.entries(route.headers)) res.setHeader(k, v);
+      writeBody(res, 200, route.contentType, route.body);
+      return;
+    }
+    const found = serveDiscovery({
+      path: `${info.path}${url.search}`,
+      accept: req.headers.accept ?? '',
+      ifNoneMatch: req.headers['if-none-match'],
+      host: req.headers.host,
+    });
+    if (!found) throw errors.pathNotFound();
+    res.statusCode = found.status;
+    for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
+    res.end(found.body);
+  }
+
+  private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
+    let user: UserInfo | undefined;
+    const request: AuthenticationRequest = { headers: req.headers, headersDistinct: req.headersDistinct, path: info.path, clientCertificateChain: clientChain(req) };
+    try {
+      user = await this.opts.authenticator.authenticate(request);
+    } catch (err) {
+      this.metrics?.authenticated(undefined, true);
+      // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
+      if (request.impersonator) await audit?.authenticated(info, request.impersonator);
+      else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
+      throw err;
+    }
+    this.metrics?.authenticated(user?.username, false);
+    if (!user) {
+      await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
+      throw errors.unauthorized();
+    }
+    const caller = request.impersonator ?? user;
+    if (audit && !(await audit.authenticated(info, caller, request.impersonator && user))) throw errors.internal(new Error('failed to store audit event'));
+    return user;
+  }
+
+  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined, audit: RequestAudit | undefined): Promise<void> {
+    const attrs = info.isResourceRequest
+      ? {
+          user,
+          verb: info.verb,
+          apiGroup: info.apiGroup,
+          resource: info.resource,
+          subresource: info.subresource,
+          namespace: info.namespace,
+          name: info.name,
+          fieldSelector,
+        }
+      : { user, verb: info.verb, path: info.path };
+    const decision = await this.opts.authorizer.authorize(attrs);
+    this.metrics?.authorized(decision.allowed);
+    audit?.authorized(decision.allowed, decision.reason);
+    if (decision.allowed) return;
+    if (!info.isResourceRequest) throw errors.forbiddenPath(user.username, info.verb, info.path);
+    throw errors.forbidden(
+      { group: info.apiGroup, resource: info.resource, name: info.name, subresource: info.subresource, namespace: info.namespace },
+      user.username,
+      info.verb,
+      decision.reason,
+    );
+  }
+}
