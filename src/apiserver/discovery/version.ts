@@ -4,13 +4,10 @@
  * metadata (`v1.37.0+kube-identity.0.1.0`), a form kubectl and client-go parse as 1.37.0; kubectl 1.32
  * warns on `kubectl version` that the skew exceeds one minor, and works on.
  */
+import { KUBE_GIT_VERSION, KUBE_LEVEL } from '../../api/kube-level.js';
 import { buildVersion } from '../../lib/version.js';
 
 const ours = buildVersion();
-
-/** The Kubernetes release whose API this server serves. */
-export const KUBE_LEVEL = { major: '1', minor: '37', patch: '0' } as const;
-export const KUBE_GIT_VERSION = `v${KUBE_LEVEL.major}.${KUBE_LEVEL.minor}.${KUBE_LEVEL.patch}`;
 
 export const VERSION_INFO = {
   major: KUBE_LEVEL.major,

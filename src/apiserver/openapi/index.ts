@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GROUPS, findGroupVersion, type GroupVersionResources } from '../../api/groups.js';
-import { KUBE_GIT_VERSION } from '../discovery/version.js';
+import { KUBE_GIT_VERSION } from '../../api/kube-level.js';
 import { type GVK, META } from './builder.js';
 import { pathsFor } from './paths.js';
 import { ALL_SCHEMAS, reachable, schemaNameFor } from './schemas.js';
