@@ -4,7 +4,7 @@
  * (dist/bench/lib/*.js) they run as plain node scripts; from source (the jest smoke tests) they run
  * through the project's TypeScript loader hooks.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -71,12 +71,16 @@ export function spawnNode(script: string, args: string[], opts: SpawnOptions = {
       opts.onStdout?.(line);
     }
   });
+  return handle(child, () => tail);
+}
+
+function handle(child: ChildProcess, stderrTail: () => string): NodeProcess {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = child.pid ?? 0;
   return {
     pid,
     child,
-    stderrTail: () => tail,
+    stderrTail,
     memory: () => procMemory(pid),
     cpuMs: () => procCpuMs(pid),
     async stop(graceMs = 5000) {
@@ -87,6 +91,14 @@ export function spawnNode(script: string, args: string[], opts: SpawnOptions = {
       clearTimeout(timer);
     },
   };
+}
+
+/** A project script that talks over an IPC channel (structured-clone messages) instead of stdout. */
+export function forkNode(script: string, args: string[] = []): NodeProcess {
+  const child = fork(script, args, { execArgv: nodeArgs(), stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+  let tail = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (tail = (tail + d).slice(-4000)));
+  return handle(child, () => tail);
 }
 
 /** VmRSS and VmHWM from /proc (Linux), in bytes. */

@@ -2,8 +2,10 @@ import { formatFleetTable, runFleetBench } from '../../bench/fleet.js';
 
 describe('bench/fleet', () => {
   // The restart scenario starts `up` a second time: left to the real runs, to keep this one short.
+  // Two simulator processes, so the samples and node counts are merged across them.
   it('joins, holds and rotates a few simulated kubelets against up', async () => {
-    const r = await runFleetBench({ nodes: 3, joinSpreadMs: 300, steadyMs: 1_000, rotationSpreadMs: 500, scenarioTimeoutMs: 90_000, restart: false });
+    const r = await runFleetBench({ nodes: 3, workers: 2, joinSpreadMs: 300, steadyMs: 1_000, rotationSpreadMs: 500, scenarioTimeoutMs: 90_000, restart: false });
+    expect(r.params.workers).toBe(2);
     expect(Object.keys(r.phases)).toEqual(['join', 'steady', 'rotation']);
     expect(Object.values(r.phases).map((p) => p.reached)).toEqual([true, true, true]);
     expect(r.joinStormSeconds).toBeGreaterThan(0);
@@ -12,6 +14,7 @@ describe('bench/fleet', () => {
     expect(r.phases.join?.listMs.count).toBe(3 * 2);
     expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
     expect(r.errors).toBe(0);
+    expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
     expect(r.peakRssMb.apiserver).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1);

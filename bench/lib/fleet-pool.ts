@@ -1,0 +1,178 @@
+/**
+ * The fleet simulator's processes, seen from the bench: W forked workers (bench/lib/fleet-worker.ts),
+ * node i in worker i mod W, so each worker's share of a join storm is spread over the whole storm.
+ * The bench sends commands to all of them and merges what they report: node counts are summed, raw
+ * latency samples are concatenated before percentiles are taken (percentiles cannot be averaged), the
+ * event-loop delay is the worst worker's, and their CPU is summed.
+ */
+import { forkNode, projectScript, type NodeProcess } from './child.js';
+import type { FleetTarget } from './kubelet-sim.js';
+
+export interface NodeCounts {
+  client: number;
+  serving: number;
+  watching: number;
+  /** Both certificates and both watches. */
+  joined: number;
+  /** Rotated, and both watches open again. */
+  rotated: number;
+  /** Both watches opened again since markRestart. */
+  rewatched: number;
+  /** When the last serving certificate arrived (epoch ms; 0 for none). */
+  lastServingCertAt: number;
+  requests: number;
+}
+
+export interface WorkerSamples {
+  mutating: number[];
+  get: number[];
+  list: number[];
+  lease: number[];
+  errors: number;
+  firstError: string | undefined;
+  throttled: number;
+  maxLeaseAgeSeconds: number;
+  lagP99Ms: number;
+}
+
+export type FleetToWorker =
+  | { type: 'init'; target: FleetTarget; nodes: { name: string; ip: string }[] }
+  | { type: 'join'; delays: number[] }
+  | { type: 'rotate'; spreadMs: number }
+  | { type: 'markRestart' }
+  | { type: 'measureFrom'; epochMs: number }
+  | { type: 'counts'; id: number }
+  | { type: 'take'; id: number }
+  | { type: 'stop' };
+
+export type WorkerToFleet = { type: 'ready' } | { type: 'counts'; id: number; counts: NodeCounts } | { type: 'samples'; id: number; samples: WorkerSamples };
+
+/** Workers for N nodes unless told: one per 250 nodes, at most 8 (each is a Node process of ~50 MB). */
+export const defaultWorkers = (nodes: number): number => Math.min(8, Math.max(1, Math.ceil(nodes / 250)));
+
+export class FleetPool {
+  private nextId = 0;
+
+  private constructor(
+    private readonly procs: NodeProcess[],
+    /** Node indices owned by each worker, in the order the worker holds them. */
+    private readonly owned: number[][],
+  ) {}
+
+  static async start(workers: number, target: FleetTarget, nodes: { name: string; ip: string }[]): Promise<FleetPool> {
+    const owned = Array.from({ length: workers }, (_, w) => nodes.map((_, i) => i).filter((i) => i % workers === w));
+    const procs = owned.map(() => forkNode(projectScript('bench/lib/fleet-worker')));
+    const pool = new FleetPool(procs, owned);
+    await Promise.all(
+      procs.map((p, w) => {
+        const ready = pool.reply(p, (m) => (m.type === 'ready' ? true : undefined));
+        pool.send(p, { type: 'init', target, nodes: (owned[w] ?? []).map((i) => nodes[i] as { name: string; ip: string }) });
+        return ready;
+      }),
+    );
+    return pool;
+  }
+
+  private send(p: NodeProcess, m: FleetToWorker): void {
+    p.child.send(m);
+  }
+
+  /** The first message `pick` accepts; rejects if the worker exits first. */
+  private reply<T>(p: NodeProcess, pick: (m: WorkerToFleet) => T | undefined): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (m: WorkerToFleet): void => {
+        const v = pick(m);
+        if (v === undefined) return;
+        done();
+        resolve(v);
+      };
+      const onExit = (): void => {
+        done();
+        reject(new Error(`fleet worker ${p.pid} exited: ${p.stderrTail()}`));
+      };
+      const done = (): void => {
+        p.child.off('message', onMessage);
+        p.child.off('exit', onExit);
+      };
+      p.child.on('message', onMessage);
+      p.child.once('exit', onExit);
+    });
+  }
+
+  /** Node i starts `delayOf(i)` ms from now. */
+  join(delayOf: (i: number) => number): void {
+    this.procs.forEach((p, w) => this.send(p, { type: 'join', delays: (this.owned[w] ?? []).map(delayOf) }));
+  }
+
+  rotate(spreadMs: number): void {
+    for (const p of this.procs) this.send(p, { type: 'rotate', spreadMs });
+  }
+
+  markRestart(): void {
+    for (const p of this.procs) this.send(p, { type: 'markRestart' });
+  }
+
+  /** Latencies of requests started before `epochMs` are not counted (a server restart's downtime). */
+  measureFrom(epochMs: number): void {
+    for (const p of this.procs) this.send(p, { type: 'measureFrom', epochMs });
+  }
+
+  async counts(): Promise<NodeCounts> {
+    const id = this.nextId++;
+    const all = await Promise.all(
+      this.procs.map((p) => {
+        const r = this.reply(p, (m) => (m.type === 'counts' && m.id === id ? m.counts : undefined));
+        this.send(p, { type: 'counts', id });
+        return r;
+      }),
+    );
+    const sum = (k: keyof NodeCounts): number => all.reduce((a, c) => a + c[k], 0);
+    return {
+      client: sum('client'),
+      serving: sum('serving'),
+      watching: sum('watching'),
+      joined: sum('joined'),
+      rotated: sum('rotated'),
+      rewatched: sum('rewatched'),
+      lastServingCertAt: Math.max(0, ...all.map((c) => c.lastServingCertAt)),
+      requests: sum('requests'),
+    };
+  }
+
+  /** Every worker's samples of the phase, merged; each worker starts the next phase. */
+  async take(): Promise<WorkerSamples> {
+    const id = this.nextId++;
+    const all = await Promise.all(
+      this.procs.map((p) => {
+        const r = this.reply(p, (m) => (m.type === 'samples' && m.id === id ? m.samples : undefined));
+        this.send(p, { type: 'take', id });
+        return r;
+      }),
+    );
+    return {
+      mutating: all.flatMap((s) => s.mutating),
+      get: all.flatMap((s) => s.get),
+      list: all.flatMap((s) => s.list),
+      lease: all.flatMap((s) => s.lease),
+      errors: all.reduce((a, s) => a + s.errors, 0),
+      firstError: all.find((s) => s.firstError !== undefined)?.firstError,
+      throttled: all.reduce((a, s) => a + s.throttled, 0),
+      maxLeaseAgeSeconds: Math.max(0, ...all.map((s) => s.maxLeaseAgeSeconds)),
+      lagP99Ms: Math.max(0, ...all.map((s) => s.lagP99Ms)),
+    };
+  }
+
+  /** CPU time of every worker so far, in ms. */
+  cpuMs(): number {
+    return this.procs.reduce((a, p) => a + p.cpuMs(), 0);
+  }
+
+  get size(): number {
+    return this.procs.length;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.procs) if (p.child.connected) this.send(p, { type: 'stop' });
+    await Promise.all(this.procs.map((p) => p.stop(5000)));
+  }
+}
