@@ -6,10 +6,19 @@ import type { KObject } from './meta.js';
 
 export const CTB_RESOURCE = 'clustertrustbundles';
 export const CTB_KIND = 'ClusterTrustBundle';
-/** The versions served, preferred first; the first is also the one stored (upstream's storage version). */
-export const CTB_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
+/**
+ * The versions served, preferred first: v1 (GA in 1.37), then v1beta1 and v1alpha1, which upstream keeps
+ * but serves only when enabled (docs/compatibility.md says why they stay on here). All three share one schema.
+ */
+export const CTB_VERSIONS = ['v1', 'v1beta1', 'v1alpha1'] as const;
 export type CtbVersion = (typeof CTB_VERSIONS)[number];
+/** What clients should write: the preferred version. */
 export const CTB_API_VERSION = `certificates.k8s.io/${CTB_VERSIONS[0]}`;
+/**
+ * The version objects are stored in. Still v1beta1, as kube-apiserver 1.37 keeps it: a server one release
+ * older (which has no v1) can then read what this one wrote, so a rollback keeps every bundle.
+ */
+export const CTB_STORAGE_API_VERSION = 'certificates.k8s.io/v1beta1';
 /** The signers resource verb that lets a user write bundles naming a signer. */
 export const VERB_ATTEST = 'attest';
 

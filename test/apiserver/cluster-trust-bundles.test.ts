@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { kubectlWith } from '../kubectl/kubectl.js';
 
 const G = 'certificates.k8s.io';
+const V1 = `/apis/${G}/v1/clustertrustbundles`;
 const BETA = `/apis/${G}/v1beta1/clustertrustbundles`;
 const ALPHA = `/apis/${G}/v1alpha1/clustertrustbundles`;
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -79,30 +80,48 @@ afterAll(async () => {
 });
 
 describe('serving', () => {
-  it('is listed in discovery beside v1, which stays preferred', async () => {
+  it('is served in v1 (preferred, beside CertificateSigningRequests), v1beta1 and v1alpha1', async () => {
     const group = (await as('admin', 'GET', `/apis/${G}`)).json;
     expect(group.preferredVersion.version).toBe('v1');
     expect(group.versions.map((v: { version: string }) => v.version)).toEqual(['v1', 'v1beta1', 'v1alpha1']);
+    const ctb = expect.objectContaining({ name: 'clustertrustbundles', kind: 'ClusterTrustBundle', namespaced: false, singularName: 'clustertrustbundle' });
+    const v1 = (await as('admin', 'GET', `/apis/${G}/v1`)).json;
+    expect(v1.resources.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(['certificatesigningrequests', 'clustertrustbundles']));
+    expect(v1.resources).toContainEqual(ctb);
     for (const version of ['v1beta1', 'v1alpha1']) {
       const list = (await as('admin', 'GET', `/apis/${G}/${version}`)).json;
-      expect(list.resources).toEqual([
-        expect.objectContaining({ name: 'clustertrustbundles', kind: 'ClusterTrustBundle', namespaced: false, singularName: 'clustertrustbundle' }),
-      ]);
+      expect(list.resources).toEqual(expect.arrayContaining([ctb]));
     }
+    const openapi = (await as('admin', 'GET', `/openapi/v3/apis/${G}/v1`)).json;
+    expect(Object.keys(openapi.components.schemas)).toEqual(expect.arrayContaining(['io.k8s.api.certificates.v1.ClusterTrustBundle', 'io.k8s.api.certificates.v1.CertificateSigningRequest']));
+    expect(openapi.paths).toHaveProperty([`/apis/${G}/v1/clustertrustbundles/{name}`]);
   });
 
-  it('stores one object, seen in either version', async () => {
-    const created = await as('admin', 'POST', BETA, bundle('both-versions', caA));
-    expect(created.status).toBe(201);
+  it('stores one object, seen in every version', async () => {
+    const created = await as('admin', 'POST', V1, bundle('all-versions', caA, undefined, 'v1'));
+    expect([created.status, created.json.apiVersion]).toEqual([201, `${G}/v1`]);
     expect(created.json.spec).toEqual({ trustBundle: caA });
-    const alpha = await as('admin', 'GET', `${ALPHA}/both-versions`);
+    const alpha = await as('admin', 'GET', `${ALPHA}/all-versions`);
     expect([alpha.status, alpha.json.apiVersion, alpha.json.metadata.uid]).toEqual([200, `${G}/v1alpha1`, created.json.metadata.uid]);
-    const updated = await as('admin', 'PUT', `${ALPHA}/both-versions`, { ...alpha.json, spec: { trustBundle: caA + caB } });
+    const updated = await as('admin', 'PUT', `${ALPHA}/all-versions`, { ...alpha.json, spec: { trustBundle: caA + caB } });
     expect(updated.status).toBe(200);
-    const beta = await as('admin', 'GET', `${BETA}/both-versions`);
-    expect([beta.json.apiVersion, beta.json.spec.trustBundle]).toEqual([`${G}/v1beta1`, caA + caB]);
-    expect((await as('admin', 'DELETE', `${BETA}/both-versions`)).status).toBe(200);
-    expect((await as('admin', 'GET', `${ALPHA}/both-versions`)).status).toBe(404);
+    for (const [path, version] of [[BETA, 'v1beta1'], [V1, 'v1']]) {
+      const got = await as('admin', 'GET', `${path}/all-versions`);
+      expect([got.json.apiVersion, got.json.spec.trustBundle, got.json.metadata.resourceVersion]).toEqual([`${G}/${version}`, caA + caB, updated.json.metadata.resourceVersion]);
+    }
+    const listed = await as('admin', 'GET', V1);
+    expect([listed.json.kind, listed.json.apiVersion]).toEqual(['ClusterTrustBundleList', `${G}/v1`]);
+    expect(listed.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('all-versions');
+    expect((await as('admin', 'DELETE', `${V1}/all-versions`)).status).toBe(200);
+    expect((await as('admin', 'GET', `${ALPHA}/all-versions`)).status).toBe(404);
+  });
+
+  it('watches in v1 what is written through v1beta1', async () => {
+    const list = await as('admin', 'GET', V1);
+    const watch = raw(srv, 'GET', `${V1}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}&timeoutSeconds=2`);
+    expect((await as('admin', 'POST', BETA, bundle('watched-in-v1', caA))).status).toBe(201);
+    const events = (await watch).text.trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { apiVersion: string; metadata: { name: string } } });
+    expect(events.map((e) => [e.type, e.object.apiVersion, e.object.metadata.name])).toContainEqual(['ADDED', `${G}/v1`, 'watched-in-v1']);
   });
 
   it('decodes a protobuf body, as typed clients send it', async () => {
@@ -222,12 +241,18 @@ describe('attest and read access', () => {
     expect((await as({ user: 'writer' }, 'PUT', `${BETA}/example.com:foo:w`, gcOnly)).status).toBe(200);
   });
 
-  it('is readable by nodes, as upstream grants, and not by users without a grant', async () => {
-    const node = await as({ user: 'system:node:n1', groups: ['system:nodes'] }, 'GET', BETA);
+  it('is readable by every authenticated user and by nodes, writable by none of them without a grant', async () => {
+    const node = await as({ user: 'system:node:n1', groups: ['system:nodes'] }, 'GET', V1);
     expect(node.status).toBe(200);
-    const stranger = await as({ user: 'stranger', groups: ['system:authenticated'] }, 'GET', BETA);
-    expect(stranger.status).toBe(403);
-    expect((await as({ user: 'stranger' }, 'POST', BETA, bundle('stranger', caA))).status).toBe(403);
+    for (const who of [{ user: 'stranger', groups: ['system:authenticated'] }, { user: 'system:serviceaccount:ns1:app', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1', 'system:authenticated'] }]) {
+      for (const path of [V1, BETA, ALPHA, `${V1}/writer-plain`]) expect([path, (await as(who, 'GET', path)).status]).toEqual([path, 200]);
+      expect((await as(who, 'POST', V1, bundle('stranger', caA, undefined, 'v1'))).status).toBe(403);
+      expect((await as(who, 'DELETE', `${V1}/writer-plain`)).status).toBe(403);
+    }
+    const binding = (await as('admin', 'GET', `${RBAC}/clusterrolebindings/kube-identity:cluster-trust-bundle-reader`)).json;
+    expect([binding.roleRef.name, binding.subjects]).toEqual(['kube-identity:cluster-trust-bundle-reader', [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }]]);
+    // Anonymous requests stay outside: they are not authenticated.
+    expect((await raw(srv, 'GET', V1, { anonymous: true })).status).toBe(401);
   });
 
   it('filters on spec.signerName', async () => {
@@ -248,7 +273,7 @@ describe('attest and read access', () => {
 describe('kubectl', () => {
   it('applies, gets, explains and deletes a bundle', async () => {
     const manifest = [
-      `apiVersion: ${G}/v1beta1`,
+      `apiVersion: ${G}/v1`,
       'kind: ClusterTrustBundle',
       'metadata: {name: "example.com:kubectl:one"}',
       'spec:',

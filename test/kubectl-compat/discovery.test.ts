@@ -150,6 +150,7 @@ describe('legacy discovery', () => {
       'certificatesigningrequests',
       'certificatesigningrequests/approval',
       'certificatesigningrequests/status',
+      'clustertrustbundles',
     ]);
     expect(serveDiscovery({ path: '/apis/example.com/v1', accept: '' })).toBeUndefined();
     expect(serveDiscovery({ path: '/api/v1/namespaces', accept: '' })).toBeUndefined();

@@ -69,6 +69,7 @@ export async function samples(): Promise<Sample[]> {
       'kt-csr1',
       { spec: { request: b64(await csrPem()), signerName: 'example.com/signer', usages: ['client auth'] } },
     ],
+    ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb0', { spec: { trustBundle: ca } }, 'v1'],
     ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb1', { spec: { trustBundle: ca } }, 'v1beta1'],
     ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb2', { spec: { trustBundle: ca } }, 'v1alpha1'],
     [rbac, 'roles', 'r1', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }],

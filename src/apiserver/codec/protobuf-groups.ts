@@ -124,7 +124,7 @@ export const GROUP_MESSAGES: Readonly<Record<string, MessageDesc>> = {
     lastTransitionTime: [5, 'Time'],
     status: [6, 'string'],
   },
-  // certificates.k8s.io/v1beta1 and v1alpha1 (the same messages)
+  // certificates.k8s.io ClusterTrustBundle: v1, v1beta1 and v1alpha1 (the same messages)
   ClusterTrustBundle: { metadata: [1, 'ObjectMeta'], spec: [2, 'ClusterTrustBundleSpec'] },
   ClusterTrustBundleSpec: { signerName: [1, 'string'], trustBundle: [2, 'string'] },
   // coordination.k8s.io/v1

@@ -1,4 +1,5 @@
-/** certificates, coordination, apps (ControllerRevision), events and rbac, all v1. */
+/** certificates (ClusterTrustBundle in each served version), coordination, apps (ControllerRevision), events and rbac, all v1. */
+import { CTB_VERSIONS } from '../../api/trust-bundles.js';
 import {
   arr,
   bytes,
@@ -78,7 +79,7 @@ const bindingProps = {
   subjects: arr(ref(`${RBAC}Subject`)),
 };
 
-/** ClusterTrustBundle and its spec under one version's names (v1alpha1 and v1beta1 are the same). */
+/** ClusterTrustBundle and its spec under one version's names (v1, v1beta1 and v1alpha1 are the same). */
 function trustBundleSchemas(version: string): Schemas {
   const prefix = `io.k8s.api.certificates.${version}.`;
   const gvk = { group: 'certificates.k8s.io', version, kind: 'ClusterTrustBundle' };
@@ -103,8 +104,7 @@ function trustBundleSchemas(version: string): Schemas {
 }
 
 export const GROUP_SCHEMAS: Schemas = {
-  ...trustBundleSchemas('v1beta1'),
-  ...trustBundleSchemas('v1alpha1'),
+  ...Object.fromEntries(CTB_VERSIONS.flatMap((v) => Object.entries(trustBundleSchemas(v)))),
   [`${CERT}CertificateSigningRequestSpec`]: csrSpec,
   [`${CERT}CertificateSigningRequestStatus`]: csrStatus,
   [`${CERT}CertificateSigningRequestCondition`]: csrCondition,

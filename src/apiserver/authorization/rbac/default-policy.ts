@@ -143,6 +143,14 @@ function userFacingRoles(): KObject[] {
   ];
 }
 
+/**
+ * ClusterTrustBundles are public within the cluster: the API documents them as readable by every
+ * authenticated user (any pod can mount one), while kube-apiserver's bootstrap policy grants only nodes.
+ * This role and binding make the documented promise true; not upstream defaults, so an operator who wants
+ * bundles hidden empties the binding's subjects (kept across restarts: defaults are created only when absent).
+ */
+const CTB_READER = 'kube-identity:cluster-trust-bundle-reader';
+
 function clusterRoles(): KObject[] {
   return [
     ...userFacingRoles(),
@@ -196,6 +204,7 @@ function clusterRoles(): KObject[] {
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
     ]),
+    clusterRole(CTB_READER, [{ apiGroups: [CERTS], resources: ['clustertrustbundles'], verbs: ['get', 'list', 'watch'] }], false),
   ];
 }
 
@@ -219,6 +228,7 @@ function clusterRoleBindings(): KObject[] {
     // kubeadm's binding that lets its node-join tokens create CSRs: only tokens carrying the group
     // through auth-extra-groups, never every bootstrap token.
     binding('kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', [group(KUBEADM_NODE_TOKEN_GROUP)], false),
+    binding(CTB_READER, CTB_READER, [group('system:authenticated')], false),
   ];
 }
 

@@ -1,12 +1,13 @@
 /**
  * certificates.k8s.io ClusterTrustBundles (upstream's pkg/registry/certificates/clustertrustbundle):
  * cluster-scoped, no status, nothing prepared, conditional updates only, the `spec.signerName` field
- * selector. Served in v1beta1 and v1alpha1, whose schemas are the same: the objects are stored once, as
- * v1beta1, and v1alpha1 is a view of them (ConvertedStore) that only renames the apiVersion.
+ * selector. Served in v1, v1beta1 and v1alpha1, whose schemas are the same: the objects are stored once, as
+ * v1beta1 (upstream 1.37's storage version), and the other versions are views of them (ConvertedStore)
+ * that only rename the apiVersion.
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { CTB_API_VERSION, CTB_RESOURCE, CTB_VERSIONS, type ClusterTrustBundleSpec, type CtbVersion } from '../../../api/trust-bundles.js';
+import { CTB_RESOURCE, CTB_STORAGE_API_VERSION, CTB_VERSIONS, type ClusterTrustBundleSpec, type CtbVersion } from '../../../api/trust-bundles.js';
 import type { Store } from '../../storage/store.js';
 import { storageKey } from '../../storage/store.js';
 import { ConvertedStore } from '../generic/converted-store.js';
@@ -56,12 +57,12 @@ const withApiVersion = (obj: KObject, apiVersion: string): KObject => ({ ...obj,
 /** The store a version's registry works on: the stored objects themselves, or a view renaming their version. */
 export function clusterTrustBundleStore(store: Store, info: ResourceInfo): Store {
   const served = `certificates.k8s.io/${info.version}`;
-  if (served === CTB_API_VERSION) return store;
+  if (served === CTB_STORAGE_API_VERSION) return store;
   const prefix = storageKey(info.group, info.plural, undefined);
   return new ConvertedStore(store, {
     viewPrefix: prefix,
     storagePrefix: prefix,
     fromStorage: (obj) => withApiVersion(obj, served),
-    toStorage: (obj) => withApiVersion(obj, CTB_API_VERSION),
+    toStorage: (obj) => withApiVersion(obj, CTB_STORAGE_API_VERSION),
   });
 }
