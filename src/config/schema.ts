@@ -148,11 +148,19 @@ export type ControllerConfig = ConfigOf<typeof CONTROLLER_CONFIG_SCHEMA>;
 export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 export const envName = (key: string): string => `KUBE_IDENTITY_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 
+/** One option as `--help` and docs/configuration.md show it. */
+export interface OptionDescription {
+  key: string;
+  flag: string;
+  env: string;
+  type: FieldType;
+  default: string;
+  description: string;
+}
+
 /** One line per option, for `--help`: flag, env, default, description. */
-export function describeConfig<S extends ConfigSchema = typeof CONTROLLER_CONFIG_SCHEMA>(
-  schema: S = CONTROLLER_CONFIG_SCHEMA as unknown as S,
-): { key: keyof S & string; flag: string; env: string; type: FieldType; default: string; description: string }[] {
-  return (Object.entries(schema) as [keyof S & string, FieldSpec][]).map(([key, f]) => ({
+export function describeConfig(schema: ConfigSchema = CONTROLLER_CONFIG_SCHEMA): OptionDescription[] {
+  return Object.entries(schema).map(([key, f]) => ({
     key,
     flag: `--${flagName(key)}`,
     env: envName(key),

@@ -211,7 +211,7 @@ export class RequestAudit {
   /** An ApiError answered the request. */
   async failed(err: ApiError): Promise<void> {
     if (!this.event || this.finished) return;
-    this.event.responseStatus = statusOf(err.toStatus() as unknown as ResponseStatus);
+    this.event.responseStatus = statusOf(err.toStatus());
     await this.emit('ResponseComplete');
   }
 
@@ -262,7 +262,8 @@ function completeRef(ref: ObjectReference, obj: unknown): void {
   }
 }
 
-function statusOf(s: ResponseStatus): ResponseStatus {
+/** A Status as the audit event carries it: empty metadata, empty fields left out. */
+function statusOf(s: Omit<ResponseStatus, 'metadata'>): ResponseStatus {
   const out: ResponseStatus = { metadata: {}, code: s.code };
   if (s.status) out.status = s.status;
   if (s.message) out.message = s.message;

@@ -8,7 +8,7 @@ import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { KObject, UserInfo } from '../../api/meta.js';
 import type { ObjectReader } from './types.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
-import { record, str, strings } from '../../lib/json.js';
+import { isRecord, record, str, strings } from '../../lib/json.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
 import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
@@ -91,26 +91,58 @@ async function verifySignature(token: string, keys: readonly VerificationKey[]):
   throw new Error('square/go-jose: error in cryptographic primitive');
 }
 
-function isRef(v: unknown): v is ObjectRefClaim {
-  const r = record(v);
-  return v !== undefined && (r.name === undefined || typeof r.name === 'string') && (r.uid === undefined || typeof r.uid === 'string');
+/** An object reference claim (`{name, uid}`, both optional strings); undefined when it is not one. */
+function refClaim(v: unknown): ObjectRefClaim | undefined {
+  if (!isRecord(v)) return undefined;
+  const { name, uid } = v;
+  if ((name !== undefined && typeof name !== 'string') || (uid !== undefined && typeof uid !== 'string')) return undefined;
+  const ref: ObjectRefClaim = {};
+  if (name !== undefined) ref.name = name;
+  if (uid !== undefined) ref.uid = uid;
+  return ref;
 }
 
-/** Shape-checks verified claims; bound tokens must carry every time claim and the private claim. */
+/** The private claim: a namespace and a service account, optionally bound to a pod, secret or node. */
+function kubernetesClaim(v: unknown): KubernetesClaim | undefined {
+  if (!isRecord(v) || typeof v.namespace !== 'string') return undefined;
+  const serviceaccount = refClaim(v.serviceaccount);
+  if (!serviceaccount) return undefined;
+  const claim: KubernetesClaim = { namespace: v.namespace, serviceaccount };
+  for (const kind of ['pod', 'secret', 'node'] as const) {
+    // null is Go's nil pointer: no binding.
+    if (v[kind] === undefined || v[kind] === null) continue;
+    const ref = refClaim(v[kind]);
+    if (!ref) return undefined;
+    claim[kind] = ref;
+  }
+  if (typeof v.warnafter === 'number') claim.warnafter = v.warnafter;
+  return claim;
+}
+
+/**
+ * Shape-checks verified claims, as Go's decoding into its claim structs does; bound tokens must
+ * carry every time claim and the private claim.
+ */
 function parseClaims(payload: Uint8Array): ServiceAccountClaims {
   const raw = record(decodeSegment(Buffer.from(payload).toString('base64url')));
-  const k8s = record(raw['kubernetes.io']);
+  const { iss, sub, exp, iat, nbf, jti } = raw;
   const aud = typeof raw.aud === 'string' ? [raw.aud] : strings(raw.aud);
-  const ok =
-    typeof raw.iss === 'string' &&
-    typeof raw.sub === 'string' &&
-    ['exp', 'iat', 'nbf'].every((c) => typeof raw[c] === 'number') &&
-    aud.length > 0 &&
-    typeof k8s.namespace === 'string' &&
-    isRef(k8s.serviceaccount) &&
-    [k8s.pod, k8s.secret, k8s.node].every((r) => r === undefined || isRef(r));
-  if (!ok) throw new Error(INVALID);
-  return { ...(raw as unknown as ServiceAccountClaims), aud };
+  const k8s = kubernetesClaim(raw['kubernetes.io']);
+  if (
+    typeof iss !== 'string' ||
+    typeof sub !== 'string' ||
+    typeof exp !== 'number' ||
+    typeof iat !== 'number' ||
+    typeof nbf !== 'number' ||
+    (jti !== undefined && jti !== null && typeof jti !== 'string') ||
+    aud.length === 0 ||
+    !k8s
+  ) {
+    throw new Error(INVALID);
+  }
+  const claims: ServiceAccountClaims = { aud, exp, iat, iss, 'kubernetes.io': k8s, nbf, sub };
+  if (typeof jti === 'string') claims.jti = jti;
+  return claims;
 }
 
 /**

@@ -4,6 +4,7 @@
  * fractional digits, int64 as number, maps as objects, unset and (non-pointer) zero fields omitted.
  */
 import protobuf from 'protobufjs';
+import { isRecord } from '../../lib/json.js';
 import { formatMicroTime, formatTime } from '../../lib/rfc3339.js';
 import { CORE_MESSAGES } from './protobuf-core.js';
 import { GROUP_MESSAGES } from './protobuf-groups.js';
@@ -41,9 +42,15 @@ export function hasMessage(name: string): boolean {
 
 type Msg = Record<string, unknown>;
 
-/** Decodes bytes as the named message; protobufjs throws on malformed input. */
+/**
+ * Decodes bytes as the named message; protobufjs throws on malformed input. Its Message type
+ * declares no fields (they come from the descriptor at run time), so the message is read as a
+ * plain record, which it always is.
+ */
 export function decodeMessage(name: string, bytes: Uint8Array): Msg {
-  return NS.lookupType(name).decode(bytes) as unknown as Msg;
+  const message: unknown = NS.lookupType(name).decode(bytes);
+  if (!isRecord(message)) throw new Error(`protobuf message ${name} decoded to no object`);
+  return message;
 }
 
 /** int64 arrives as a number or a Long, depending on whether protobufjs found the long package. */

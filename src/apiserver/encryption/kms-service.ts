@@ -43,34 +43,55 @@ export function loadKmsApi(): grpc.GrpcObject {
   return grpc.loadPackageDefinition(definition);
 }
 
-type Unary<Req, Res> = (req: Req, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: Res) => void) => void;
+/**
+ * api.proto's three calls, with their messages as proto-loader decodes them (keepCase, defaults: every
+ * field present). grpc-js's generic unary call carries these types; its method definitions give the
+ * path and the (de)serializers.
+ */
+interface KmsCalls {
+  Status: { request: Record<string, never>; response: StatusResponse };
+  Encrypt: { request: { plaintext: Buffer; uid: string }; response: EncryptResponse };
+  Decrypt: { request: DecryptRequest; response: { plaintext: Buffer } };
+}
 
-interface KmsClient extends grpc.Client {
-  Status: Unary<Record<string, never>, StatusResponse>;
-  Encrypt: Unary<{ plaintext: Buffer; uid: string }, EncryptResponse>;
-  Decrypt: Unary<DecryptRequest, { plaintext: Buffer }>;
+/** The method definitions of api.proto's v2.KeyManagementService. */
+function kmsMethods(): grpc.ServiceDefinition {
+  const v2 = loadKmsApi().v2;
+  const service = v2 && typeof v2 !== 'function' && !('format' in v2) ? v2.KeyManagementService : undefined;
+  if (typeof service !== 'function') throw new Error(`${KMS_API_PROTO} defines no v2.KeyManagementService`);
+  return service.service;
 }
 
 /** A client of the plugin at `endpoint` (`unix:///path/to/socket`, as the configuration gives it). */
 export function connectKms(name: string, endpoint: string, timeoutMs: number): KmsService {
-  const v2 = loadKmsApi().v2 as grpc.GrpcObject;
-  const Client = v2.KeyManagementService as grpc.ServiceClientConstructor;
-  const client = new Client(endpoint, grpc.credentials.createInsecure(), {
+  const methods = kmsMethods();
+  const client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), {
     // A plugin that comes back is found within seconds, not after grpc's default 2-minute backoff cap.
     'grpc.max_reconnect_backoff_ms': 1000,
     'grpc.initial_reconnect_backoff_ms': 100,
-  }) as unknown as KmsClient;
-  const call = <Req, Res>(method: 'Status' | 'Encrypt' | 'Decrypt', request: Req): Promise<Res> =>
+  });
+  const call = <M extends keyof KmsCalls>(method: M, request: KmsCalls[M]['request']): Promise<KmsCalls[M]['response']> =>
     new Promise((resolve, reject) => {
-      (client[method] as unknown as Unary<Req, Res>).call(client, request, { deadline: Date.now() + timeoutMs }, (err, res) => {
-        if (err) reject(new StoreError('Unavailable', '', `KMS provider ${name} ${method} failed: ${err.details || err.message}`));
-        else resolve(res);
-      });
+      const fail = (why: string) => reject(new StoreError('Unavailable', '', `KMS provider ${name} ${method} failed: ${why}`));
+      const def = methods[method];
+      if (!def) return fail('no such method in api.proto');
+      client.makeUnaryRequest<KmsCalls[M]['request'], KmsCalls[M]['response']>(
+        def.path,
+        def.requestSerialize,
+        def.responseDeserialize,
+        request,
+        { deadline: Date.now() + timeoutMs },
+        (err, res) => {
+          if (err) fail(err.details || err.message);
+          else if (!res) fail('empty response');
+          else resolve(res);
+        },
+      );
     });
   return {
     status: () => call('Status', {}),
     encrypt: (plaintext, uid) => call('Encrypt', { plaintext, uid }),
-    decrypt: async (request) => (await call<DecryptRequest, { plaintext: Buffer }>('Decrypt', request)).plaintext,
+    decrypt: async (request) => (await call('Decrypt', request)).plaintext,
     close: () => client.close(),
   };
 }
