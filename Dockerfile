@@ -2,7 +2,7 @@
 # kube-identity container image: `docker build -t kube-identity:dev .` (or `make image`).
 #
 # Stage 1 compiles TypeScript and the better-sqlite3 native addon, then drops dev dependencies.
-# Stage 2 is distroless Node 20 on Debian 12 (same glibc as the bookworm builder, so the addon
+# Stage 2 is distroless Node 24 on Debian 12 (same glibc as the bookworm builder, so the addon
 # loads), with no shell or package manager, running as the distroless "nonroot" user (65532).
 #
 # Signals: there is no tini. Node runs as PID 1 and kube-identity installs its own SIGTERM/SIGINT
@@ -12,7 +12,8 @@
 # Filesystem: nothing is written at runtime outside mounted volumes and /tmp, so the image runs with
 # readOnlyRootFilesystem: true (the chart and deploy/ mount an emptyDir on /tmp).
 
-ARG NODE_VERSION=20
+# The major of the Node that make test pins (hack/ensure-node.sh); test/deploy/dockerfile.test.ts checks they agree.
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 RUN apt-get update \

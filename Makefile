@@ -3,6 +3,21 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 STAMP := node_modules/.package-lock.json
 
+# Every target runs on Node 24: the node on PATH when it is 24.x, else the pinned one hack/ensure-node.sh fetches
+# from the npm registry into .local/, put first on PATH, with npm_config_nodedir at it so that node-gyp builds
+# better-sqlite3 for its ABI from its headers. SYSTEM_NODE=1 keeps whatever node is on PATH (to test on Node 22).
+NODE_GOALS := $(filter-out help clean reset,$(or $(MAKECMDGOALS),help))
+ifneq ($(if $(SYSTEM_NODE),,$(NODE_GOALS)),)
+NODE_PREFIX := $(shell hack/ensure-node.sh)
+ifneq ($(.SHELLSTATUS),0)
+$(error hack/ensure-node.sh could not provide Node 24 (see above))
+endif
+ifneq ($(NODE_PREFIX),)
+export PATH := $(NODE_PREFIX)/bin:$(PATH)
+export npm_config_nodedir := $(NODE_PREFIX)
+endif
+endif
+
 ##@ General
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
@@ -11,7 +26,10 @@ help: ## Show this help
 $(STAMP): package.json package-lock.json
 	npm ci
 
+# A node_modules installed by another Node major holds a better-sqlite3 built for that ABI: rebuild it for this one.
 deps: $(STAMP) ## Install dependencies (npm ci)
+	@node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null || { \
+	  echo "better-sqlite3 in node_modules was built for another Node: npm rebuild better-sqlite3 for $$(node -v)"; npm rebuild better-sqlite3; }
 
 # tsc runs only when a source, a tsconfig or the dependencies changed since the last build.
 BUILD_STAMP := dist/.build-stamp
@@ -32,6 +50,7 @@ tools: ## Install the system tools some suites start (etcd, prometheus, go + spr
 	@hack/ensure-tools.sh
 
 test: deps tools ## Lint, type-check and run every test suite
+	@echo "node $$(node --version) ($$(command -v node)), npm $$(npm --version)"
 	npm test
 
 run: build ## Run the embedded API server and the controller (kube-identity up; flags in ARGS="--port 7443")

@@ -4,7 +4,8 @@
 # For machines with no Docker engine and no access to Docker Hub or gcr.io (root, apt and a Debian mirror
 # suffice): buildah builds the unchanged Dockerfile from a fresh clone of HEAD, with --pull=never and chroot
 # isolation, on two local stand-ins for the base images its FROM lines name, tagged with those names:
-#   node:<NODE_VERSION>-bookworm-slim           debootstrap's minimal bookworm + this machine's Node (node, npm, headers)
+#   node:<NODE_VERSION>-bookworm-slim           debootstrap's minimal bookworm + the project's Node 24 (hack/ensure-node.sh:
+#                                                  node and headers) and this machine's npm
 #   gcr.io/distroless/nodejs<V>-debian12:nonroot  only the files of base-files, tzdata, libc6, libgcc-s1, libstdc++6,
 #                                                  the CA bundle and Node at /nodejs/bin/node; no shell; user 65532
 # Then podman runs the image as a user would and the check compares what `version` prints with HEAD.
@@ -30,10 +31,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 NODE_VERSION=$(sed -n 's/^ARG NODE_VERSION=//p' Dockerfile)
+# The project's Node (hack/ensure-node.sh: the pinned one unless PATH has a 24.x), with its headers; npm is the
+# machine's, which the pinned Node package does not carry.
+pinned=$(hack/ensure-node.sh)
+if [ -n "$pinned" ]; then export PATH="$pinned/bin:$PATH"; fi
 NODE=$(readlink -f "$(command -v node)")
 [ "$(node -p 'process.versions.node.split(".")[0]')" = "$NODE_VERSION" ] || die "the Dockerfile wants Node $NODE_VERSION, this machine has $(node -v)"
 NODE_PREFIX=$(dirname "$(dirname "$NODE")")
-for d in include/node lib/node_modules/npm; do [ -d "$NODE_PREFIX/$d" ] || die "no $NODE_PREFIX/$d (Node's headers and npm go into the builder image)"; done
+NPM_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
+[ -d "$NODE_PREFIX/include/node" ] || die "no $NODE_PREFIX/include/node (Node's headers go into the builder image)"
+[ "$(node -p 'require(process.argv[1]).name' "$NPM_DIR/package.json" 2>/dev/null)" = npm ] || die "no npm at $NPM_DIR (it goes into the builder image)"
 COMMIT=$(git rev-parse HEAD)
 BUILD_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 git diff --quiet HEAD || say "note: uncommitted changes are not in the build (it is from a clone of HEAD $COMMIT)"
@@ -73,7 +80,7 @@ builder=$WORK/node-base
 cp -a "$WORK/bookworm" "$builder"
 mkdir -p "$builder/usr/local/bin" "$builder/usr/local/lib/node_modules" "$builder/usr/local/include" "$builder/etc/ssl/certs"
 cp "$NODE" "$builder/usr/local/bin/node"
-cp -a "$NODE_PREFIX/lib/node_modules/npm" "$builder/usr/local/lib/node_modules/"
+cp -a "$NPM_DIR" "$builder/usr/local/lib/node_modules/npm"
 cp -a "$NODE_PREFIX/include/node" "$builder/usr/local/include/"
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$builder/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$builder/usr/local/bin/npx"

@@ -61,6 +61,18 @@ describe('the Dockerfile', () => {
     // The build context is cut down by .dockerignore: the script must be let in.
     expect(readFileSync('.dockerignore', 'utf8').split('\n')).toContain(`!${SCRIPT}`);
   });
+
+  it("builds and runs on the Node major that make test and .ci/run pin (hack/ensure-node.sh), one package.json admits", async () => {
+    const pinned = (await run('hack/ensure-node.sh', ['--version'])).stdout.trim();
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    const major = pinned.split('.')[0];
+    const text = readFileSync('Dockerfile', 'utf8');
+    expect(/^ARG NODE_VERSION=(\S+)$/m.exec(text)?.[1]).toBe(major);
+    expect(build[0]?.args).toBe('node:${NODE_VERSION}-bookworm-slim AS build');
+    expect(runtime[0]?.args).toBe('gcr.io/distroless/nodejs${NODE_VERSION}-debian12:nonroot');
+    const engines = (JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(engines.split('||').map((r) => r.trim())).toContain(`>=${major}`);
+  });
 });
 
 describe('the build-info step, run as the Dockerfile runs it', () => {
