@@ -36,10 +36,13 @@ describe('aggregated discovery', () => {
     }
   });
 
-  it('serves v2beta1 when the client prefers it', () => {
-    const res = get('/apis', 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json');
-    expect(res.headers['Content-Type']).toBe('application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList');
-    expect((res.json as AggList).apiVersion).toBe('apidiscovery.k8s.io/v2beta1');
+  it('no longer serves v2beta1 (removed in 1.33): the next range the client accepts answers', () => {
+    const legacy = get('/apis', 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json');
+    expect(legacy.headers['Content-Type']).toBe('application/json');
+    expect((legacy.json as { kind: string }).kind).toBe('APIGroupList');
+    // kubectl 1.32 lists v2 first, v2beta1 second: it keeps getting v2.
+    const v2 = get('/api', 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    expect([v2.headers['Content-Type'], (v2.json as AggList).apiVersion]).toEqual(['application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList', 'apidiscovery.k8s.io/v2']);
   });
 
   it('lists every resource of the table once, with responseKind on resources and subresources', () => {

@@ -1,12 +1,12 @@
 /**
- * Aggregated discovery (apidiscovery.k8s.io v2 and v2beta1): one document for `/api` and one for
+ * Aggregated discovery (apidiscovery.k8s.io v2; v2beta1 is gone since 1.33): one document for `/api` and one for
  * `/apis` that carries every resource, so kubectl needs no per-group-version round trips. Every
  * resource and subresource carries a non-empty responseKind, or client-go silently drops it.
  */
 import type { ResourceInfo } from '../../api/resources.js';
 import { GROUPS, type GroupEntry, sortedVerbs } from '../../api/groups.js';
 
-export type AggregatedVersion = 'v2' | 'v2beta1';
+export type AggregatedVersion = 'v2';
 
 interface GVK {
   group: string;

@@ -28,13 +28,18 @@ export function parseAccept(accept: string): MediaRange[] {
     });
 }
 
-/** The aggregated discovery version the client asked for first, or undefined for the legacy form. */
+/**
+ * The aggregated discovery version the client asked for first, or undefined for the legacy form. Only
+ * v2: kube-apiserver 1.33 stopped serving v2beta1 (AggregatedDiscoveryRemoveBetaType), so a v2beta1 range
+ * is passed over like any other this server cannot produce.
+ */
 export function negotiateAggregated(accept: string): AggregatedVersion | undefined {
   for (const r of parseAccept(accept)) {
     if (r.params.q === '0') continue;
     const aggregated =
       r.type === 'application/json' && r.params.g === 'apidiscovery.k8s.io' && r.params.as === 'APIGroupDiscoveryList';
-    if (aggregated && (r.params.v === 'v2' || r.params.v === 'v2beta1')) return r.params.v;
+    if (aggregated && r.params.v === 'v2') return r.params.v;
+    if (aggregated) continue;
     if (r.type === 'application/json' && r.params.as === undefined) return undefined;
     if (r.type === '*/*' || r.type === 'application/*') return undefined;
   }
