@@ -18,6 +18,8 @@
  * The simulated kubelets run in `--workers W` processes (bench/lib/fleet-pool.ts; one per 250 nodes, at
  * most 8, by default), so no single event loop of the load generator is what is measured. They share the
  * machine with `up`: the worst worker's event-loop delay and the simulator's CPU are reported beside the figures.
+ * `--up-cpu-prof DIR` runs `up` under `node --cpu-prof` (profile written into DIR when it stops) and ends
+ * after the join storm: `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
  */
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
+import { bareConnectionCpuMs } from './lib/bare-connections.js';
 import { freePort } from './lib/free-port.js';
 import { HttpClient } from './lib/http-client.js';
 import { createBootstrapToken } from './lib/kubelet-csr.js';
@@ -43,6 +46,8 @@ export interface FleetParams {
   restart: boolean;
   /** Processes the simulated kubelets are spread over (node i in process i mod workers). */
   workers: number;
+  /** Run `up` under `node --cpu-prof` writing into this directory, and stop after the join storm. */
+  upCpuProfDir?: string;
 }
 
 const PHASES = ['join', 'steady', 'rotation', 'restart'] as const;
@@ -61,8 +66,10 @@ export interface PhaseResult {
   errors: number;
   firstError?: string;
   throttled: number;
-  /** up's CPU over the phase, in % of one core, and per 1,000 nodes. */
+  /** up's CPU over the phase, in % of one core; its main thread's alone (event loop and native TLS work); per node, in ms. */
   upCpuPercent: number;
+  upMainThreadCpuPercent: number;
+  upCpuMsPerNode: number;
   upPeakRssMb: number;
   /** The worst simulator process's event-loop delay p99, and the simulator's CPU (% of one core, all processes). */
   generatorLagP99Ms: number;
@@ -87,6 +94,10 @@ export interface FleetResult extends Machine {
   restartErrors: number;
   throttled: number;
   cpuPercentPer1000Nodes: number;
+  /** The bare server's CPU for one new client-certificate TLS connection with one GET, measured in this run. */
+  bareConnectionCpuMs: number;
+  /** up's CPU per node in the join storm and in the rotation wave, in bare connections (same run). */
+  ratios: { joinCpuPerNodeInBareConnections: number; rotationCpuPerNodeInBareConnections: number };
   loadAverage: number[];
   params: FleetParams;
   phases: Partial<Record<Phase, PhaseResult>>;
@@ -102,10 +113,11 @@ interface Up {
   url: string;
 }
 
-async function startUp(dataDir: string, port: number): Promise<Up> {
+async function startUp(dataDir: string, port: number, cpuProfDir?: string): Promise<Up> {
   let out = '';
   const proc = spawnNode(projectScript('src/cmd/main'), ['up', '--data-dir', dataDir, '--port', String(port), '--metrics-bind-address', '127.0.0.1:0', '--storage', 'sqlite', '--log-level', 'warn'], {
     onStdout: (line) => (out += `${line}\n`),
+    ...(cpuProfDir ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] } : {}),
   });
   await waitUntil('kube-identity up', () => (out.includes('Press Ctrl-C to stop.') ? true : undefined), 120_000, proc);
   return { proc, url: `https://127.0.0.1:${port}` };
@@ -118,12 +130,13 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   const p: FleetParams = { ...DEFAULTS, workers: defaultWorkers(nodes), ...params };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fleet-'));
   const port = await freePort();
-  let up = await startUp(dataDir, port);
+  let up = await startUp(dataDir, port, p.upCpuProfDir);
   const caPem = readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8');
   const client = { certPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminCertPem), 'utf8'), keyPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminKeyPem), 'utf8') };
   const admin = new HttpClient({ url: up.url, caPem, client }, 2);
   const target = { url: up.url, caPem, bootstrapToken: await createBootstrapToken(admin) };
   admin.close();
+  const bareMs = await bareConnectionCpuMs(dataDir, { ...client, caPem });
   let fleet: FleetPool | undefined;
   const phases: Partial<Record<Phase, PhaseResult>> = {};
   let phase: Phase = 'join';
@@ -141,12 +154,14 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
 
   let phaseStart = performance.now();
   let cpuStart = up.proc.cpuMs();
+  let mainStart = up.proc.mainThreadCpuMs();
   let genCpuStart = 0;
   const endPhase = async (next: Phase, reached: boolean): Promise<void> => {
     if (!fleet) return;
     const seconds = (performance.now() - phaseStart) / 1000;
     const d = await fleet.take();
     const genCpu = fleet.cpuMs();
+    const upCpu = up.proc.cpuMs() - cpuStart;
     const r: PhaseResult = {
       seconds: round(seconds, 1),
       reached,
@@ -159,7 +174,9 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       errors: d.errors,
       firstError: d.firstError,
       throttled: d.throttled,
-      upCpuPercent: round(((up.proc.cpuMs() - cpuStart) / (seconds * 1000)) * 100, 1),
+      upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
+      upMainThreadCpuPercent: round(((up.proc.mainThreadCpuMs() - mainStart) / (seconds * 1000)) * 100, 1),
+      upCpuMsPerNode: round(upCpu / p.nodes, 1),
       upPeakRssMb: mb(Math.max(peakRss, up.proc.memory().rss)),
       generatorLagP99Ms: round(d.lagP99Ms, 1),
       generatorCpuPercent: round(((genCpu - genCpuStart) / (seconds * 1000)) * 100, 1),
@@ -170,6 +187,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     peakRss = 0;
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
+    mainStart = up.proc.mainThreadCpuMs();
     genCpuStart = genCpu;
   };
   /** Polls until `done` holds for the fleet's counts, or the scenario's time is up. */
@@ -191,10 +209,13 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const startedAt = Date.now();
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
+    mainStart = up.proc.mainThreadCpuMs();
     fleet.join((i) => (i * p.joinSpreadMs) / p.nodes);
     const joined = await everyNode((c) => c.joined === p.nodes);
     if (joined) joinStormSeconds = round((joined.lastServingCertAt - startedAt) / 1000, 1);
     await endPhase('steady', joined !== undefined);
+    // The profile is written when up exits, in the finally below.
+    if (p.upCpuProfDir) return summarizeFleet(p, phases, joinStormSeconds, bareMs);
 
     await sleep(p.steadyMs);
     await endPhase('rotation', true);
@@ -202,16 +223,18 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     fleet.rotate(p.rotationSpreadMs);
     await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
 
-    if (!p.restart) return summarizeFleet(p, phases, joinStormSeconds);
+    if (!p.restart) return summarizeFleet(p, phases, joinStormSeconds, bareMs);
     fleet.markRestart();
     // The phase's CPU spans two processes: what the stopped one used, then the new one's.
     const usedBeforeStop = up.proc.cpuMs() - cpuStart;
+    const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
     const stoppedAt = performance.now();
     await up.proc.stop(10_000);
     up = await startUp(dataDir, port);
     fleet.measureFrom(Date.now());
     const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
     cpuStart = up.proc.cpuMs() - usedBeforeStop;
+    mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
     await endPhase('restart', (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
     if (restarted) restarted.downtimeSeconds = downtimeSeconds;
@@ -221,10 +244,10 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     await up.proc.stop(10_000);
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return summarizeFleet(p, phases, joinStormSeconds);
+  return summarizeFleet(p, phases, joinStormSeconds, bareMs);
 }
 
-function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResult>>, joinStormSeconds: number | null): FleetResult {
+function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResult>>, joinStormSeconds: number | null, bareMs: number): FleetResult {
   const all = PHASES.map((ph) => phases[ph]).filter((r): r is PhaseResult => r !== undefined);
   const worst = (pick: (r: PhaseResult) => number): number => Math.max(0, ...all.map(pick));
   const outsideRestart = all.filter((r) => r !== phases.restart);
@@ -241,7 +264,7 @@ function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResul
     getP99Under1s: result.getP99Ms <= 1000,
     listP99Under30s: result.listP99Ms <= 30_000,
     noLeaseOlderThan40s: result.maxLeaseAgeSeconds < 40,
-    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart)),
+    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart) || (ph !== 'join' && p.upCpuProfDir !== undefined)),
     noErrorsOutsideRestart: errors === 0,
   };
   const steady = phases.steady;
@@ -258,6 +281,11 @@ function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResul
     restartErrors: phases.restart?.errors ?? 0,
     throttled: all.reduce((a, r) => a + r.throttled, 0),
     cpuPercentPer1000Nodes: steady ? round((steady.upCpuPercent * 1000) / p.nodes, 2) : 0,
+    bareConnectionCpuMs: bareMs,
+    ratios: {
+      joinCpuPerNodeInBareConnections: round((phases.join?.upCpuMsPerNode ?? 0) / Math.max(0.001, bareMs), 1),
+      rotationCpuPerNodeInBareConnections: round((phases.rotation?.upCpuMsPerNode ?? 0) / Math.max(0.001, bareMs), 1),
+    },
     loadAverage: os.loadavg().map((l) => round(l, 2)),
     params: p,
     phases,
@@ -280,16 +308,18 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.maxLeaseAgeSeconds),
         String(x.errors),
         String(x.throttled),
-        String(x.upCpuPercent),
+        `${x.upCpuPercent}/${x.upMainThreadCpuPercent}`,
+        String(x.upCpuMsPerNode),
         String(x.upPeakRssMb),
         String(x.generatorLagP99Ms),
         String(x.generatorCpuPercent),
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU %', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
-  return [`fleet: ${r.nodes} nodes, join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), verdict.join(', ')].join('\n');
+  const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
+  return [`fleet: ${r.nodes} nodes (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');
 }
 
 /** Runs each N of `--nodes A,B,C` in turn: table, then JSON line; last, the largest N that met every SLO. */
@@ -305,6 +335,7 @@ export async function runFleetCli(argv: string[]): Promise<void> {
   const steady = arg('steady-seconds');
   const timeout = arg('timeout-seconds');
   const workers = arg('workers');
+  const cpuProf = arg('up-cpu-prof');
   const verbose = argv.includes('--verbose');
   const met: number[] = [];
   for (const nodes of counts) {
@@ -314,6 +345,7 @@ export async function runFleetCli(argv: string[]): Promise<void> {
         ...(steady ? { steadyMs: Number(steady) * 1000 } : {}),
         ...(timeout ? { scenarioTimeoutMs: Number(timeout) * 1000 } : {}),
         ...(workers ? { workers: Number(workers) } : {}),
+        ...(cpuProf ? { upCpuProfDir: path.resolve(cpuProf) } : {}),
       },
       verbose ? (l) => console.error(l) : undefined,
     );

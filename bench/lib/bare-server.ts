@@ -3,7 +3,7 @@
  * server for one collection (parse a JSON body, keep objects in a Map, serialise them back, list in
  * pages, stream watch events to every watcher) with none of the machinery (no auth, validation,
  * storage or codecs). Same TLS certificate and the same client, so the ratio isolates our overhead.
- * Run as a child: `bare-server CERT_FILE KEY_FILE`; prints {"port":N} once listening.
+ * Run as a child: `bare-server CERT_FILE KEY_FILE [CLIENT_CA_FILE]`; prints {"port":N} once listening.
  */
 import { readFileSync } from 'node:fs';
 import type { RequestListener, ServerResponse } from 'node:http';
@@ -65,9 +65,11 @@ function bareHandler(): RequestListener {
   };
 }
 
-const [certFile, keyFile] = process.argv.slice(2);
+const [certFile, keyFile, clientCaFile] = process.argv.slice(2);
 if (certFile && keyFile) {
-  const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, bareHandler());
+  // With a client CA, clients are asked for a certificate as the API server asks (bench fleet's bare handshakes).
+  const clientCerts = clientCaFile ? { ca: readFileSync(clientCaFile), requestCert: true, rejectUnauthorized: false } : {};
+  const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile), ...clientCerts }, bareHandler());
   server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: (server.address() as AddressInfo).port })));
   process.on('SIGTERM', () => process.exit(0));
 }

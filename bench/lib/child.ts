@@ -42,6 +42,8 @@ export interface NodeProcess {
   memory(): { rss: number; peakRss: number };
   /** User + system CPU time used so far, in ms (0 once the process is gone). */
   cpuMs(): number;
+  /** The same for its main thread alone (the event loop, with the native TLS work it runs). */
+  mainThreadCpuMs(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -83,6 +85,7 @@ function handle(child: ChildProcess, stderrTail: () => string): NodeProcess {
     stderrTail,
     memory: () => procMemory(pid),
     cpuMs: () => procCpuMs(pid),
+    mainThreadCpuMs: () => procCpuMs(pid, pid),
     async stop(graceMs = 5000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -112,10 +115,10 @@ export function procMemory(pid: number): { rss: number; peakRss: number } {
   }
 }
 
-/** utime + stime from /proc/PID/stat (Linux), in ms; the clock tick is 100 Hz on Linux. */
-export function procCpuMs(pid: number): number {
+/** utime + stime from /proc/PID/stat, or of thread TID (/proc/PID/task/TID/stat), in ms (Linux: 100 Hz ticks). */
+export function procCpuMs(pid: number, tid?: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start at state, field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;

@@ -15,8 +15,11 @@ describe('bench/fleet', () => {
     expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
     expect(r.errors).toBe(0);
     expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
+    expect(r.phases.join?.upMainThreadCpuPercent).toBeGreaterThan(0);
+    expect(r.bareConnectionCpuMs).toBeGreaterThan(0);
+    expect(r.ratios.joinCpuPerNodeInBareConnections).toBeGreaterThan(0);
     expect(r.peakRssMb.apiserver).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1);
+    expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1 + 1);
   }, 180_000);
 });
