@@ -79,6 +79,11 @@ export class WatchStream {
     this.ended = true;
     this.queue.length = 0;
     this.queuedBytes = 0;
+    // Node 24's end() leaves what a cork holds unsent (Node 20's flushed it): the last events (a 410 ERROR) would be lost.
+    if (this.corked) {
+      this.corked = false;
+      this.res.uncork();
+    }
     this.res.end();
   }
 
@@ -97,7 +102,7 @@ export class WatchStream {
 
   private uncork(): void {
     this.corked = false;
-    // end() has already uncorked fully; the socket may serve another response by now.
+    // end() has already uncorked; the socket may serve another response by now.
     if (!this.ended) this.res.uncork();
   }
 
