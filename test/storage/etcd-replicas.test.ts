@@ -96,6 +96,42 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     watch.close();
   });
 
+  it("update through one replica what the other changed since, deciding on etcd's state and never on a stale copy", async () => {
+    // A wrote it, so A holds a copy and updates without reading. Nothing in A watches Leases, so
+    // B's writes leave that copy stale (a ConfigMap's would catch up through the root CA publisher's watch).
+    const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
+    const lease = (holder: string) => ({ holderIdentity: holder });
+    const made = await raw(a, 'POST', LEASES, { body: { metadata: { name: 'two' }, spec: lease('1') } });
+    expect(made.status).toBe(201);
+    const byB = await raw(b, 'PUT', `${LEASES}/two`, { body: { ...made.json, spec: lease('2') } });
+    expect(byB.status).toBe(200);
+    // The resourceVersion B returned is a precondition A's copy fails and etcd's state passes.
+    const fresh = await raw(a, 'PUT', `${LEASES}/two`, { body: { ...byB.json, spec: lease('3') } });
+    expect([fresh.status, fresh.json.spec]).toEqual([200, lease('3')]);
+    expect(Number(fresh.json.metadata.resourceVersion)).toBeGreaterThan(Number(byB.json.metadata.resourceVersion));
+    // An unconditional PUT of what A's copy holds changes etcd's state (B's): it is written.
+    const byB2 = await raw(b, 'PUT', `${LEASES}/two`, { body: { ...fresh.json, spec: lease('4') } });
+    const { resourceVersion: _, ...meta } = fresh.json.metadata;
+    const back = await raw(a, 'PUT', `${LEASES}/two`, { body: { ...fresh.json, metadata: meta } });
+    expect([back.status, back.json.spec]).toEqual([200, lease('3')]);
+    expect(Number(back.json.metadata.resourceVersion)).toBeGreaterThan(Number(byB2.json.metadata.resourceVersion));
+    // Nothing to change against etcd's state (B's), though A's copy differs: no write, B's resourceVersion.
+    const byB3 = await raw(b, 'PUT', `${LEASES}/two`, { body: { ...back.json, spec: lease('5') } });
+    const same = await raw(a, 'PUT', `${LEASES}/two`, { body: { ...byB3.json } });
+    expect([same.status, same.json.metadata.resourceVersion, same.json.spec]).toEqual([200, byB3.json.metadata.resourceVersion, lease('5')]);
+    // A patch without a resourceVersion lands on B's latest write, not on A's copy.
+    const byB4 = await raw(b, 'PUT', `${LEASES}/two`, { body: { ...byB3.json, spec: lease('6') } });
+    expect(byB4.status).toBe(200);
+    const patched = await raw(a, 'PATCH', `${LEASES}/two`, { body: { spec: { leaseDurationSeconds: 40 } }, contentType: 'application/merge-patch+json' });
+    expect([patched.status, patched.json.spec]).toEqual([200, { ...lease('6'), leaseDurationSeconds: 40 }]);
+    // Deleted through B: A's PUT creates it anew (Leases allow create on update), whatever A held.
+    expect((await raw(b, 'DELETE', `${LEASES}/two`)).status).toBe(200);
+    const { resourceVersion: __, uid: ___, ...later } = patched.json.metadata;
+    const again = await raw(a, 'PUT', `${LEASES}/two`, { body: { ...patched.json, metadata: later, spec: lease('7') } });
+    expect([again.status, again.json.spec]).toEqual([201, lease('7')]);
+    expect(again.json.metadata.uid).not.toBe(made.json.metadata.uid);
+  });
+
   it('authorize through one replica by RBAC objects written through the other', async () => {
     const asAlice = { token: 'alice-token' };
     expect((await raw(b, 'GET', CM, asAlice)).status).toBe(403);

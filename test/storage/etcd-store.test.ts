@@ -4,9 +4,11 @@
  * reaching watchers and becoming bookmarks.
  */
 import { Etcd3 } from 'etcd3';
+import { Registry } from 'prom-client';
 import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
-import { StoreError, type Store } from '../../src/apiserver/storage/store.js';
+import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
+import { StoreError, type Store, type StoreEvent } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { trackHandles } from '../helpers/handles.js';
 import { openWatch, raw } from '../helpers/http.js';
@@ -62,6 +64,53 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     const err = await b!.range({ prefix: '/r/', revision: written - 1 }).catch((e: unknown) => e);
     expect([(err as StoreError).code, (err as StoreError).revision]).toEqual(['Compacted', b!.compactedRevision()]);
   }, 30_000);
+
+  it('keeps its newest copy of each key for updates without a read: a stale copy only costs a Conflict, which brings the newest', async () => {
+    const registry = new Registry();
+    const a = await open({ prefix: '/cached', metrics: new EtcdMetrics(registry) });
+    const b = await open({ prefix: '/cached' });
+    const key = '/registry/core/configmaps/ns/x';
+    const made = await a.create(key, obj('x'));
+    expect(a.cached(key)).toEqual(made);
+    const other = await b.update(key, { ...obj('x'), data: { v: '2' } }, made.revision);
+    // a has not seen b's write: its copy is stale, and the compare-and-swap says so.
+    expect(a.cached(key)?.revision).toBe(made.revision);
+    const lost = await a.update(key, obj('x'), made.revision).catch((e: unknown) => e);
+    expect([(lost as StoreError).code, (lost as StoreError).revision]).toEqual(['Conflict', other.revision]);
+    expect(a.cached(key)).toEqual(other);
+    const mine = await a.update(key, { ...obj('x'), data: { v: '3' } }, other.revision);
+    expect(a.cached(key)).toEqual(mine);
+    await b.delete(key, mine.revision);
+    const gone = await a.update(key, obj('x'), mine.revision).catch((e: unknown) => e);
+    expect((gone as StoreError).code).toBe('KeyNotFound');
+    expect(a.cached(key)).toBeUndefined();
+    // Not one read of etcd on a's side.
+    expect(await registry.metrics()).not.toMatch(/^etcd_requests_total\{operation="get"/m);
+  });
+
+  it('decodes each value once for every watch and read that sees it, and its watches keep its copies current', async () => {
+    const a = await open({ prefix: '/once' });
+    const b = await open({ prefix: '/once' });
+    const key = '/registry/core/configmaps/ns/y';
+    const seen: StoreEvent[][] = [[], []];
+    for (const list of seen) a.watch('/registry/core/configmaps/', { fromRevision: a.currentRevision(), onEvent: (e) => list.push(e) });
+    const v1 = await b.create(key, obj('y'));
+    const v2 = await b.update(key, { ...obj('y'), data: { v: '2' } }, v1.revision);
+    await until('both watches to see both writes', () => seen.every((list) => list.length === 2));
+    const [first, second] = seen as [StoreEvent[], StoreEvent[]];
+    expect(first.map((e) => [e.type, e.revision])).toEqual([['ADDED', v1.revision], ['MODIFIED', v2.revision]]);
+    expect(second[0]!.object).toBe(first[0]!.object);
+    expect(second[1]!.object).toBe(first[1]!.object);
+    expect(first[1]!.prevObject).toBe(first[0]!.object);
+    expect(second[1]!.prevObject).toBe(first[0]!.object);
+    expect((await a.get(key))?.object).toBe(first[1]!.object);
+    expect(a.cached(key)?.revision).toBe(v2.revision);
+    await b.delete(key, v2.revision);
+    await until('both watches to see the delete', () => seen.every((list) => list.length === 3));
+    expect(first[2]!.object.metadata?.resourceVersion).toBe(String(first[2]!.revision));
+    expect(first[2]!.object.data).toEqual({ v: '2' });
+    expect(a.cached(key)).toBeUndefined();
+  });
 
   it("reports each member's database size by its endpoint, for apiserver_storage_db_total_size_in_bytes", async () => {
     const sizes = await (await open({ prefix: '/size' })).sizeBytes();

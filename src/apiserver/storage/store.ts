@@ -132,6 +132,12 @@ export interface Store {
   compactedRevision(): number;
 
   get(key: string): Promise<StoredObject | undefined>;
+  /**
+   * A recent state of the key the store holds without asking its backend (etcd: the newest this
+   * replica wrote, read or watched), or undefined. It may be stale: an update that compares its
+   * revision then fails with Conflict. Stores whose `get` is served from memory need not have it.
+   */
+  cached?(key: string): StoredObject | undefined;
   /** Fails with KeyExists when the key is present. */
   create(key: string, object: KObject): Promise<StoredObject>;
   /**

@@ -67,6 +67,11 @@ export class ConvertedStore implements Store {
     return found && this.stored(found);
   }
 
+  cached(key: string): StoredObject | undefined {
+    const found = this.inner.cached?.(this.storageKey(key));
+    return found && this.stored(found);
+  }
+
   async create(key: string, object: KObject): Promise<StoredObject> {
     return this.stored(await this.inner.create(this.storageKey(key), this.conv.toStorage(object)));
   }

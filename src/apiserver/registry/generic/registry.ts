@@ -14,7 +14,7 @@ import type { RequestContext, Strategy } from './strategy.js';
 import { stampManager } from './meta.js';
 import { isRaceError } from '../../storage/store.js';
 import { admitCreate, persistCreate, prepareCreate } from './create.js';
-import { writeUpdate } from './update.js';
+import { writeUpdate, type UpdateAttempt } from './update.js';
 import { checkDeletePreconditions, deleteOnce, type DeleteResult } from './delete.js';
 import {
   MAX_ATTEMPTS,
@@ -108,23 +108,43 @@ export class GenericRegistry {
     // As upstream's GuaranteedUpdate: a lost compare-and-swap is retried against the latest object
     // for as long as it takes (each loss means another write committed), so concurrent patches
     // without a resourceVersion all land; a stale resourceVersion the change carries is a 409.
+    // Like upstream's, it starts from the store's cached copy when there is one (no read before the
+    // write on etcd): the compare-and-swap catches a stale copy, and anything else a stale copy
+    // decided (an error, nothing to change) is decided again on a read.
+    let cached = opts.dryRun ? undefined : this.store.cached?.(key);
     for (let attempt = 1; ; attempt++) {
-      const cur = await this.store.get(key);
+      const cachedCopy = cached !== undefined;
+      const cur = cached ?? (await this.store.get(key));
+      cached = undefined;
       if (!cur) {
         if (change.createIfMissing && !opts.subresource) {
           return { object: await this.create(namespace, await change.createIfMissing(), ctx, opts), created: true };
         }
         throw errors.notFound(this.target(name));
       }
-      // The attempt changes `next` in place (server metadata, managedFields): a result that is not
-      // fresh is copied, so a retry starts again from what the caller asked for.
-      const desired = await change.tryUpdate(cur.object);
-      const next = change.returnsFresh ? desired : cloneObject(desired);
-      const outcome = await writeUpdate(this.scope, { key, cur, next, namespace, ctx, opts });
+      const outcome = await this.updateOnce({ key, cur, cachedCopy, namespace, ctx, opts }, change);
+      if (outcome === 'refresh') continue;
       if (outcome !== 'retry') return { object: outcome, created: false };
-      // The winner may still be committing (reads see committed state): give it the event loop.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10)));
+      // A lost compare-and-swap told the store the newer state; otherwise the winner may still be
+      // committing (reads see committed state): give it the event loop.
+      const newer = this.store.cached?.(key);
+      if (newer && newer.revision > cur.revision) cached = newer;
+      else await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10)));
     }
+  }
+
+  /** One attempt on `attempt.cur`; 'refresh' when the change failed on a cached copy. */
+  private async updateOnce(attempt: Omit<UpdateAttempt, 'next'>, change: UpdateChange): Promise<KObject | 'retry' | 'refresh'> {
+    let desired: KObject;
+    try {
+      desired = await change.tryUpdate(attempt.cur.object);
+    } catch (e) {
+      if (attempt.cachedCopy) return 'refresh';
+      throw e;
+    }
+    // The attempt changes `next` in place (server metadata, managedFields): a result that is not
+    // fresh is copied, so a retry starts again from what the caller asked for.
+    return writeUpdate(this.scope, { ...attempt, next: change.returnsFresh ? desired : cloneObject(desired) });
   }
 
   /**

@@ -18,6 +18,8 @@ import { MODIFIED_MESSAGE, type RegistryScope, type WriteOptions } from './types
 export interface UpdateAttempt {
   key: string;
   cur: StoredObject;
+  /** `cur` is the store's cached copy (Store.cached), possibly stale, not a read. */
+  cachedCopy?: boolean;
   next: KObject;
   namespace: string | undefined;
   ctx: RequestContext;
@@ -110,16 +112,25 @@ async function commitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: 
 /**
  * Validates, admits and writes one update; 'retry' when the compare-and-swap lost a race. A
  * no-op update returns the stored object without writing, so resourceVersion does not move.
+ * On a cached copy, whatever would decide the outcome without a write (a failed precondition,
+ * validation or admission, nothing to change) is 'refresh' instead: it must be decided again on a
+ * read, as upstream's GuaranteedUpdate does when it started from its watch cache.
  */
-export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt): Promise<KObject | 'retry'> {
+export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt): Promise<KObject | 'retry' | 'refresh'> {
   const { next, ctx, opts } = attempt;
   const old = attempt.cur.object;
-  prepareUpdate(scope, attempt);
-  const meta = next.metadata ?? {};
-  await admitUpdate(scope, attempt, meta);
+  let meta: ObjectMeta;
+  try {
+    prepareUpdate(scope, attempt);
+    meta = next.metadata ?? {};
+    await admitUpdate(scope, attempt, meta);
+  } catch (e) {
+    if (attempt.cachedCopy) return 'refresh';
+    throw e;
+  }
 
   // A stale value (sealed with an older key) is rewritten even unchanged: that is how `kubectl replace` re-encrypts.
-  if (!attempt.cur.stale && deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return old;
+  if (!attempt.cur.stale && deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return attempt.cachedCopy ? 'refresh' : old;
   stampManager(scope, next, old, ctx, opts);
   delete meta.resourceVersion;
   try {

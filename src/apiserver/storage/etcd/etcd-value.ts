@@ -21,6 +21,11 @@ export function decode(json: Uint8Array, revision: number): KObject {
   return deepFreeze(object) as KObject;
 }
 
+/** A decoded object as it reads at another revision (a deleted one at the delete's). */
+export function atRevision(object: KObject, revision: number): KObject {
+  return deepFreeze({ ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } }) as KObject;
+}
+
 /** How values are stored in etcd: `key` is the Store key, `etcdKey` the etcd key it is stored under. */
 export class EtcdValues {
   constructor(private readonly transformer: ValueTransformer | undefined) {}

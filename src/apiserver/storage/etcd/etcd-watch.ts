@@ -8,7 +8,7 @@
  */
 import { Range, type IEvent } from 'etcd3';
 import type { KObject } from '../../../api/meta.js';
-import type { EtcdValues } from './etcd-value.js';
+import { atRevision } from './etcd-value.js';
 import type { WatchStream } from './watch-stream.js';
 import type { StoreEvent, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
@@ -17,8 +17,10 @@ export interface EtcdWatchContext {
   etcdPrefix: string;
   /** The Store key of an etcd key under the prefix. */
   toKey: (etcdKey: string) => string;
-  /** How values are decoded (and decrypted, with encryption at rest). */
-  values: EtcdValues;
+  /** The object a value of `key` holds at `revision` (decrypted, with encryption at rest; decoded once per store). */
+  open: (key: string, etcdKey: string, value: Uint8Array, revision: number) => KObject | Promise<KObject>;
+  /** The etcd key was deleted at `revision`. */
+  deleted: (etcdKey: string, revision: number) => void;
   options: WatchOptions;
   /** The oldest revision known to be kept. */
   compacted: () => number;
@@ -112,16 +114,17 @@ export class EtcdWatch implements WatchHandle {
     const etcdKey = ev.kv.key.toString();
     const key = this.ctx.toKey(etcdKey);
     const revision = Number(ev.kv.mod_revision);
-    const values = this.ctx.values;
-    const prev = ev.prev_kv ? values.open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    const open = this.ctx.open;
+    const prev = ev.prev_kv ? open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
     let object: KObject | Promise<KObject>;
     let type: StoreEvent['type'];
     if (ev.type === 'Delete') {
+      this.ctx.deleted(etcdKey, revision);
       // etcd's delete event has no value: the object is the previous state at the delete's revision.
-      object = ev.prev_kv ? values.open(key, etcdKey, ev.prev_kv.value, revision) : { metadata: { resourceVersion: String(revision) } };
+      object = prev === undefined ? { metadata: { resourceVersion: String(revision) } } : prev instanceof Promise ? prev.then((p) => atRevision(p, revision)) : atRevision(prev, revision);
       type = 'DELETED';
     } else {
-      object = values.open(key, etcdKey, ev.kv.value, revision);
+      object = open(key, etcdKey, ev.kv.value, revision);
       type = ev.kv.create_revision === ev.kv.mod_revision ? 'ADDED' : 'MODIFIED';
     }
     const build = (o: KObject, p: KObject | undefined): StoreEvent => (p ? { type, key, object: o, prevObject: p, revision } : { type, key, object: o, revision });

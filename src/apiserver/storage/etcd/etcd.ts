@@ -26,6 +26,7 @@ import { WatchStream } from './watch-stream.js';
 import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
 import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
 import { EtcdMembers } from './members.js';
+import { RecentObjects } from './recent-objects.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
 import type { ValueTransformer } from '../value-transformer.js';
@@ -68,6 +69,7 @@ export class EtcdStore implements Store {
   private readonly stream: WatchStream;
   private readonly members: EtcdMembers;
   private readonly values: EtcdValues;
+  private readonly recent = new RecentObjects();
 
   private constructor(
     private readonly client: Etcd3,
@@ -136,8 +138,7 @@ export class EtcdStore implements Store {
       const cur = res.responses[0]?.response_range.kvs[0];
       throw new StoreError('KeyExists', key, `key ${key} already exists`, cur ? Number(cur.mod_revision) : undefined);
     }
-    const revision = Number(res.header.revision);
-    return { key, object: decode(json, revision), revision };
+    return this.written(key, etcdKey, json, Number(res.header.revision));
   }
 
   async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
@@ -150,9 +151,19 @@ export class EtcdStore implements Store {
       success: [{ request_put: { key: etcdKey, value, lease } }],
       failure: [{ request_range: { key: etcdKey } }],
     });
-    if (!res.succeeded) throw failedCas(key, res, expectedRevision);
-    const revision = Number(res.header.revision);
-    return { key, object: decode(json, revision), revision };
+    if (!res.succeeded) throw this.failedCas(key, res, expectedRevision);
+    return this.written(key, etcdKey, json, Number(res.header.revision));
+  }
+
+  /**
+   * The newest state of `key` this replica has seen (written, read or watched), without asking etcd:
+   * it may be stale, which a compare-and-swap on its revision detects. Not for values encryption
+   * at rest claims, whose staleness (`StoredObject.stale`) only a read of the stored value tells.
+   */
+  cached(key: string): StoredObject | undefined {
+    if (this.closed || this.opts.transformer?.forKey(key)) return undefined;
+    const seen = this.recent.latest(this.keys.toEtcd(key));
+    return seen && { key, object: seen.object, revision: seen.revision };
   }
 
   async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
@@ -162,11 +173,12 @@ export class EtcdStore implements Store {
       success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }],
       failure: [{ request_range: { key: etcdKey } }],
     });
-    if (!res.succeeded) throw failedCas(key, res, expectedRevision);
+    if (!res.succeeded) throw this.failedCas(key, res, expectedRevision);
     const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
     // The compare proved the key present, and etcd returns it with the delete in the same revision.
     if (!prev) throw new Error(`etcd deleted ${key} without returning its value`);
     const revision = Number(res.header.revision);
+    this.recent.deleted(etcdKey.toString(), revision);
     return { key, object: await this.values.open(key, etcdKey.toString(), prev.value, revision), revision };
   }
 
@@ -196,7 +208,8 @@ export class EtcdStore implements Store {
     const watch = new EtcdWatch(this.stream, {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
-      values: this.values,
+      open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),
+      deleted: (etcdKey, revision) => this.recent.deleted(etcdKey, revision),
       options,
       compacted: () => this.compacted,
       observeCompacted: (revision) => this.observeCompacted(revision),
@@ -276,8 +289,49 @@ export class EtcdStore implements Store {
 
   private stored(key: string, kv: IKeyValue): StoredObject | Promise<StoredObject> {
     const revision = Number(kv.mod_revision);
-    const object = this.values.open(key, kv.key.toString(), kv.value, revision);
+    const object = this.open(key, kv.key.toString(), kv.value, revision);
     return object instanceof Promise ? object.then((o) => ({ key, object: o, revision })) : { key, object, revision };
+  }
+
+  /** The object an etcd value holds, decoded once however many reads and watches see it. */
+  private open(key: string, etcdKey: string, value: Uint8Array, revision: number): KObject | Promise<KObject> {
+    const known = this.recent.at(etcdKey, revision);
+    if (known) return known.object;
+    const object = this.values.open(key, etcdKey, value, revision);
+    if (!(object instanceof Promise)) {
+      this.recent.saw(etcdKey, { object, revision });
+      return object;
+    }
+    return object.then((o) => {
+      this.recent.saw(etcdKey, { object: o, revision });
+      return o;
+    });
+  }
+
+  /** What a create or update stored: `json` as written at `revision`. */
+  private written(key: string, etcdKey: Buffer, json: Buffer, revision: number): StoredObject {
+    const object = decode(json, revision);
+    this.recent.saw(etcdKey.toString(), { object, revision });
+    return { key, object, revision };
+  }
+
+  /** A lost compare-and-swap; the state etcd returned with it is this replica's newest. */
+  private failedCas(key: string, res: ITxnResponse, expected: number | undefined): StoreError {
+    const cur = res.responses[0]?.response_range.kvs[0];
+    if (!cur) {
+      this.recent.deleted(this.keys.toEtcd(key), Number(res.header.revision));
+      return new StoreError('KeyNotFound', key, `key ${key} not found`);
+    }
+    const revision = Number(cur.mod_revision);
+    if (!this.opts.transformer?.forKey(key)) {
+      // Decoded now (not when an update asks for it) so a value that cannot be decoded fails here, once.
+      try {
+        this.stored(key, cur);
+      } catch {
+        // The caller reads it again and reports what is wrong with it.
+      }
+    }
+    return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
   }
 
   private async txn(operation: EtcdOperation, key: string, req: ITxnRequest): Promise<ITxnResponse> {
@@ -324,11 +378,4 @@ function revisionCompare(key: Buffer, expected: number | undefined) {
   return expected === undefined
     ? { key, target: 'Mod' as const, result: 'Greater' as const, mod_revision: 0 }
     : { key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expected };
-}
-
-function failedCas(key: string, res: ITxnResponse, expected: number | undefined): StoreError {
-  const cur = res.responses[0]?.response_range.kvs[0];
-  if (!cur) return new StoreError('KeyNotFound', key, `key ${key} not found`);
-  const revision = Number(cur.mod_revision);
-  return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
 }
