@@ -20,7 +20,7 @@ import { waitUntil } from './lib/child.js';
 import { metricSum, startControllerProcess, type ControllerProcess } from './lib/controller-process.js';
 import { HttpClient, type StreamHandle } from './lib/http-client.js';
 import { CSR_PATH, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
-import { startEtcd } from './lib/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from './lib/etcd-cluster.js';
 import { closedLoop, openLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
 import { formatLatency } from './lib/stats.js';
@@ -75,8 +75,8 @@ export interface E2eBenchResult extends Machine {
   controllerRetriesPerCsr: number;
   /** `apiserver` adds up the replicas (etcd's own memory and CPU are not counted). */
   peakRssMb: { apiserver: number; controller: number };
-  /** CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process (the load generator). */
-  cpuMsPerCsr: { apiserver: number; controller: number; clients: number };
+  /** CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process (the load generator), `etcd` the bench's etcd (on etcd). */
+  cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number };
 }
 
 export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1 };
@@ -127,14 +127,14 @@ class IssuanceTracker {
   }
 }
 
-function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess): E2eBenchResult['cpuMsPerCsr'] {
+function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<E2eBenchResult['cpuMsPerCsr']> {
   const self = process.cpuUsage();
   const apiserver = servers.reduce((sum, s) => sum + s.proc.cpuMs(), 0);
-  return { apiserver, controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000 };
+  return { apiserver, controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000, etcd: etcd?.cpuMs() ?? 0 };
 }
 
 /** The API server process(es), and what stops them (and the bench's etcd). */
-async function startServers(p: E2eParams, execArgv: string[] | undefined): Promise<{ servers: ApiServerProcess[]; close: () => Promise<void> }> {
+async function startServers(p: E2eParams, execArgv: string[] | undefined): Promise<{ servers: ApiServerProcess[]; etcd: EtcdCluster | undefined; close: () => Promise<void> }> {
   const servers: ApiServerProcess[] = [];
   const etcd = p.storage === 'etcd' ? await startEtcd() : undefined;
   const close = async (): Promise<void> => {
@@ -149,7 +149,7 @@ async function startServers(p: E2eParams, execArgv: string[] | undefined): Promi
     await close();
     throw err;
   }
-  return { servers, close };
+  return { servers, etcd, close };
 }
 
 /**
@@ -250,9 +250,9 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
     if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
     const m0 = await settledAfterWarmup(ctl, warm.ok);
-    const cpu0 = cpuNow(servers, ctl);
+    const cpu0 = cpuNow(servers, ctl, started.etcd);
     const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
-    const cpu1 = cpuNow(servers, ctl);
+    const cpu1 = cpuNow(servers, ctl, started.etcd);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
     const bareCreates = await bareCreatesPerSec(server, p, pems);
@@ -267,7 +267,12 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
       controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
       peakRssMb: { apiserver: mb(servers.reduce((sum, s) => sum + s.proc.memory().peakRss, 0)), controller: mb(ctl.proc.memory().peakRss) },
-      cpuMsPerCsr: { apiserver: perCsr(cpu1.apiserver - cpu0.apiserver), controller: perCsr(cpu1.controller - cpu0.controller), clients: perCsr(cpu1.clients - cpu0.clients) },
+      cpuMsPerCsr: {
+        apiserver: perCsr(cpu1.apiserver - cpu0.apiserver),
+        controller: perCsr(cpu1.controller - cpu0.controller),
+        clients: perCsr(cpu1.clients - cpu0.clients),
+        ...(started.etcd ? { etcd: perCsr(cpu1.etcd - cpu0.etcd) } : {}),
+      },
       ...machine(),
     };
   } finally {
@@ -283,7 +288,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
   return [
     `e2e: apiserver (${r.params.storage}${r.params.replicas > 1 ? ` x${r.params.replicas}` : ''}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
       `API requests per CSR ${r.apiRequestsPerCsr.total} (without Events ${r.apiRequestsPerCsr.csr}, Events ${r.apiRequestsPerCsr.events}, controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ` +
-      `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}; ${r.cores} cores; node ${r.node}`,
+      `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}${r.cpuMsPerCsr.etcd === undefined ? '' : `, etcd ${r.cpuMsPerCsr.etcd}`}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
     `ratio to the bare server of this run: CSRs/s ÷ (bare creates/s ${r.bareCreatesPerSec} ÷ 4) = ${r.csrsToQuarterBareCreates.toFixed(3)} (goal 0.5)`,
   ].join('\n');

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { procCpuMs } from './child.js';
 import { freePort } from './free-port.js';
 
 export interface EtcdMember {
@@ -29,6 +30,8 @@ export interface EtcdCluster {
   members: EtcdMember[];
   /** The member that is leader now (waits for an election). */
   leader(): Promise<EtcdMember>;
+  /** CPU time (user + system) the running members have used, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -136,5 +139,6 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
     await stop();
     throw err;
   }
-  return { endpoints: specs.map((s) => s.clientUrl), members, leader, stop };
+  const cpuMs = (): number => members.reduce((sum, m) => sum + (m.running && m.proc?.pid ? procCpuMs(m.proc.pid) : 0), 0);
+  return { endpoints: specs.map((s) => s.clientUrl), members, leader, cpuMs, stop };
 }
