@@ -14,7 +14,9 @@ import { controllerKubeConfig } from './controller-identity.js';
 import { DEFAULT_LOG_FILE, DEFAULT_POLICY_FILE, defaultPolicy, writeDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import type { EmbeddedServer, EncryptionSummary } from '../apiserver/server/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
+import type { ControllerConfig } from '../config/schema.js';
 import { UP_CONFIG_SCHEMA, UP_CONTROLLER_OPTIONS, type UpConfig } from '../config/server-schema.js';
+import { workloadSignerNames } from '../config/workload-signer.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
@@ -36,7 +38,14 @@ function encryptionLine(encryption: EncryptionSummary | undefined): string {
   return encryption.isDefault ? `Secrets encrypted at rest (${rules}; key in ${shown(encryption.configFile)})` : `${rules} (${shown(encryption.configFile)})`;
 }
 
-function banner(server: EmbeddedServer, metrics: string, logFile: string, audit: { policy: string; log: string }): string {
+/** What the workload signer signs for, or that it is off. */
+function workloadLine(config: ControllerConfig): string {
+  const names = workloadSignerNames(config.workloadSignerNames);
+  if (names.length === 0) return 'off (--workload-signer-names)';
+  return `${names.join(', ')}: SPIFFE IDs spiffe://${config.workloadSignerTrustDomain}/ns/NAMESPACE/sa/SERVICE_ACCOUNT, CA ${shown(config.workloadSignerCertFile)} (ClusterTrustBundle per signer)`;
+}
+
+function banner(server: EmbeddedServer, metrics: string, logFile: string, audit: { policy: string; log: string }, config: ControllerConfig): string {
   const kc = shown(server.kubeconfigPath);
   return [
     '',
@@ -48,11 +57,12 @@ function banner(server: EmbeddedServer, metrics: string, logFile: string, audit:
     `  metrics      ${metrics}/metrics`,
     `  logs         ${logFile}`,
     `  audit log    ${audit.log}  (policy ${audit.policy})`,
+    `  pod certs    ${workloadLine(config)}`,
     '',
     'Try:',
     `  kubectl --kubeconfig ${kc} get csr`,
     `  kubectl --kubeconfig ${kc} api-resources`,
-    `  node dist/src/cmd/main.js demo --kubeconfig ${kc}    # a kubelet's life: client and serving certificates, Node, Lease, rotation`,
+    `  node dist/src/cmd/main.js demo --kubeconfig ${kc}    # a kubelet's life: client and serving certificates, Node, Lease, rotation, pods in mutual TLS`,
     '',
     'Press Ctrl-C to stop.',
     '',
@@ -99,6 +109,9 @@ async function up(opts: Record<string, unknown>): Promise<void> {
         clusterSigningKubeletClientKeyFile: path.join(dataDir, CREDENTIAL_FILES.caKeyPem),
         clusterSigningKubeletServingCertFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem),
         clusterSigningKubeletServingKeyFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem),
+        // Pods' SPIFFE certificates come from a CA of their own, neither the cluster's nor kubelet-serving's.
+        workloadSignerCertFile: path.join(dataDir, CREDENTIAL_FILES.workloadCaPem),
+        workloadSignerKeyFile: path.join(dataDir, CREDENTIAL_FILES.workloadCaKeyPem),
         // Elected as a Deployment is, so a second controller pointed at this cluster stands by
         // instead of acting on every CSR a second time; a clean stop releases the Lease at once.
         leaderElect: true,
@@ -129,7 +142,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       kubeConfig: await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem }),
       onListening: (metricsUrl) => {
         listening = true;
-        process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }));
+        process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }, config));
       },
     });
   } catch (err) {

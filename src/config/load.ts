@@ -8,6 +8,9 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from './duration.js';
 import { checkKubeletServingOptions } from './kubelet-serving.js';
 import { checkTlsOptions } from './tls.js';
+import { isKubernetesSignerName } from '../api/pod-certificates.js';
+import { isSignerName } from './signer-name.js';
+import { checkWorkloadSignerOptions } from './workload-signer.js';
 import { APISERVER_CONFIG_SCHEMA, UP_CONFIG_SCHEMA, checkEtcdOptions, type ApiserverConfig, type UpConfig } from './server-schema.js';
 import { checkAuditOptions } from './audit-schema.js';
 import { parseServiceIpRange } from '../lib/service-range.js';
@@ -103,8 +106,6 @@ export interface CustomSignerEntry {
   keyFile?: string;
 }
 
-const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[-._a-zA-Z0-9]+$/;
-
 /**
  * Parses `customSigners`: entries separated by ";", each `signerName` or `signerName=CERT:KEY`.
  * Kubernetes signer names are refused: those have their own options and built-in policies.
@@ -115,8 +116,8 @@ export function parseCustomSigners(text: string, problems: string[] = []): Custo
     const eq = part.indexOf('=');
     const signerName = (eq < 0 ? part : part.slice(0, eq)).trim();
     const where = `customSigners entry ${JSON.stringify(part)}`;
-    if (!SIGNER_NAME.test(signerName)) problems.push(`${where}: signer name must be <fully qualified domain>/<path>`);
-    else if (/(^|\.)kubernetes\.io$/.test(signerName.split('/')[0] ?? '')) problems.push(`${where}: kubernetes.io signers are configured with their own options`);
+    if (!isSignerName(signerName)) problems.push(`${where}: signer name must be <fully qualified domain>/<path>`);
+    else if (isKubernetesSignerName(signerName)) problems.push(`${where}: kubernetes.io signers are configured with their own options`);
     else if (out.some((e) => e.signerName === signerName)) problems.push(`${where}: signer listed twice`);
     if (eq < 0) {
       out.push({ signerName });
@@ -173,6 +174,8 @@ function crossCheck(c: Record<string, unknown>, problems: string[]): void {
   }
   checkSigning(c, problems);
   checkKubeletServingOptions(c, problems);
+  const customSigners = parseCustomSigners(typeof c.customSigners === 'string' ? c.customSigners : '');
+  checkWorkloadSignerOptions(c, problems, new Set(customSigners.map((e) => e.signerName)));
   checkTlsOptions(c, problems);
   if ((c.rateLimiterBaseDelay as number) > (c.rateLimiterMaxDelay as number)) problems.push('rateLimiterBaseDelay must not exceed rateLimiterMaxDelay');
 }

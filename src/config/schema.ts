@@ -4,6 +4,7 @@
  * strings outside and milliseconds inside.
  */
 import { TLS_CONFIG_SCHEMA } from './tls.js';
+import { WORKLOAD_SIGNER_CONFIG_SCHEMA } from './workload-signer.js';
 
 export type FieldType = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'enum';
 
@@ -134,6 +135,7 @@ export const CONTROLLER_CONFIG_SCHEMA = {
     default: false,
     description: 'Deny serving CSRs that break the policy (Denied condition naming the rule) instead of leaving them pending.',
   },
+  ...WORKLOAD_SIGNER_CONFIG_SCHEMA,
 } as const satisfies Record<string, FieldSpec>;
 
 export type ConfigKey = keyof typeof CONTROLLER_CONFIG_SCHEMA;

@@ -98,6 +98,8 @@ const SET_BY_UP = [
   'clusterSigningLegacyUnknownCertFile',
   'clusterSigningLegacyUnknownKeyFile',
   'customSigners',
+  'workloadSignerCertFile',
+  'workloadSignerKeyFile',
 ] as const;
 
 type PassedThrough = Omit<typeof CONTROLLER_CONFIG_SCHEMA, (typeof SET_BY_UP)[number]>;
@@ -117,6 +119,12 @@ export const UP_CONFIG_SCHEMA = {
     ...CONTROLLER_CONFIG_SCHEMA.kubeletServingBypassDnsResolution,
     default: true,
     description: `${CONTROLLER_CONFIG_SCHEMA.kubeletServingBypassDnsResolution.description} On by default in up, whose nodes are in no DNS.`,
+  },
+  // The workload signer, with the data directory's own workload CA, so demo shows pods in mutual TLS.
+  workloadSignerNames: {
+    ...CONTROLLER_CONFIG_SCHEMA.workloadSignerNames,
+    default: 'kube-identity.io/workload',
+    description: `${CONTROLLER_CONFIG_SCHEMA.workloadSignerNames.description} up signs for kube-identity.io/workload by default, with DATA_DIR/workload-ca.crt.`,
   },
   metricsBindAddress: { ...CONTROLLER_CONFIG_SCHEMA.metricsBindAddress, default: '127.0.0.1:8080' },
   logFile: { type: 'string', default: '', description: 'Where logs go; empty means DATA_DIR/kube-identity.log.' },

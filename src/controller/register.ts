@@ -25,10 +25,11 @@ import type { CsrReconcilerDeps } from './csr/csr-deps.js';
 import { csrCacheTransform } from './csr/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './csr/csr-conditions.js';
 import { ParsedRequests } from './csr/parsed-requests.js';
-import { REVISION_SELECTOR, RevisionSync } from './revisions/revisions.js';
+import { REVISION_SELECTOR, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
 import { SignerReconciler, signerSkips } from './signer/signer.js';
 import { addServingApprover } from './register-serving.js';
+import { addWorkloadSigner, servedPodCertificateVersion, workloadRevisionSigners, workloadSignerPlan, type PodCertificateVersion } from './register-workload.js';
 import type { ResolveHost } from './serving-approver/serving-dns.js';
 import type { RateLimiterOptions } from './workqueue/rate-limiter.js';
 
@@ -105,9 +106,13 @@ function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<stri
 export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean) => (csr: Readonly<CertificateSigningRequest>): string[] =>
   csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(csr)] : [];
 
-/** The `register` hook runController takes. */
-export function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig): void {
-  registerCsrControllers(mgr, client, config);
+/**
+ * The `register` hook runController takes: every controller, the workload signer in the
+ * PodCertificateRequest version the server serves (asked once, before anything starts).
+ */
+export async function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Promise<Registered> {
+  const podCertificates = workloadSignerPlan(config) ? await servedPodCertificateVersion(client, deps.logger) : undefined;
+  return registerCsrControllers(mgr, client, config, deps, podCertificates);
 }
 
 /** What every CSR controller is built from: one informer, one API, one event broadcaster. */
@@ -126,18 +131,30 @@ export interface CsrControllerContext {
   deps(component: string): CsrReconcilerDeps;
 }
 
-/** Registers everything and returns handles (tests drive the cleaner and revisions through them). */
-export function registerCsrControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Registered {
+/**
+ * Registers everything and returns handles (tests drive the cleaner and revisions through them).
+ * `podCertificates`: the PodCertificateRequest version served; without it the workload signer's CA is
+ * still published but no request is signed.
+ */
+export function registerCsrControllers(
+  mgr: Manager,
+  client: KubeClient,
+  config: ControllerConfig,
+  deps: RegisterDeps = mgr.shared,
+  podCertificates?: PodCertificateVersion,
+): Registered {
   const ctx = csrControllerContext(mgr, client, config, deps);
   addApprover(ctx);
   if (config.approveKubeletServing) addServingApprover(ctx, deps.resolveHost);
   const cleaner = addCleaner(ctx);
   const plan = signingPlan(config);
-  if (plan.length === 0) {
-    ctx.logger.info('Skipping CSR signer controller because no csr cert/key was specified');
-    return { csrInformer: ctx.csrInformer, cleaner, revisions: undefined, signers: [] };
-  }
-  const revisions = addSigners(ctx, plan);
+  const workload = workloadSignerPlan(config);
+  if (plan.length === 0) ctx.logger.info('Skipping CSR signer controller because no csr cert/key was specified');
+  if (plan.length === 0 && !workload) return { csrInformer: ctx.csrInformer, cleaner, revisions: undefined, signers: [] };
+  const sourceFor = caSources(ctx);
+  const workloadCa = workload && sourceFor(workload.files);
+  const { revisions, revisionInformer } = addSigners(ctx, plan, sourceFor, workload && workloadCa ? workloadRevisionSigners(workload, workloadCa) : []);
+  if (workload && workloadCa && podCertificates) addWorkloadSigner(ctx, workload, podCertificates, workloadCa, revisionInformer);
   return { csrInformer: ctx.csrInformer, cleaner, revisions, signers: plan.map((p) => p.policy.signerName) };
 }
 
@@ -214,10 +231,17 @@ function caSources(ctx: CsrControllerContext): (files: CaFiles) => CaSource {
   };
 }
 
-/** A signer controller per plan entry, and the revision keeper whose new revisions re-queue them. */
-function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): RevisionSync {
+/**
+ * A signer controller per plan entry, and the revision keeper whose new revisions re-queue them; it
+ * records and publishes the `extra` signers' CAs (the workload signer's) too.
+ */
+function addSigners(
+  ctx: CsrControllerContext,
+  plan: SigningPlanEntry[],
+  sourceFor: (files: CaFiles) => CaSource,
+  extra: RevisionSigner[],
+): { revisions: RevisionSync; revisionInformer: Informer<KObject> } {
   const { mgr, config } = ctx;
-  const sourceFor = caSources(ctx);
   const csrs = ctx.csrInformer.store;
   const revisionInformer = mgr.informer<KObject>({
     name: 'controllerrevisions',
@@ -245,7 +269,10 @@ function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): Revisi
   const revisions = new RevisionSync({
     client: ctx.client,
     namespace: config.controllerNamespace,
-    signers: plan.map(({ policy, files }) => ({ signerName: policy.signerName, policy: policy.policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration })),
+    signers: [
+      ...plan.map(({ policy, files }) => ({ signerName: policy.signerName, policy: policy.policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration })),
+      ...extra,
+    ],
     historyLimit: config.revisionHistoryLimit,
     bundle: { namespace: config.trustBundleNamespace, name: config.trustBundleConfigMapName },
     clock: ctx.clock,
@@ -255,5 +282,5 @@ function addSigners(ctx: CsrControllerContext, plan: SigningPlanEntry[]): Revisi
   });
   revisionInformer.addHandlers({ add: () => revisions.kick(), delete: () => revisions.kick() });
   mgr.add(revisions);
-  return revisions;
+  return { revisions, revisionInformer };
 }

@@ -30,7 +30,7 @@ export interface ControllerDeps {
   /** Used for the default leader identity (the pod name). */
   hostname: string;
   /** Adds informers, controllers and runnables to the manager. */
-  register?: (mgr: Manager, client: KubeClient, config: ControllerConfig) => void | Promise<void>;
+  register?: (mgr: Manager, client: KubeClient, config: ControllerConfig) => unknown;
   clock?: Clock;
   /** Called once the probe server listens (tests read the bound URL). */
   onListening?: (server: ProbeServer) => void;

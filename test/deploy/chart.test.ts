@@ -285,6 +285,39 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
     expect(() => loadValues(CHART_DIR, { servingApprover: { allowedIpRanges: ['10.0.0.0'] } })).toThrow(/pattern/);
   });
 
+  it('runs the workload signer when enabled: its own generated CA mounted, its options in the config, its RBAC as deploy/components/workload-signer grants it', async () => {
+    expect(() => rulesOf(normaliseRbac(docsOf()), 'ClusterRole', ':workload-signer')).toThrow(/found 0/);
+    expect(docsOf().some((d) => d.kind === 'Secret' && (d.metadata as Obj).name === 'kube-identity-workload-ca')).toBe(false);
+    const docs = docsOf({ values: { workloadSigner: { enabled: true, trustDomain: 'example.org', keyTypes: ['ECDSAP256', 'ED25519'], maxDuration: '6h' } } });
+    const config = await loadMountedConfig(findDoc(docs, 'Deployment'), docs);
+    expect(config).toMatchObject({
+      workloadSignerNames: 'kube-identity.io/workload',
+      workloadSignerTrustDomain: 'example.org',
+      workloadSignerKeyTypes: 'ECDSAP256,ED25519',
+      workloadSignerMaxDuration: 6 * 3_600_000,
+      workloadSignerCertFile: '/etc/kube-identity/workload-ca/tls.crt',
+      workloadSignerKeyFile: '/etc/kube-identity/workload-ca/tls.key',
+    });
+    // Its CA is a generated one of its own, mounted where the config points.
+    const secret = findDoc(docs, 'Secret', 'kube-identity-workload-ca');
+    const ca = new X509Certificate(Buffer.from(String((secret.data as Obj)['tls.crt']), 'base64'));
+    expect([ca.ca, ca.subject]).toEqual([true, 'CN=kube-identity-workload-ca']);
+    const serving = findDoc(docs, 'Secret', 'kube-identity-kubelet-serving-ca');
+    expect((serving.data as Obj)['tls.crt']).not.toBe((secret.data as Obj)['tls.crt']);
+    const volume = (podSpec(findDoc(docs, 'Deployment')).volumes as Obj[]).find((v) => v.name === 'workload-ca');
+    expect(volume?.secret).toEqual({ secretName: 'kube-identity-workload-ca' });
+    expect(controllerContainer(findDoc(docs, 'Deployment')).volumeMounts).toContainEqual({ name: 'workload-ca', mountPath: '/etc/kube-identity/workload-ca', readOnly: true });
+    const chartRules = rulesOf(normaliseRbac(docs), 'ClusterRole', ':workload-signer');
+    const component = readKustomizeResources(join(DEPLOY_DIR, 'components', 'workload-signer', 'kustomization.yaml'));
+    expect(chartRules).toEqual(rulesOf(normaliseRbac(component), 'ClusterRole', ':workload-signer'));
+    expect(chartRules).toContainEqual({ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kube-identity.io/workload'], verbs: ['attest', 'sign'], nonResourceURLs: [] });
+    // A CA the operator gives: nothing generated.
+    const given = docsOf({ values: { workloadSigner: { enabled: true, ca: { existingSecret: 'my-workload-ca' } } } });
+    expect(given.some((d) => d.kind === 'Secret' && (d.metadata as Obj).name === 'kube-identity-workload-ca')).toBe(false);
+    expect((podSpec(findDoc(given, 'Deployment')).volumes as Obj[]).find((v) => v.name === 'workload-ca')?.secret).toEqual({ secretName: 'my-workload-ca' });
+    expect(() => loadValues(CHART_DIR, { workloadSigner: { keyTypes: ['RSA2048'] } })).toThrow(/enum|allowed/);
+  });
+
   it('derives signer resourceNames from values', () => {
     const docs = docsOf({ values: { rbac: { extraSignerNames: ['example.com/internal', 'kubernetes.io/kubelet-serving'] } } });
     const sign = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').find((r) => (r.verbs as string[]).includes('sign'));

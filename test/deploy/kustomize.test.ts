@@ -106,4 +106,27 @@ describe('kustomize base (deploy/)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it('the workload-signer component adds its RBAC, mounts its CA and turns it on', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kid-kustomize-'));
+    try {
+      const rel = relative(dir, DEPLOY_DIR);
+      writeFileSync(join(dir, 'kustomization.yaml'), `resources:\n  - ${rel}\ncomponents:\n  - ${rel}/components/workload-signer\n`);
+      const docs = parseDocs(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }), 'workload-signer component');
+      expect(rulesOf(normaliseRbac(docs), 'ClusterRole', ':workload-signer').map((r) => `${String(r.resources)}:${String(r.verbs)}:${String(r.resourceNames)}`).sort()).toEqual([
+        'clustertrustbundles:create,delete,get,list,update,watch:',
+        'events:create,patch:',
+        'podcertificaterequests/status:update:',
+        'podcertificaterequests:get,list,watch:',
+        'signers:attest,sign:kube-identity.io/workload',
+      ]);
+      const deployment = findDoc(docs, 'Deployment');
+      expect(controllerContainerOf(deployment).args as string[]).toEqual(
+        expect.arrayContaining(['--workload-signer-names=kube-identity.io/workload', '--workload-signer-cert-file=/etc/kube-identity/workload-ca/tls.crt', '--workload-signer-key-file=/etc/kube-identity/workload-ca/tls.key']),
+      );
+      const volumes = ((deployment.spec as Obj).template as Obj).spec as Obj;
+      expect(volumes.volumes).toContainEqual({ name: 'workload-ca', secret: { secretName: 'kube-identity-workload-ca' } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -14,7 +14,7 @@ import { loadControllerConfig } from '../../src/config/load.js';
 import type { ConfigKey } from '../../src/config/schema.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
 import { Manager } from '../../src/controller/runtime/manager.js';
-import { registerCsrControllers, type Registered, type RegisterDeps } from '../../src/controller/register.js';
+import { registerControllers, type Registered, type RegisterDeps } from '../../src/controller/register.js';
 import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createCertificateRequestPem, type CreateCsrOptions } from '../../src/pki/csr.js';
@@ -117,7 +117,7 @@ export async function startController(h: Harness, flags: Partial<Record<ConfigKe
   const logger = silentLogger();
   const client = new KubeClient({ kubeConfig: kc, clock: realClock });
   const mgr = new Manager({ client, logger, registry, clock: realClock, gracefulShutdownMs: 2000 });
-  const registered = registerCsrControllers(mgr, client, config, { registry, logger, clock: realClock, ...more });
+  const registered = await registerControllers(mgr, client, config, { registry, logger, clock: realClock, ...more });
   const stop = new AbortController();
   const run = mgr.run(stop.signal);
   return {

@@ -30,6 +30,9 @@ export interface ServerCredentials {
    */
   kubeletServingCaPem: string;
   kubeletServingCaKeyPem: string;
+  /** The workload signer's CA (pod certificates, SPIFFE IDs): a trust domain apart from both CAs above. */
+  workloadCaPem: string;
+  workloadCaKeyPem: string;
   servingCertPem: string;
   servingKeyPem: string;
   /** Client certificate `kubernetes-admin` in system:masters: what the kubeconfig uses. */
@@ -45,6 +48,8 @@ export const CREDENTIAL_FILES = {
   caKeyPem: 'ca.key',
   kubeletServingCaPem: 'kubelet-serving-ca.crt',
   kubeletServingCaKeyPem: 'kubelet-serving-ca.key',
+  workloadCaPem: 'workload-ca.crt',
+  workloadCaKeyPem: 'workload-ca.key',
   servingCertPem: 'apiserver.crt',
   servingKeyPem: 'apiserver.key',
   adminCertPem: 'admin.crt',
@@ -145,6 +150,7 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   const [kubeletServingCaPem, kubeletServingCaKeyPem] = await pair('kubeletServingCaPem', 'kubeletServingCaKeyPem', () =>
     createCertificateAuthority({ commonName: 'kube-identity-kubelet-serving-ca' }),
   );
+  const [workloadCaPem, workloadCaKeyPem] = await pair('workloadCaPem', 'workloadCaKeyPem', () => createCertificateAuthority({ commonName: 'kube-identity-workload-ca' }));
   const servingNames = ['localhost', '127.0.0.1', '::1', ...extraNames];
   const [servingCertPem, servingKeyPem] = await pair('servingCertPem', 'servingKeyPem', () =>
     leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
@@ -157,6 +163,8 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
     caKeyPem: ca.keyPem,
     kubeletServingCaPem,
     kubeletServingCaKeyPem,
+    workloadCaPem,
+    workloadCaKeyPem,
     servingCertPem,
     servingKeyPem,
     adminCertPem,
