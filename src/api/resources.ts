@@ -3,6 +3,7 @@
  * and storage keys are all derived from it, so adding a kind is one entry here plus a strategy.
  */
 
+import type { KObject } from './meta.js';
 import { CTB_KIND, CTB_RESOURCE, CTB_VERSIONS } from './trust-bundles.js';
 
 export type Verb =
@@ -42,6 +43,16 @@ export interface ResourceInfo {
    */
   returnsDeletedObject?: boolean;
 }
+
+declare const OBJECT_TYPE: unique symbol;
+
+/**
+ * A resource that names the wire type `T` of its objects, so typed reads of its storage
+ * (ObjectReader) return T. The type exists only for the compiler: any ResourceInfo is one, and the
+ * declaration that names a resource's type (`const PODS: ResourceOf<Pod>`) is the one place it
+ * takes that on trust, as the store holds only objects its kind's schema accepted.
+ */
+export type ResourceOf<T extends KObject> = ResourceInfo & { readonly [OBJECT_TYPE]?: T };
 
 const CRUD: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const CREATE_ONLY: Verb[] = ['create'];

@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import type { KObject, UserInfo } from '../../src/api/meta.js';
-import type { ResourceInfo } from '../../src/api/resources.js';
+import type { ResourceInfo, ResourceOf } from '../../src/api/resources.js';
 import type { RequestContext } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import type { ObjectReader } from '../../src/apiserver/authentication/types.js';
@@ -28,13 +28,14 @@ export class MemoryObjects implements ObjectReader {
     this.objects.delete(this.key(info, ns, name));
   }
 
-  get(info: ResourceInfo, ns: string | undefined, name: string): Promise<KObject | undefined> {
-    return Promise.resolve(this.objects.get(this.key(info, ns, name)));
+  /** Objects are stored as the tests put them, which are of the resource's kind. */
+  get<T extends KObject>(info: ResourceOf<T>, ns: string | undefined, name: string): Promise<T | undefined> {
+    return Promise.resolve(this.objects.get(this.key(info, ns, name)) as T | undefined);
   }
 
-  list(info: ResourceInfo, ns: string | undefined): Promise<KObject[]> {
+  list<T extends KObject>(info: ResourceOf<T>, ns: string | undefined): Promise<T[]> {
     const prefix = `${info.group}/${info.plural}/${info.namespaced && ns ? ns + '/' : ''}`;
-    return Promise.resolve([...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => v));
+    return Promise.resolve([...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => v as T));
   }
 }
 

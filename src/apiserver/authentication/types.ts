@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KObject, UserInfo } from '../../api/meta.js';
-import type { ResourceInfo } from '../../api/resources.js';
+import type { ResourceOf } from '../../api/resources.js';
 
 export interface AuthenticationRequest {
   headers: IncomingHttpHeaders;
@@ -31,8 +31,11 @@ export interface Authenticator {
   authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined>;
 }
 
-/** Read access to stored objects, for authenticators, the authorizer and strategies that consult other objects. */
+/**
+ * Read access to stored objects, for authenticators, the authorizer and strategies that consult
+ * other objects; typed by the resource (a plain ResourceInfo reads KObjects).
+ */
 export interface ObjectReader {
-  get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KObject | undefined>;
-  list(info: ResourceInfo, namespace: string | undefined): Promise<KObject[]>;
+  get<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string): Promise<T | undefined>;
+  list<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined): Promise<T[]>;
 }

@@ -49,11 +49,12 @@ export class KubernetesServiceController {
 
   async reconcile(): Promise<void> {
     const want = kubernetesService(this.opts.port, this.opts.serviceRange ?? DEFAULT_SERVICE_RANGE);
-    const wantSpec = record(want.spec);
+    const wantSpec = want.spec ?? {};
     const ctx = this.opts.context();
     await this.opts.services.update('default', 'kubernetes', ctx, { dryRun: false, fieldManager: FIELD_MANAGER }, {
       createIfMissing: () => want,
       tryUpdate: (cur) => {
+        // The generic registry hands back KObjects: the stored spec is read as one.
         const spec = record(cur.spec);
         if (deepEqual(spec.ports, wantSpec.ports) && spec.clusterIP === wantSpec.clusterIP && spec.type === wantSpec.type) return cur;
         return { ...cur, spec: { ...spec, ...wantSpec, clusterIPs: [wantSpec.clusterIP] } };

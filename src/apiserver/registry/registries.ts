@@ -5,7 +5,7 @@
  * to, and creates the system namespaces on first start.
  */
 import type { KObject } from '../../api/meta.js';
-import { type ResourceInfo, parseApiVersion } from '../../api/resources.js';
+import { type ResourceInfo, type ResourceOf, parseApiVersion } from '../../api/resources.js';
 import { isConflict } from '../../lib/api-errors.js';
 import { errors, type Target } from '../http/errors.js';
 import { type Store, storageKey } from '../storage/store.js';
@@ -105,15 +105,20 @@ async function countObjects(registry: GenericRegistry): Promise<number> {
   return page.items.length + page.remaining;
 }
 
-/** Reads stored objects straight from the store (access control needs one before the server runs). */
+/**
+ * Reads stored objects straight from the store (access control needs one before the server runs).
+ * A resource's keys hold only objects of its kind that its schema and strategy accepted, so they are
+ * returned as the type the resource names: the one place a stored object gets its type.
+ */
 export function objectReader(store: Store): ObjectReader {
   return {
-    async get(info: ResourceInfo, namespace, name) {
-      return (await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name)))?.object;
+    async get<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string) {
+      const found = await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name));
+      return found?.object as T | undefined;
     },
-    async list(info: ResourceInfo, namespace) {
+    async list<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined) {
       const res = await store.range({ prefix: storageKey(info.group, info.plural, info.namespaced ? namespace : undefined) });
-      return res.items.map((i) => i.object);
+      return res.items.map((i) => i.object as T);
     },
   };
 }

@@ -4,9 +4,8 @@
  * prints them. Nothing proxies them: there is no kube-proxy, and no Endpoints are kept.
  */
 import { isIP } from 'node:net';
-import type { KObject } from '../../../api/meta.js';
-import { findResource } from '../../../api/resources.js';
-import { record, records, str, text } from '../../../lib/json.js';
+import { findResource, type ResourceOf } from '../../../api/resources.js';
+import type { Service, ServicePort, ServiceSpec } from '../../../api/services.js';
 import { intToIp, ipToInt, kubernetesServiceIp, type ServiceRange } from '../../../lib/service-range.js';
 import { errors } from '../../http/errors.js';
 import { duplicate, type FieldError, forbidden, invalid, notSupported, required } from '../../http/field-errors.js';
@@ -17,7 +16,7 @@ import { statusOnly } from './pod.js';
 
 const found = findResource('', 'v1', 'services');
 if (!found) throw new Error('services missing from RESOURCES');
-const info = found;
+const info: ResourceOf<Service> = found;
 
 /** kube-apiserver's default --service-node-port-range. */
 const NODE_PORTS = { min: 30000, max: 32767 };
@@ -30,11 +29,11 @@ const PORT_RANGE = 'must be between 1 and 65535, inclusive';
 const inRange = (range: ServiceRange, ip: string): boolean => isIP(ip) === 4 && ipToInt(ip) > range.base && ipToInt(ip) < range.base + range.size - 1;
 
 /** SetDefaults_Service and the REST layer's defaults, before validation. */
-function setDefaults(obj: KObject): void {
-  const spec = record(obj.spec);
+function setDefaults(obj: Service): void {
+  const spec = obj.spec ?? {};
   spec.type ??= 'ClusterIP';
   spec.sessionAffinity ??= 'None';
-  spec.ports = records(spec.ports).map((p) => ({ ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port }));
+  spec.ports = (spec.ports ?? []).map((p) => ({ ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port }));
   if (spec.type !== 'ExternalName') {
     spec.internalTrafficPolicy ??= 'Cluster';
     if (spec.clusterIP !== 'None') {
@@ -52,28 +51,30 @@ function isPortName(name: string): boolean {
   return name.length <= 15 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) && /[a-z]/.test(name) && !name.includes('--');
 }
 
-function validatePort(p: Record<string, unknown>, at: string, type: unknown): FieldError[] {
+const isPort = (n: number | undefined): boolean => n !== undefined && Number.isInteger(n) && n >= 1 && n <= 65535;
+
+function validatePort(p: ServicePort, at: string, type: string | undefined): FieldError[] {
   const errs: FieldError[] = [];
-  if (!Number.isInteger(p.port) || (p.port as number) < 1 || (p.port as number) > 65535) errs.push(invalid(`${at}.port`, p.port, PORT_RANGE));
-  if (!PROTOCOLS.includes(text(p.protocol))) errs.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
+  if (!isPort(p.port)) errs.push(invalid(`${at}.port`, p.port, PORT_RANGE));
+  if (!PROTOCOLS.includes(p.protocol ?? '')) errs.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
   const target = p.targetPort;
-  if (typeof target === 'number' ? !Number.isInteger(target) || target < 1 || target > 65535 : !isPortName(text(target))) {
+  if (typeof target === 'number' ? !isPort(target) : !isPortName(target ?? '')) {
     errs.push(invalid(`${at}.targetPort`, target, typeof target === 'number' ? PORT_RANGE : 'must be a port number or an IANA_SVC_NAME'));
   }
   if (p.nodePort !== undefined && type !== 'NodePort' && type !== 'LoadBalancer') {
-    errs.push(forbidden(`${at}.nodePort`, `may not be used when \`type\` is '${text(type)}'`));
+    errs.push(forbidden(`${at}.nodePort`, `may not be used when \`type\` is '${type ?? ''}'`));
   }
   return errs;
 }
 
-function validatePorts(spec: Record<string, unknown>): FieldError[] {
+function validatePorts(spec: ServiceSpec): FieldError[] {
   const errs: FieldError[] = [];
-  const ports = records(spec.ports);
+  const ports = spec.ports ?? [];
   if (ports.length === 0 && spec.clusterIP !== 'None' && spec.type !== 'ExternalName') errs.push(required('spec.ports'));
   const names = new Set<string>();
   ports.forEach((p, i) => {
     const at = `spec.ports[${i}]`;
-    const name = text(p.name);
+    const name = p.name ?? '';
     if (ports.length > 1 && name === '') errs.push(required(`${at}.name`));
     else if (name !== '') {
       for (const msg of isDns1123Label(name)) errs.push(invalid(`${at}.name`, name, msg));
@@ -85,15 +86,15 @@ function validatePorts(spec: Record<string, unknown>): FieldError[] {
   return errs;
 }
 
-function validate(obj: KObject): FieldError[] {
-  const spec = record(obj.spec);
+function validate(obj: Service): FieldError[] {
+  const spec = obj.spec ?? {};
   const errs: FieldError[] = [];
-  if (!TYPES.includes(text(spec.type))) errs.push(notSupported('spec.type', spec.type, TYPES));
-  if (!AFFINITIES.includes(text(spec.sessionAffinity))) errs.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES));
-  const clusterIP = text(spec.clusterIP);
+  if (!TYPES.includes(spec.type ?? '')) errs.push(notSupported('spec.type', spec.type, TYPES));
+  if (!AFFINITIES.includes(spec.sessionAffinity ?? '')) errs.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES));
+  const clusterIP = spec.clusterIP ?? '';
   if (spec.type === 'ExternalName') {
-    if (!str(spec.externalName)) errs.push(required('spec.externalName'));
-    else for (const msg of isDns1123Subdomain(text(spec.externalName))) errs.push(invalid('spec.externalName', spec.externalName, msg));
+    if (!spec.externalName) errs.push(required('spec.externalName'));
+    else for (const msg of isDns1123Subdomain(spec.externalName)) errs.push(invalid('spec.externalName', spec.externalName, msg));
     if (clusterIP !== '') errs.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
   } else if (clusterIP !== '' && clusterIP !== 'None' && isIP(clusterIP) === 0) {
     errs.push(invalid('spec.clusterIPs[0]', clusterIP, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
@@ -101,8 +102,8 @@ function validate(obj: KObject): FieldError[] {
   return [...errs, ...validatePorts(spec)];
 }
 
-function allocationError(obj: KObject, detail: string): Error {
-  const ip = text(record(obj.spec).clusterIP);
+function allocationError(obj: Service, detail: string): Error {
+  const ip = obj.spec?.clusterIP ?? '';
   return errors.invalid('Service', '', obj.metadata?.name ?? '', [invalid('spec.clusterIPs', [ip], detail)]);
 }
 
@@ -111,12 +112,12 @@ function allocationError(obj: KObject, detail: string): Error {
  * cluster IP from the Service range unless one was asked for (then it must be free and in range), and
  * node ports from 30000-32767 for NodePort and LoadBalancer Services.
  */
-async function allocate(range: ServiceRange, obj: KObject, ctx: RequestContext): Promise<void> {
-  const spec = record(obj.spec);
-  const others = (await ctx.objects.list(info, undefined)).map((s) => record(s.spec));
+async function allocate(range: ServiceRange, obj: Service, ctx: RequestContext): Promise<void> {
+  const spec = obj.spec ?? {};
+  const others = (await ctx.objects.list(info, undefined)).map((s) => s.spec ?? {});
   if (spec.type !== 'ExternalName' && spec.clusterIP !== 'None') {
-    const used = new Set(others.map((s) => text(s.clusterIP)));
-    const asked = text(spec.clusterIP);
+    const used = new Set(others.map((s) => s.clusterIP ?? ''));
+    const asked = spec.clusterIP ?? '';
     if (asked !== '' && !inRange(range, asked)) {
       throw allocationError(obj, `failed to allocate IP ${asked}: the provided IP (${asked}) is not in the valid range. The range of valid IPs is ${range.cidr}`);
     }
@@ -127,8 +128,8 @@ async function allocate(range: ServiceRange, obj: KObject, ctx: RequestContext):
     spec.clusterIPs = [ip];
   }
   if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
-    const taken = new Set(others.flatMap((s) => records(s.ports).map((p) => p.nodePort)));
-    spec.ports = records(spec.ports).map((p) => {
+    const taken = new Set(others.flatMap((s) => (s.ports ?? []).map((p) => p.nodePort)));
+    spec.ports = (spec.ports ?? []).map((p) => {
       let port = p.nodePort;
       while (port === undefined || taken.has(port)) port = NODE_PORTS.min + Math.floor(Math.random() * (NODE_PORTS.max - NODE_PORTS.min + 1));
       taken.add(port);
@@ -137,28 +138,29 @@ async function allocate(range: ServiceRange, obj: KObject, ctx: RequestContext):
   }
 }
 
-function externalIP(spec: Record<string, unknown>, status: Record<string, unknown>): string {
-  const external = Array.isArray(spec.externalIPs) ? (spec.externalIPs as string[]) : [];
-  if (spec.type === 'ExternalName') return text(spec.externalName);
+function externalIP(obj: Service): string {
+  const spec = obj.spec ?? {};
+  const external = spec.externalIPs ?? [];
+  if (spec.type === 'ExternalName') return spec.externalName ?? '';
   if (spec.type === 'LoadBalancer') {
-    const ingress = records(record(status.loadBalancer).ingress).map((i) => text(i.ip) || text(i.hostname));
+    const ingress = (obj.status?.loadBalancer?.ingress ?? []).map((i) => i.ip || i.hostname || '');
     const all = [...ingress, ...external];
     return all.length > 0 ? all.join(',') : '<pending>';
   }
   return external.length > 0 ? external.join(',') : '<none>';
 }
 
-function serviceCells(obj: KObject, now: Date): unknown[] {
-  const spec = record(obj.spec);
-  const ports = records(spec.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${text(p.protocol)}`);
-  const selector = Object.entries(record(spec.selector))
-    .map(([k, v]) => `${k}=${String(v)}`)
+function serviceCells(obj: Service, now: Date): unknown[] {
+  const spec = obj.spec ?? {};
+  const ports = (spec.ports ?? []).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${p.protocol ?? ''}`);
+  const selector = Object.entries(spec.selector ?? {})
+    .map(([k, v]) => `${k}=${v}`)
     .sort();
   return [
     obj.metadata?.name ?? '',
-    text(spec.type),
-    text(spec.clusterIP) || '<none>',
-    externalIP(spec, record(obj.status)),
+    spec.type ?? '',
+    spec.clusterIP || '<none>',
+    externalIP(obj),
     ports.length > 0 ? ports.join(',') : '<none>',
     ageCell(obj.metadata?.creationTimestamp, now),
     selector.length > 0 ? selector.join(',') : '<none>',
@@ -166,7 +168,7 @@ function serviceCells(obj: KObject, now: Date): unknown[] {
 }
 
 /** Services, with cluster IPs allocated from `range`. */
-export function serviceStrategy(range: ServiceRange): Strategy {
+export function serviceStrategy(range: ServiceRange): Strategy<Service> {
   return {
     info,
     allowCreateOnUpdate: false,
@@ -182,10 +184,10 @@ export function serviceStrategy(range: ServiceRange): Strategy {
     },
     prepareForUpdate(obj, old) {
       obj.status = old.status;
-      const spec = record(obj.spec);
-      const before = record(old.spec);
+      const spec = obj.spec ?? {};
+      const before = old.spec ?? {};
       // As upstream's patchAllocatedValues: an update that leaves them out keeps what was allocated.
-      if (!str(spec.clusterIP) && str(before.clusterIP) && spec.type === before.type) {
+      if (!spec.clusterIP && before.clusterIP && spec.type === before.type) {
         spec.clusterIP = before.clusterIP;
         spec.clusterIPs = before.clusterIPs;
       }
@@ -194,8 +196,8 @@ export function serviceStrategy(range: ServiceRange): Strategy {
     },
     validateUpdate(obj, old) {
       const errs = validate(obj);
-      const ip = text(record(obj.spec).clusterIP);
-      const was = text(record(old.spec).clusterIP);
+      const ip = obj.spec?.clusterIP ?? '';
+      const was = old.spec?.clusterIP ?? '';
       if (was !== '' && ip !== was) errs.push(invalid('spec.clusterIPs[0]', ip, 'may not change once set'));
       return errs;
     },
@@ -218,7 +220,7 @@ export function serviceStrategy(range: ServiceRange): Strategy {
  * The `kubernetes` Service in `default`, as kube-apiserver keeps it: the first address of the
  * service range, port 443 (https) to the API server's own port, labelled as upstream labels it.
  */
-export function kubernetesService(apiserverPort: number, range: ServiceRange): KObject {
+export function kubernetesService(apiserverPort: number, range: ServiceRange): Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',

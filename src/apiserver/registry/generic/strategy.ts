@@ -31,19 +31,19 @@ export interface TableColumn {
   priority: number;
 }
 
-export interface TableConvertor {
+export interface TableConvertor<T extends KObject = KObject> {
   columns: TableColumn[];
   /** One cell per column, in order. */
-  cells(obj: KObject, now: Date): unknown[];
+  cells(obj: T, now: Date): unknown[];
 }
 
 /** Update rules of one subresource (`status`, `approval`): which fields it may change. */
-export interface SubresourceStrategy {
+export interface SubresourceStrategy<T extends KObject = KObject> {
   /** Resets every field this subresource may not change from `old`. */
-  prepareForUpdate(obj: KObject, old: KObject, ctx: RequestContext): void;
-  validateUpdate(obj: KObject, old: KObject, ctx: RequestContext): FieldError[];
+  prepareForUpdate(obj: T, old: T, ctx: RequestContext): void;
+  validateUpdate(obj: T, old: T, ctx: RequestContext): FieldError[];
   /** Extra authorization beyond RBAC on the subresource (e.g. `approve` on signers); throws ApiError. */
-  admit?(obj: KObject, old: KObject, ctx: RequestContext): Promise<void>;
+  admit?(obj: T, old: T, ctx: RequestContext): Promise<void>;
 }
 
 /**
@@ -54,27 +54,33 @@ export interface VirtualCreate {
   create(body: KObject, ctx: RequestContext, target: { namespace?: string; name?: string }): Promise<KObject>;
 }
 
-export interface Strategy {
+/**
+ * `T` is the kind's wire type (src/api). The registry hands a strategy only objects of its kind that
+ * were decoded and type-checked against the kind's served schema (handlers/negotiation.ts), or read
+ * back from storage, so a strategy reads their fields as typed, as upstream's strategies assert
+ * `obj.(*api.Pod)`. The registries keep every strategy as a `Strategy` of KObject.
+ */
+export interface Strategy<T extends KObject = KObject> {
   readonly info: ResourceInfo;
   /**
    * Upstream's SetObjectDefaults_<Kind> (pkg/apis/<group>/v1/defaults.go): runs first on every
    * object a write decodes (create, update, patch result), before preparation and validation.
    */
-  setDefaults?(obj: KObject): void;
+  setDefaults?(obj: T): void;
   /** Sets or clears fields the caller does not control on create (status, requester identity). */
-  prepareForCreate?(obj: KObject, ctx: RequestContext): void;
+  prepareForCreate?(obj: T, ctx: RequestContext): void;
   /** Kind-specific validation on create; metadata is validated generically. */
-  validate?(obj: KObject, ctx: RequestContext): FieldError[];
+  validate?(obj: T, ctx: RequestContext): FieldError[];
   /** Admission checks that answer 403 (or other ApiErrors) rather than 422; throws ApiError. */
-  admit?(obj: KObject, old: KObject | undefined, ctx: RequestContext): Promise<void>;
+  admit?(obj: T, old: T | undefined, ctx: RequestContext): Promise<void>;
   /** Resets fields an update of the main resource may not change (spec, status) from `old`. */
-  prepareForUpdate?(obj: KObject, old: KObject, ctx: RequestContext): void;
-  validateUpdate?(obj: KObject, old: KObject, ctx: RequestContext): FieldError[];
+  prepareForUpdate?(obj: T, old: T, ctx: RequestContext): void;
+  validateUpdate?(obj: T, old: T, ctx: RequestContext): FieldError[];
   /**
    * Whether an update leaving a deleting object without metadata.finalizers completes its deletion
    * (default yes); namespaces also wait for spec.finalizers (ShouldDeleteNamespaceDuringUpdate).
    */
-  deleteDuringUpdate?(obj: KObject): boolean;
+  deleteDuringUpdate?(obj: T): boolean;
   /** PUT of a missing object creates it (Leases, Events do; most kinds do not). */
   allowCreateOnUpdate: boolean;
   /** PUT without metadata.resourceVersion is accepted (true for almost all kinds). */
@@ -86,10 +92,10 @@ export interface Strategy {
   invalidGroup?: string;
   /** Name validation for this kind; by default DNS-1123 subdomain (namespaces: label). */
   validateName?(name: string, prefix: boolean): string[];
-  subresources?: Record<string, SubresourceStrategy>;
+  subresources?: Record<string, SubresourceStrategy<T>>;
   /** Field selectors beyond metadata.name and metadata.namespace. */
   fieldSelectors?: Record<string, (obj: KObject) => string | undefined>;
-  table?: TableConvertor;
+  table?: TableConvertor<T>;
   /** For kinds and subresources that are not stored (reviews, token requests). */
   virtual?: VirtualCreate;
   virtualSubresources?: Record<string, VirtualCreate>;
