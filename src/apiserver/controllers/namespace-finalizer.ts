@@ -13,6 +13,7 @@ import { withoutKubernetesFinalizer } from '../registry/core/namespace.js';
 import type { RegistryObserver, Registries } from '../registry/registries.js';
 import { deepEqual } from '../../lib/json-value.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
+import type { GenericRegistry } from '../registry/generic/registry.js';
 
 /** Passes over the contents before giving up until the next trigger (creates racing the mark). */
 const MAX_PASSES = 5;
@@ -111,12 +112,24 @@ export class NamespaceFinalizer implements RegistryObserver {
     return false;
   }
 
-  /** Deletes every stored object in the namespace: whether finalizers hold some, and whether live ones remain. */
+  /**
+   * Deletes every stored object in the namespace: whether finalizers hold some, and whether live ones
+   * remain. Pods go first and alone (OrderedNamespaceDeletion, GA in 1.34): while any pod remains, the
+   * rest (the Secrets, ConfigMaps, ServiceAccounts and RBAC a running workload relies on) stays.
+   */
   private async deleteContents(name: string, ctx: RequestContext): Promise<{ held: boolean; live: boolean }> {
+    const contents = [...this.registries.all()].filter((reg) => reg.info.namespaced && isStored(reg.info));
+    const isPods = (reg: GenericRegistry): boolean => reg.info.group === '' && reg.info.plural === 'pods';
+    const pods = await this.deleteAll(name, ctx, contents.filter(isPods));
+    if (pods.held || pods.live || pods.remaining) return pods;
+    return this.deleteAll(name, ctx, contents.filter((reg) => !isPods(reg)));
+  }
+
+  private async deleteAll(name: string, ctx: RequestContext, registries: readonly GenericRegistry[]): Promise<{ held: boolean; live: boolean; remaining: boolean }> {
     let held = false;
     let live = false;
-    for (const reg of this.registries.all()) {
-      if (!reg.info.namespaced || !isStored(reg.info)) continue;
+    let remaining = false;
+    for (const reg of registries) {
       const res = await this.store.range({ prefix: reg.prefix(name) });
       for (const item of res.items) {
         try {
@@ -128,8 +141,9 @@ export class NamespaceFinalizer implements RegistryObserver {
       }
       const left = await this.store.range({ prefix: reg.prefix(name) });
       live ||= left.items.some((i) => !i.object.metadata?.deletionTimestamp);
+      remaining ||= left.items.length > 0;
     }
-    return { held, live };
+    return { held, live, remaining };
   }
 
   /** Upstream's `PUT /api/v1/namespaces/<n>/finalize` without the `kubernetes` entry. */
