@@ -74,6 +74,11 @@ export interface PhaseResult {
   /** The worst simulator process's event-loop delay p99, and the simulator's CPU (% of one core, all processes). */
   generatorLagP99Ms: number;
   generatorCpuPercent: number;
+  /**
+   * Share of the phase in which some runnable task on the machine waited for a CPU (Linux PSI,
+   * /proc/pressure/cpu "some"): how contended the shared machine was, beside the load average.
+   */
+  cpuPressurePercent: number;
   /** Restart only: from the stop of `up` until the new one answered. */
   downtimeSeconds?: number;
 }
@@ -123,6 +128,15 @@ async function startUp(dataDir: string, port: number, cpuProfDir?: string): Prom
   return { proc, url: `https://127.0.0.1:${port}` };
 }
 
+/** Microseconds some task waited for a CPU since boot (PSI); 0 where the kernel does not report it. */
+function cpuStallUs(): number {
+  try {
+    return Number(/^some .*total=(\d+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runFleetBench(params: Partial<FleetParams> = {}, log: (line: string) => void = () => undefined): Promise<FleetResult> {
@@ -156,6 +170,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   let cpuStart = up.proc.cpuMs();
   let mainStart = up.proc.mainThreadCpuMs();
   let genCpuStart = 0;
+  let stallStart = cpuStallUs();
   const endPhase = async (next: Phase, reached: boolean): Promise<void> => {
     if (!fleet) return;
     const seconds = (performance.now() - phaseStart) / 1000;
@@ -180,6 +195,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       upPeakRssMb: mb(Math.max(peakRss, up.proc.memory().rss)),
       generatorLagP99Ms: round(d.lagP99Ms, 1),
       generatorCpuPercent: round(((genCpu - genCpuStart) / (seconds * 1000)) * 100, 1),
+      cpuPressurePercent: round(((cpuStallUs() - stallStart) / (seconds * 1e6)) * 100, 1),
     };
     phases[phase] = r;
     log(`${phase}: ${JSON.stringify(r)}`);
@@ -189,6 +205,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     cpuStart = up.proc.cpuMs();
     mainStart = up.proc.mainThreadCpuMs();
     genCpuStart = genCpu;
+    stallStart = cpuStallUs();
   };
   /** Polls until `done` holds for the fleet's counts, or the scenario's time is up. */
   const everyNode = async (done: (c: NodeCounts) => boolean): Promise<NodeCounts | undefined> => {
@@ -210,6 +227,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
     mainStart = up.proc.mainThreadCpuMs();
+    stallStart = cpuStallUs();
     fleet.join((i) => (i * p.joinSpreadMs) / p.nodes);
     const joined = await everyNode((c) => c.joined === p.nodes);
     if (joined) joinStormSeconds = round((joined.lastServingCertAt - startedAt) / 1000, 1);
@@ -313,10 +331,11 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.upPeakRssMb),
         String(x.generatorLagP99Ms),
         String(x.generatorCpuPercent),
+        String(x.cpuPressurePercent),
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

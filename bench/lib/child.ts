@@ -18,7 +18,7 @@ export function projectScript(rel: string): string {
   return fileURLToPath(new URL(rel + EXT, ROOT));
 }
 
-function nodeArgs(): string[] {
+export function nodeArgs(): string[] {
   return FROM_SOURCE ? ['--import', fileURLToPath(new URL('test/helpers/register-ts.mjs', ROOT))] : [];
 }
 
