@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
+import { grpcWatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
 import { StoreError, type Store, type StoreEvent } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { trackHandles } from '../helpers/handles.js';
@@ -110,6 +111,51 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     expect(first[2]!.object.metadata?.resourceVersion).toBe(String(first[2]!.revision));
     expect(first[2]!.object.data).toEqual({ v: '2' });
     expect(a.cached(key)).toBeUndefined();
+  });
+
+  it('shares one etcd watch among the watches of a prefix that start at or after what it delivered', async () => {
+    let creates = 0;
+    const a = await open({
+      prefix: '/shared',
+      watchTransport: (members) => {
+        const inner = grpcWatchTransport(members);
+        return {
+          open: () => {
+            const opened = inner.open();
+            const write = opened.call.write.bind(opened.call);
+            opened.call.write = (req) => {
+              if (req.create_request) creates++;
+              write(req);
+            };
+            return opened;
+          },
+          close: () => inner.close(),
+        };
+      },
+    });
+    const key = (n: string): string => `/registry/core/configmaps/ns/${n}`;
+    const start = a.currentRevision();
+    const seen: string[][] = [[], [], []];
+    const watch = (i: number, from: number) => a.watch('/registry/core/configmaps/', { fromRevision: from, onEvent: (e) => seen[i]!.push(`${e.type} ${e.key}`) });
+    watch(0, start);
+    watch(1, start);
+    const v1 = await a.create(key('one'), obj('one'));
+    await until('the first watch to see the write', () => seen[0]!.length === 1);
+    // Started after what was delivered: it joins, and sees only what follows its revision.
+    watch(2, v1.revision);
+    await a.create(key('two'), obj('two'));
+    await until('every watch to see the second write', () => seen.every((s) => s.includes(`ADDED ${key('two')}`)));
+    expect(creates).toBe(1);
+    expect(seen).toEqual([
+      [`ADDED ${key('one')}`, `ADDED ${key('two')}`],
+      [`ADDED ${key('one')}`, `ADDED ${key('two')}`],
+      [`ADDED ${key('two')}`],
+    ]);
+    // From before what the shared watch delivered: a watch of its own, which replays from there.
+    const late: string[] = [];
+    a.watch('/registry/core/configmaps/', { fromRevision: start, onEvent: (e) => late.push(e.key) });
+    await until('the late watch to replay both writes', () => late.length === 2);
+    expect(creates).toBe(2);
   });
 
   it("reports each member's database size by its endpoint, for apiserver_storage_db_total_size_in_bytes", async () => {

@@ -36,7 +36,7 @@ export class EtcdWatch implements WatchHandle {
   private backlog: Promise<void> | undefined;
 
   constructor(
-    private readonly stream: WatchStream,
+    private readonly stream: Pick<WatchStream, 'watch'>,
     private readonly ctx: EtcdWatchContext,
   ) {}
 

@@ -3,7 +3,8 @@
  * etcd3 storage: keys laid out as kube-apiserver does (etcd-keys.ts), an object's resourceVersion
  * is the etcd revision of its last write (values are stored without it), create/update/delete are
  * transactions comparing the key's mod revision, a range reads at a revision, and a watch is an
- * etcd watch from a revision on the replica's one watch stream (etcd-watch.ts, etcd/watch-stream.ts),
+ * etcd watch from a revision on the replica's one watch stream (etcd-watch.ts, etcd/watch-stream.ts;
+ * watches of one range share an etcd watch, shared-watches.ts),
  * which etcd3's own watcher never touches. Every read is linearizable, so a write acknowledged
  * by one replica is seen by the next read on any other.
  *
@@ -27,6 +28,7 @@ import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
 import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
 import { EtcdMembers } from './members.js';
 import { RecentObjects } from './recent-objects.js';
+import { SharedWatches } from './shared-watches.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
 import type { ValueTransformer } from '../value-transformer.js';
@@ -67,6 +69,7 @@ export class EtcdStore implements Store {
   private lease: Lease | undefined;
   private stopCompactor: (() => Promise<void>) | undefined;
   private readonly stream: WatchStream;
+  private readonly shared: SharedWatches;
   private readonly members: EtcdMembers;
   private readonly values: EtcdValues;
   private readonly recent = new RecentObjects();
@@ -79,6 +82,7 @@ export class EtcdStore implements Store {
     this.members = new EtcdMembers(opts);
     const transport = (opts.watchTransport ?? grpcWatchTransport)(this.members);
     this.stream = new WatchStream(transport, { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
+    this.shared = new SharedWatches(this.stream);
     this.values = new EtcdValues(opts.transformer);
   }
 
@@ -205,7 +209,7 @@ export class EtcdStore implements Store {
 
   watch(prefix: string, options: WatchOptions): WatchHandle {
     if (this.closed) throw new Error('store is closed');
-    const watch = new EtcdWatch(this.stream, {
+    const watch = new EtcdWatch(this.shared, {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
       open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),

@@ -1,0 +1,97 @@
+import type { IEvent } from 'etcd3';
+import { SharedWatches } from './shared-watches.js';
+import type { WatchSink } from './watch-stream.js';
+
+/** The stream's side: each etcd watch asked for, with its sink and whether it was stopped. */
+interface Opened {
+  from: number;
+  sink: WatchSink;
+  stopped: boolean;
+}
+
+function fakeStream(): { opened: Opened[]; stream: { watch: (k: Buffer, e: Buffer, from: number, sink: WatchSink) => { stop(): void } } } {
+  const opened: Opened[] = [];
+  return {
+    opened,
+    stream: {
+      watch: (_k, _e, from, sink) => {
+        const o: Opened = { from, sink, stopped: false };
+        opened.push(o);
+        return { stop: () => (o.stopped = true) };
+      },
+    },
+  };
+}
+
+const ev = (revision: number): IEvent => ({ type: 'Put', kv: { key: Buffer.from('/p/a'), value: Buffer.from('{}'), mod_revision: String(revision), create_revision: '1', version: '1', lease: '0' } }) as IEvent;
+
+function recorder(): WatchSink & { got: (number | string)[] } {
+  const got: (number | string)[] = [];
+  return {
+    got,
+    events: (events) => got.push(...events.map((e) => Number(e.kv.mod_revision))),
+    progress: (r) => got.push(`progress ${r}`),
+    ended: (reason) => got.push(`ended ${reason.compactRevision ?? reason.message}`),
+  };
+}
+
+const P = Buffer.from('/p/');
+const END = Buffer.from('/p0');
+
+describe('SharedWatches', () => {
+  it('puts watches of a range that start at or after what was delivered on one etcd watch, each from its own revision', () => {
+    const { opened, stream } = fakeStream();
+    const shared = new SharedWatches(stream);
+    const a = recorder();
+    const b = recorder();
+    shared.watch(P, END, 10, a);
+    opened[0]!.sink.events([ev(11), ev(12)]);
+    shared.watch(P, END, 13, b);
+    expect(opened).toHaveLength(1);
+    opened[0]!.sink.events([ev(13), ev(14)]);
+    opened[0]!.sink.progress(16);
+    expect(a.got).toEqual([11, 12, 13, 14, 'progress 16']);
+    expect(b.got).toEqual([14, 'progress 16']);
+  });
+
+  it('starts another etcd watch for a watch from before what the shared one delivered, and keeps ranges apart', () => {
+    const { opened, stream } = fakeStream();
+    const shared = new SharedWatches(stream);
+    shared.watch(P, END, 10, recorder());
+    opened[0]!.sink.events([ev(15)]);
+    const late = recorder();
+    shared.watch(P, END, 12, late);
+    shared.watch(Buffer.from('/q/'), Buffer.from('/q0'), 15, recorder());
+    expect(opened.map((o) => o.from)).toEqual([10, 12, 15]);
+    opened[1]!.sink.events([ev(13), ev(15)]);
+    expect(late.got).toEqual([13, 15]);
+  });
+
+  it('stops the etcd watch with its last watcher, and a later watch starts a new one', () => {
+    const { opened, stream } = fakeStream();
+    const shared = new SharedWatches(stream);
+    const a = shared.watch(P, END, 10, recorder());
+    const b = shared.watch(P, END, 10, recorder());
+    a.stop();
+    expect(opened[0]!.stopped).toBe(false);
+    b.stop();
+    b.stop();
+    expect(opened[0]!.stopped).toBe(true);
+    shared.watch(P, END, 10, recorder());
+    expect(opened).toHaveLength(2);
+  });
+
+  it('ends every watcher when etcd ends the shared watch, and the next watch gets its own', () => {
+    const { opened, stream } = fakeStream();
+    const shared = new SharedWatches(stream);
+    const a = recorder();
+    const b = recorder();
+    shared.watch(P, END, 10, a);
+    const hb = shared.watch(P, END, 10, b);
+    opened[0]!.sink.ended({ compactRevision: 20, message: 'compacted' });
+    expect([a.got, b.got]).toEqual([['ended 20'], ['ended 20']]);
+    hb.stop();
+    shared.watch(P, END, 25, recorder());
+    expect(opened.map((o) => o.from)).toEqual([10, 25]);
+  });
+});
