@@ -57,7 +57,7 @@ export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: {
 }
 
 export function formatEtcdRatioTable(r: EtcdRatioResult): string {
-  const cpu = (c: EtcdRatioRow['cpuMsPerCsr']): string => `${c.apiserver} / ${c.controller} / ${c.clients} / ${c.etcd ?? '-'}`;
+  const cpu = (c: EtcdRatioRow['cpuMsPerCsr']): string => `${c.apiserver}${c.replicas ? ` (${c.replicas.join(' + ')})` : ''} / ${c.controller} / ${c.clients} / ${c.etcd ?? '-'}`;
   const line = (label: string, x: EtcdRatioRow): string[] => [label, String(x.csrsPerSec), String(x.p99Ms), String(x.errors), cpu(x.cpuMsPerCsr)];
   return [
     'e2e-etcd: closed loop x64, the same run on SQLite, etcd and etcd with two API servers',

@@ -75,8 +75,11 @@ export interface E2eBenchResult extends Machine {
   controllerRetriesPerCsr: number;
   /** `apiserver` adds up the replicas (etcd's own memory and CPU are not counted). */
   peakRssMb: { apiserver: number; controller: number };
-  /** CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process (the load generator), `etcd` the bench's etcd (on etcd). */
-  cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number };
+  /**
+   * CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process
+   * (the load generator), `etcd` the bench's etcd (on etcd), `replicas` each API server's share of `apiserver` (several replicas).
+   */
+  cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number; replicas?: number[] };
 }
 
 export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1 };
@@ -129,8 +132,8 @@ class IssuanceTracker {
 
 function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<E2eBenchResult['cpuMsPerCsr']> {
   const self = process.cpuUsage();
-  const apiserver = servers.reduce((sum, s) => sum + s.proc.cpuMs(), 0);
-  return { apiserver, controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000, etcd: etcd?.cpuMs() ?? 0 };
+  const replicas = servers.map((s) => s.proc.cpuMs());
+  return { apiserver: replicas.reduce((a, b) => a + b, 0), controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000, etcd: etcd?.cpuMs() ?? 0, replicas };
 }
 
 /** The API server process(es), and what stops them (and the bench's etcd). */
@@ -272,6 +275,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
         controller: perCsr(cpu1.controller - cpu0.controller),
         clients: perCsr(cpu1.clients - cpu0.clients),
         ...(started.etcd ? { etcd: perCsr(cpu1.etcd - cpu0.etcd) } : {}),
+        ...(servers.length > 1 ? { replicas: cpu1.replicas.map((c, i) => perCsr(c - (cpu0.replicas[i] ?? 0))) } : {}),
       },
       ...machine(),
     };
@@ -288,7 +292,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
   return [
     `e2e: apiserver (${r.params.storage}${r.params.replicas > 1 ? ` x${r.params.replicas}` : ''}) + controller processes; ${r.params.concurrency} bootstrap clients for ${r.params.durationMs / 1000} s, then ${r.params.fixedRate} CSRs/s for ${r.params.fixedRateMs / 1000} s; ` +
       `API requests per CSR ${r.apiRequestsPerCsr.total} (without Events ${r.apiRequestsPerCsr.csr}, Events ${r.apiRequestsPerCsr.events}, controller ${r.apiRequestsPerCsr.controller}, retries ${r.controllerRetriesPerCsr}); peak RSS apiserver ${r.peakRssMb.apiserver} MB, controller ${r.peakRssMb.controller} MB; ` +
-      `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}${r.cpuMsPerCsr.etcd === undefined ? '' : `, etcd ${r.cpuMsPerCsr.etcd}`}; ${r.cores} cores; node ${r.node}`,
+      `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}${r.cpuMsPerCsr.replicas ? ` (replicas ${r.cpuMsPerCsr.replicas.join(' + ')})` : ''}${r.cpuMsPerCsr.etcd === undefined ? '' : `, etcd ${r.cpuMsPerCsr.etcd}`}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
     `ratio to the bare server of this run: CSRs/s ÷ (bare creates/s ${r.bareCreatesPerSec} ÷ 4) = ${r.csrsToQuarterBareCreates.toFixed(3)} (goal 0.5)`,
   ].join('\n');
