@@ -4,6 +4,7 @@
  */
 
 import type { KObject } from './meta.js';
+import { PCR_KIND, PCR_RESOURCE, PCR_VERSIONS } from './pod-certificates.js';
 import { CTB_KIND, CTB_RESOURCE, CTB_VERSIONS } from './trust-bundles.js';
 
 export type Verb =
@@ -127,6 +128,11 @@ export const RESOURCES: readonly ResourceInfo[] = [
   }),
   // After certificates.k8s.io/v1, so v1 stays the group's preferred version (discovery lists versions in table order).
   ...CTB_VERSIONS.map((v) => resource('certificates.k8s.io', v, CTB_KIND, CTB_RESOURCE, { namespaced: false })),
+  ...PCR_VERSIONS.map((v) =>
+    resource('certificates.k8s.io', v, PCR_KIND, PCR_RESOURCE, {
+      subresources: [sub('status', PCR_KIND, 'certificates.k8s.io', v, ['get', 'patch', 'update'])],
+    }),
+  ),
   resource('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', {
     namespaced: false,
     verbs: CREATE_ONLY,

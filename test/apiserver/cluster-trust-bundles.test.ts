@@ -6,7 +6,7 @@
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { issueCertificate } from '../../src/pki/issue.js';
-import { raw, type RawResponse } from '../helpers/http.js';
+import { raw, rawAs, type Acting, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { kubectlWith } from '../kubectl/kubectl.js';
 
@@ -21,15 +21,7 @@ let caA: string;
 let caB: string;
 let leaf: string;
 
-type Who = 'admin' | { user: string; groups?: string[] };
-function as(who: Who, method: string, path: string, body?: unknown): Promise<RawResponse> {
-  const headers: Record<string, string> = {};
-  if (who !== 'admin') {
-    headers['Impersonate-User'] = who.user;
-    for (const g of who.groups ?? []) headers['Impersonate-Group'] = g;
-  }
-  return raw(srv, method, path, { body, headers });
-}
+const as = (who: Acting, method: string, path: string, body?: unknown): Promise<RawResponse> => rawAs(srv, who, method, path, body);
 
 const bundle = (name: string, trustBundle: string, signerName?: string, version = 'v1beta1'): Record<string, unknown> => ({
   apiVersion: `${G}/${version}`,

@@ -7,6 +7,7 @@ import { RESOURCES, type ResourceInfo } from '../../src/api/resources.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
+import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -46,6 +47,11 @@ async function bodyFor(r: ResourceInfo): Promise<Record<string, unknown>> {
   if (r.kind === 'CertificateSigningRequest') {
     const request = await createCertificateRequestPem({ privateKeyPem: generateKeyPair('ECDSA-P256').privateKeyPem, commonName: 'delete-me' });
     return { spec: { request: Buffer.from(request).toString('base64'), signerName: 'example.com/delete', usages: ['client auth'] } };
+  }
+  if (r.kind === 'PodCertificateRequest') {
+    const stub = await createStubPkcs10Request(generateKeyPair('ECDSA-P256').privateKeyPem);
+    const who = { podName: 'p', podUID: 'u1', serviceAccountName: 'sa', serviceAccountUID: 'u2', nodeName: 'n', nodeUID: 'u3' };
+    return { spec: { signerName: 'example.com/delete', ...who, stubPKCS10Request: stub.toString('base64') } };
   }
   if (r.kind === 'ClusterTrustBundle') return { spec: { trustBundle: (await createCertificateAuthority({ commonName: 'delete-me' })).certPem } };
   const body = bodies[key(r)];

@@ -149,3 +149,15 @@ export function openWatch(target: RawTarget, path: string, headers: Record<strin
     req.end();
   });
 }
+
+/** Who a request acts as: the target's admin, a user the admin impersonates (with groups), or nobody. */
+export type Acting = 'admin' | 'anonymous' | { user: string; groups?: string[] };
+
+/** `raw` as `who`: the admin's credential with Impersonate-User/-Group headers for a user. */
+export function rawAs(target: RawTarget, who: Acting, method: string, path: string, body?: unknown): Promise<RawResponse> {
+  if (who === 'admin') return raw(target, method, path, { body });
+  if (who === 'anonymous') return raw(target, method, path, { body, anonymous: true });
+  const headers: Record<string, string> = { 'Impersonate-User': who.user };
+  for (const g of who.groups ?? []) headers['Impersonate-Group'] = g;
+  return raw(target, method, path, { body, headers });
+}

@@ -154,6 +154,8 @@ describe('legacy discovery', () => {
       'certificatesigningrequests/approval',
       'certificatesigningrequests/status',
       'clustertrustbundles',
+      'podcertificaterequests',
+      'podcertificaterequests/status',
     ]);
     expect(serveDiscovery({ path: '/apis/example.com/v1', accept: '' })).toBeUndefined();
     expect(serveDiscovery({ path: '/api/v1/namespaces', accept: '' })).toBeUndefined();

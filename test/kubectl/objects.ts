@@ -1,6 +1,8 @@
 /** One object of every kind the server lists, as manifests kubectl can create. */
 import { RESOURCES, type ResourceInfo } from '../../src/api/resources.js';
 import { b64, csrPem, testCa } from '../csr/helpers.js';
+import { generateKeyPair } from '../../src/pki/keys.js';
+import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
 
 export const NS = 'kt';
 
@@ -28,6 +30,13 @@ export const resourceArg = (info: ResourceInfo): string =>
 /** What `-o name` prints: lower-case kind, qualified by group. */
 export const nameOf = (info: ResourceInfo, name: string): string =>
   `${info.kind.toLowerCase()}${info.group ? `.${info.group}` : ''}/${name}`;
+
+/** A PodCertificateRequest an admin may create (NodeRestriction only binds nodes to real pods). */
+async function pcrSample(): Promise<Record<string, unknown>> {
+  const stub = await createStubPkcs10Request(generateKeyPair('ECDSA-P256').privateKeyPem);
+  const spec = { signerName: 'example.com/workload', podName: 'p1', podUID: 'uid-p1', serviceAccountName: 'sa1', serviceAccountUID: 'uid-sa1' };
+  return { spec: { ...spec, nodeName: 'kt-node1', nodeUID: 'uid-node1', stubPKCS10Request: stub.toString('base64') } };
+}
 
 export async function samples(): Promise<Sample[]> {
   const rbac = 'rbac.authorization.k8s.io';
@@ -72,6 +81,8 @@ export async function samples(): Promise<Sample[]> {
     ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb0', { spec: { trustBundle: ca } }, 'v1'],
     ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb1', { spec: { trustBundle: ca } }, 'v1beta1'],
     ['certificates.k8s.io', 'clustertrustbundles', 'kt-ctb2', { spec: { trustBundle: ca } }, 'v1alpha1'],
+    ['certificates.k8s.io', 'podcertificaterequests', 'kt-pcr1', await pcrSample(), 'v1'],
+    ['certificates.k8s.io', 'podcertificaterequests', 'kt-pcr2', await pcrSample(), 'v1beta1'],
     [rbac, 'roles', 'r1', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }],
     [
       rbac,

@@ -9,13 +9,13 @@ import {
   SIGNER_KUBE_APISERVER_CLIENT,
   type CertificateSigningRequestSpec,
 } from '../../api/certificates.js';
-import type { KObject, UserInfo } from '../../api/meta.js';
+import type { KObject } from '../../api/meta.js';
 import { parseCertificateRequestPem } from '../../pki/csr.js';
 import { errors, type ApiError } from '../http/errors.js';
 import { sameBytes } from '../registry/certificates/bytes.js';
 import type { AdmissionAttributes } from '../registry/generic/admission.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
-import type { Authorizer } from '../authorization/authorizer.js';
+import { isAuthorizedForSignerName } from '../authorization/signers.js';
 import type { AdmissionPlugin } from './chain.js';
 import { bytesText } from '../registry/certificates/validation.js';
 
@@ -23,31 +23,6 @@ const signerNameOf = (obj: KObject): string => (obj.spec as Partial<CertificateS
 
 function admissionForbidden(obj: KObject, message: string): ApiError {
   return errors.admissionForbidden({ group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, name: obj.metadata?.name }, message);
-}
-
-async function allowed(authorizer: Authorizer, user: UserInfo, verb: string, name: string): Promise<boolean> {
-  try {
-    const decision = await authorizer.authorize({ user, verb, apiGroup: CERTIFICATES_GROUP, resource: 'signers', name });
-    return decision.allowed;
-  } catch {
-    // Upstream logs authorizer errors and treats them as a denial.
-    return false;
-  }
-}
-
-/**
- * Whether the user holds `verb` on the `signers` resource for this signer: by its exact name, or
- * by the wildcard `<domain>/*` for the part before the first slash.
- */
-export async function isAuthorizedForSignerName(
-  authorizer: Authorizer,
-  user: UserInfo,
-  verb: string,
-  signerName: string,
-): Promise<boolean> {
-  if (await allowed(authorizer, user, verb, signerName)) return true;
-  const domain = signerName.split('/')[0] ?? '';
-  return allowed(authorizer, user, verb, `${domain}/*`);
 }
 
 /** CertificateApproval: any update through /approval, checked against the stored signerName. */

@@ -10,7 +10,7 @@ import { CTB_RESOURCE, VERB_ATTEST, type ClusterTrustBundleSpec } from '../../ap
 import { errors } from '../http/errors.js';
 import { onlyGcFieldsChange } from '../registry/generic/meta.js';
 import type { AdmissionPlugin } from './chain.js';
-import { isAuthorizedForSignerName } from './certificates.js';
+import { isAuthorizedForSignerName } from '../authorization/signers.js';
 
 export const clusterTrustBundleAttest: AdmissionPlugin = {
   name: 'ClusterTrustBundleAttest',

@@ -127,6 +127,29 @@ export const GROUP_MESSAGES: Readonly<Record<string, MessageDesc>> = {
   // certificates.k8s.io ClusterTrustBundle: v1, v1beta1 and v1alpha1 (the same messages)
   ClusterTrustBundle: { metadata: [1, 'ObjectMeta'], spec: [2, 'ClusterTrustBundleSpec'] },
   ClusterTrustBundleSpec: { signerName: [1, 'string'], trustBundle: [2, 'string'] },
+  // certificates.k8s.io/v1 and v1beta1 (v1 reserves the deprecated 9 and 10, which only v1beta1 objects carry)
+  PodCertificateRequest: { metadata: [1, 'ObjectMeta'], spec: [2, 'PodCertificateRequestSpec'], status: [3, 'PodCertificateRequestStatus'] },
+  PodCertificateRequestSpec: {
+    signerName: [1, 'string'],
+    podName: [2, 'string'],
+    podUID: [3, 'string'],
+    serviceAccountName: [4, 'string'],
+    serviceAccountUID: [5, 'string'],
+    nodeName: [6, 'string'],
+    nodeUID: [7, 'string'],
+    maxExpirationSeconds: [8, 'int32', 'p'],
+    pkixPublicKey: [9, 'bytes'],
+    proofOfPossession: [10, 'bytes'],
+    unverifiedUserAnnotations: [11, 'string', 'm'],
+    stubPKCS10Request: [12, 'bytes'],
+  },
+  PodCertificateRequestStatus: {
+    conditions: [1, 'Condition', 'r'],
+    certificateChain: [2, 'string'],
+    notBefore: [4, 'Time'],
+    beginRefreshAt: [5, 'Time'],
+    notAfter: [6, 'Time'],
+  },
   // coordination.k8s.io/v1
   Lease: { metadata: [1, 'ObjectMeta'], spec: [2, 'LeaseSpec'] },
   LeaseSpec: {

@@ -28,6 +28,9 @@ export interface GoSyntax {
   goSyntax: string;
 }
 
+/** field.OmitValueType: an Invalid (or other valued) error that prints no value at all. */
+export const OMIT_VALUE: unique symbol = Symbol('omit value');
+
 function isGoSyntax(value: unknown): value is GoSyntax {
   return typeof value === 'object' && value !== null && typeof (value as GoSyntax).goSyntax === 'string';
 }
@@ -46,6 +49,7 @@ export function formatValue(value: unknown): string {
 /** The message body after the field path (field.Error.ErrorBody). */
 export function errorBody(e: FieldError): string {
   const withDetail = (s: string): string => (e.detail ? `${s}: ${e.detail}` : s);
+  if (e.value === OMIT_VALUE) return withDetail(TYPE_TEXT[e.type]);
   switch (e.type) {
     case 'FieldValueRequired':
       return withDetail('Required value');
@@ -69,6 +73,19 @@ export function errorBody(e: FieldError): string {
       return withDetail(`Invalid value: ${formatValue(e.value)}`);
   }
 }
+
+const TYPE_TEXT: Record<FieldErrorType, string> = {
+  FieldValueInvalid: 'Invalid value',
+  FieldValueRequired: 'Required value',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueForbidden: 'Forbidden',
+  FieldValueDuplicate: 'Duplicate value',
+  FieldValueTooLong: 'Too long',
+  FieldValueTooMany: 'Too many',
+  FieldValueNotFound: 'Not found',
+  FieldValueTypeInvalid: 'Invalid value',
+  InternalError: 'Internal error',
+};
 
 /** `field: body`, the text of one error inside an Invalid message. */
 export function fieldErrorString(e: FieldError): string {

@@ -5,6 +5,7 @@ import { CORE_SCHEMAS } from './schemas-core.js';
 import { GROUP_SCHEMAS } from './schemas-groups.js';
 import { META_SCHEMAS } from './schemas-meta.js';
 import { POD_SCHEMAS } from './schemas-pod.js';
+import { POD_CERTIFICATE_SCHEMAS } from './schemas-pod-certificates.js';
 
 export const ALL_SCHEMAS: Readonly<Schemas> = {
   ...META_SCHEMAS,
@@ -12,6 +13,7 @@ export const ALL_SCHEMAS: Readonly<Schemas> = {
   ...POD_SCHEMAS,
   ...AUTH_SCHEMAS,
   ...GROUP_SCHEMAS,
+  ...POD_CERTIFICATE_SCHEMAS,
 };
 
 const key = (g: GVK): string => `${g.group}/${g.version}/${g.kind}`;

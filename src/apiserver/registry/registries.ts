@@ -11,6 +11,7 @@ import { errors, type Target } from '../http/errors.js';
 import { type Store, storageKey } from '../storage/store.js';
 import { csrStrategy } from './certificates/csr.js';
 import { clusterTrustBundleStore, clusterTrustBundleStrategies } from './certificates/cluster-trust-bundle.js';
+import { podCertificateRequestStore, podCertificateRequestStrategies } from './certificates/pod-certificate-request.js';
 import { configMapStrategy } from './core/configmap.js';
 import { controllerRevisionStrategy } from './apps/controller-revision.js';
 import { coreEventStrategy } from './core/event.js';
@@ -44,6 +45,7 @@ const builtinStrategies = (serviceRange: ServiceRange): readonly Strategy[] => [
   controllerRevisionStrategy,
   csrStrategy,
   ...clusterTrustBundleStrategies,
+  ...podCertificateRequestStrategies,
 ];
 
 /**
@@ -163,7 +165,9 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
         ? eventsV1Store(store)
         : clusterTrustBundleStrategies.includes(strategy)
           ? clusterTrustBundleStore(store, strategy.info)
-          : store;
+          : podCertificateRequestStrategies.includes(strategy)
+            ? podCertificateRequestStore(store, strategy.info)
+            : store;
     registries.set(id, new GenericRegistry(strategy, { store: own, checkNamespace, hooks, admission }));
   }
 

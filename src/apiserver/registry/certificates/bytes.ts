@@ -104,17 +104,14 @@ export function sameBytes(a: unknown, b: unknown): boolean {
   return fieldBytes(a).equals(fieldBytes(b));
 }
 
+/** One []byte field of a body: its value, the Go struct holding it and its JSON path. */
+export type ByteField = [value: unknown, goType: string, path: string];
+
 /**
  * The decode step upstream runs before any strategy: each []byte field must be a string of valid
  * base64. Throws the 400 that the body decoder gives (`... cannot be handled as a ...: <why>`).
  */
-export function checkBytesFields(obj: Record<string, unknown>): void {
-  const spec = obj.spec as Record<string, unknown> | undefined;
-  const status = obj.status as Record<string, unknown> | undefined;
-  const fields: [unknown, string, string][] = [
-    [spec?.request, 'CertificateSigningRequestSpec', 'spec.request'],
-    [status?.certificate, 'CertificateSigningRequestStatus', 'status.certificate'],
-  ];
+export function checkByteFields(kind: string, version: string, fields: readonly ByteField[]): void {
   for (const [value, goType, path] of fields) {
     try {
       fieldBytes(value);
@@ -123,9 +120,19 @@ export function checkBytesFields(obj: Record<string, unknown>): void {
         err instanceof Base64Error
           ? err.message
           : `json: cannot unmarshal ${goJsonKind(value)} into Go struct field ${goType}.${path} of type []uint8`;
-      throw errors.badRequest(`CertificateSigningRequest in version "v1" cannot be handled as a CertificateSigningRequest: ${why}`);
+      throw errors.badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${why}`);
     }
   }
+}
+
+/** checkByteFields for a CertificateSigningRequest's spec.request and status.certificate. */
+export function checkBytesFields(obj: Record<string, unknown>): void {
+  const spec = obj.spec as Record<string, unknown> | undefined;
+  const status = obj.status as Record<string, unknown> | undefined;
+  checkByteFields('CertificateSigningRequest', 'v1', [
+    [spec?.request, 'CertificateSigningRequestSpec', 'spec.request'],
+    [status?.certificate, 'CertificateSigningRequestStatus', 'status.certificate'],
+  ]);
 }
 
 /** Go's `%#v` of a []byte, which is how field errors print a bad spec.request. */

@@ -18,6 +18,11 @@ export interface StoreConversion {
   fromStorage(obj: KObject): KObject;
   /** From the served version to the storage version; must not change its argument. */
   toStorage(obj: KObject): KObject;
+  /**
+   * On update, from the served version to the storage version given the stored object: for a served
+   * version lacking fields the storage version has, which must survive a write through it.
+   */
+  toStorageOver?(obj: KObject, stored: KObject | undefined): KObject;
 }
 
 export class ConvertedStore implements Store {
@@ -77,7 +82,10 @@ export class ConvertedStore implements Store {
   }
 
   async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
-    return this.stored(await this.inner.update(this.storageKey(key), this.conv.toStorage(object), expectedRevision));
+    const storageKey = this.storageKey(key);
+    const over = this.conv.toStorageOver;
+    const converted = over ? over(object, (await this.inner.get(storageKey))?.object) : this.conv.toStorage(object);
+    return this.stored(await this.inner.update(storageKey, converted, expectedRevision));
   }
 
   async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
