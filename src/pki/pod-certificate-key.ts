@@ -1,7 +1,8 @@
 /**
- * The keys of PodCertificateRequests (KEP-4317): which of the six key types a public key is, and the
- * deprecated v1beta1 proof of possession (a signature over the ASCII pod UID). Shared by the API
- * server's validation and the workload signer (which denies key types it does not issue for).
+ * The keys of PodCertificateRequests (KEP-4317) as the API server judges them: upstream's verdict on a
+ * key type (with its refusal texts), the deprecated v1beta1 proof of possession (a signature over the
+ * ASCII pod UID), and the stub PKCS#10 request a kubelet sends (for tests and simulated kubelets).
+ * A signer's own key policy uses pod-key-types.ts.
  */
 import crypto from 'node:crypto';
 import type { PcrKeyType } from '../api/pod-certificates.js';
@@ -74,16 +75,6 @@ export function pcrKeyVerdict(spki: Uint8Array): PcrKeyVerdict {
   if (oid === OID_EC) return ecVerdict(params?.tag === TAG.OID ? decodeOid(value(spki, params)) : undefined);
   if (oid === OID_RSA) return rsaVerdict(rsaModulusBits(describeSpki(spki).keyBits));
   return { refusal: UNKNOWN };
-}
-
-/** The key type of an SPKI, or undefined when it is not one of the six (for signers' policies). */
-export function pcrKeyType(spki: Uint8Array): PcrKeyType | undefined {
-  try {
-    const verdict = pcrKeyVerdict(spki);
-    return 'keyType' in verdict ? verdict.keyType : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

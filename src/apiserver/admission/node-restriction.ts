@@ -3,7 +3,8 @@
  * server serves: a kubelet may write only its own Node (never its taints, ownerReferences or
  * labels outside the kubelet's set — CVE-2025-5187 came from ownerReferences), only its own Lease
  * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself, and
- * service-account tokens only bound (by uid) to a pod that runs on it.
+ * service-account tokens only bound (by uid) to a pod that runs on it, PodCertificateRequests only
+ * for its own pods (node-restriction-pcr.ts).
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
  */
@@ -16,6 +17,7 @@ import { errors } from '../http/errors.js';
 import { podReferences } from '../authorization/node/node-graph.js';
 import type { AdmissionAttributes } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
+import { admitPodCertificateRequest } from './node-restriction-pcr.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');
 const podsInfo = findResource('', 'v1', 'pods');
@@ -180,6 +182,7 @@ export function nodeRestriction(): AdmissionPlugin {
       else if (gr === 'leases.coordination.k8s.io') admitLease(id.nodeName, a, r);
       else if (gr === 'pods.') await admitPod(id.nodeName, a, r);
       else if (gr === 'serviceaccounts.') await admitTokenRequest(id.nodeName, a, r);
+      else if (gr === 'podcertificaterequests.certificates.k8s.io') await admitPodCertificateRequest(id.nodeName, a, (m) => r.forbid(m));
     },
   };
 }

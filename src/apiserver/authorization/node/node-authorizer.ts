@@ -4,11 +4,14 @@
  * serves. Secrets, ConfigMaps and service-account tokens only through pods bound to the node; its
  * own Node by name (every node may create, update and patch Nodes: NodeRestriction then limits
  * that to its own); Leases only its own in kube-node-lease; pods by binding or a
- * `spec.nodeName=NAME` field selector; the rest by upstream's static node rules (CSRs, Events,
- * reviews). It never denies outright: without an allow the next authorizer (RBAC) is asked, and
+ * `spec.nodeName=NAME` field selector (PodCertificateRequests too, which it may also create); the
+ * rest by upstream's static node rules (CSRs, Events, reviews). It never denies outright: without an allow the next authorizer (RBAC) is asked, and
  * the reason given here is what the 403 says, in upstream's words.
  */
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../../api/nodes.js';
+import { PCR_RESOURCE, PCR_VERSIONS } from '../../../api/pod-certificates.js';
+import { findResource } from '../../../api/resources.js';
+import { record, text } from '../../../lib/json.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
 import { podOnNode, reachableFromNode, type RelatedKind } from './node-graph.js';
@@ -16,6 +19,7 @@ import { ruleAllows } from '../rbac/rbac-authorizer.js';
 import { NODE_RULES } from '../rbac/default-policy.js';
 
 const READ = ['get', 'list', 'watch'];
+const PCR_INFO = findResource('certificates.k8s.io', PCR_VERSIONS[0], PCR_RESOURCE);
 
 /** Pod writes a node may attempt (NodeRestriction narrows them to its own pods), by subresource. */
 const POD_WRITES: Record<string, string[] | undefined> = { '': ['create', 'delete'], status: ['update', 'patch'], eviction: ['create'] };
@@ -64,6 +68,21 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     return POD_WRITES[sub]?.includes(a.verb) ? allow : noOpinion();
   };
 
+  /**
+   * PodCertificateRequests: create (NodeRestriction then checks the pod is its own), list and watch
+   * pinned to it by a spec.nodeName field selector (the kubelet's informer), get of one naming it.
+   */
+  const podCertificateRequest = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+    if (a.subresource) return noOpinion('can only create podcertificaterequests, and read its own');
+    if (a.verb === 'create') return allow;
+    if ((a.verb === 'list' || a.verb === 'watch') && selectsNode(a.fieldSelector, nodeName)) return allow;
+    if (a.verb === 'get' && a.name && PCR_INFO) {
+      const pcr = await o.objects.get(PCR_INFO, a.namespace, a.name);
+      return pcr && text(record(pcr.spec).nodeName) === nodeName ? allow : noRelationship(nodeName);
+    }
+    return noOpinion(`can only create podcertificaterequests, or get/list/watch those with spec.nodeName=${nodeName}`);
+  };
+
   /** The kinds whose access is subdivided per node; the rest follow NODE_RULES. */
   const subdivided: Record<string, ((nodeName: string, a: AuthorizationAttributes) => Decision | Promise<Decision>) | undefined> = {
     'secrets.': (n, a) => readNamespaced(n, 'secrets', a),
@@ -72,6 +91,7 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     'leases.coordination.k8s.io': authorizeLease,
     'nodes.': authorizeNode,
     'pods.': pod,
+    'podcertificaterequests.certificates.k8s.io': podCertificateRequest,
   };
 
   return {

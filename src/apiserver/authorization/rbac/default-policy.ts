@@ -92,6 +92,8 @@ export const NODE_RULES: readonly PolicyRule[] = [
   policyRule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
   // For the kubelet's clusterTrustBundle projected volumes (upstream grants nodes, and nobody else, by default).
   policyRule(READ, ['certificates.k8s.io'], ['clustertrustbundles']),
+  // For the kubelet's podCertificate projected volumes (the Node authorizer narrows reads to its own).
+  policyRule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['podcertificaterequests']),
   policyRule(['get', 'create', 'update', 'patch', 'delete'], ['coordination.k8s.io'], ['leases']),
   policyRule(['create'], [''], ['serviceaccounts/token']),
 ];
