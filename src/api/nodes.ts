@@ -3,7 +3,9 @@
  * `system:node:<name>` and membership of `system:nodes`. Shared by the Node authorizer, the
  * NodeRestriction admission and the serving-certificate approver, so all three agree exactly.
  */
+import type { V1NodeSpec, V1NodeStatus } from '@kubernetes/client-node';
 import type { KObject } from './meta.js';
+import type { Wire } from './wire.js';
 
 export const NODE_USER_PREFIX = 'system:node:';
 export const NODES_GROUP = 'system:nodes';
@@ -26,7 +28,11 @@ export interface NodeAddress {
   address: string;
 }
 
-/** A core/v1 Node as far as kube-identity reads one: the addresses its kubelet reports. */
+/**
+ * A core/v1 Node as it travels as JSON (the served schema models every field). Its addresses keep
+ * type and address required: the serving approver reads them from Nodes its kubelets reported.
+ */
 export interface Node extends KObject {
-  status?: { addresses?: NodeAddress[] };
+  spec?: Wire<V1NodeSpec>;
+  status?: Wire<Omit<V1NodeStatus, 'addresses'>> & { addresses?: NodeAddress[] };
 }

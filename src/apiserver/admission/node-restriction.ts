@@ -8,22 +8,24 @@
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
  */
-import type { KObject } from '../../api/meta.js';
-import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../api/nodes.js';
-import { findResource, type ResourceInfo } from '../../api/resources.js';
-import { record, records, text } from '../../lib/json.js';
+import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
+import type { Pod } from '../../api/pods.js';
+import { findResource, type ResourceOf } from '../../api/resources.js';
+import { record, text } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
 import { podReferences } from '../authorization/node/node-graph.js';
-import type { AdmissionAttributes } from '../registry/generic/admission.js';
+import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 import { admitPodCertificateRequest } from './node-restriction-pcr.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');
 const podsInfo = findResource('', 'v1', 'pods');
 if (!nodesInfo || !podsInfo) throw new Error('nodes or pods missing from RESOURCES');
-const NODES: ResourceInfo = nodesInfo;
-const PODS: ResourceInfo = podsInfo;
+const NODES: ResourceOf<Node> = nodesInfo;
+const PODS: ResourceOf<Pod> = podsInfo;
+
+type NodeSpec = NonNullable<Node['spec']>;
 
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 const NODE_RESTRICTION_LABEL_NS = 'node-restriction.kubernetes.io';
@@ -77,19 +79,21 @@ class Refusal {
   }
 }
 
-function admitNodeCreate(nodeName: string, node: KObject, r: Refusal): void {
-  if (record(node.spec).configSource != null) r.forbid(`node "${nodeName}" is not allowed to create pods with a non-nil configSource`);
+function admitNodeCreate(nodeName: string, node: Node, r: Refusal): void {
+  if (node.spec?.configSource != null) r.forbid(`node "${nodeName}" is not allowed to create pods with a non-nil configSource`);
   const bad = forbiddenLabels(modifiedLabels(node.metadata?.labels, undefined));
   if (bad.length > 0) r.forbid(`node "${nodeName}" is not allowed to set the following labels: ${bad.join(', ')}`);
 }
 
-function admitNodeUpdate(nodeName: string, node: KObject, old: KObject, r: Refusal): void {
-  const spec = record(node.spec);
-  const oldSpec = record(old.spec);
+function admitNodeSpecUpdate(nodeName: string, spec: NodeSpec, oldSpec: NodeSpec, r: Refusal): void {
   if (spec.configSource != null && !deepEqual(spec.configSource, oldSpec.configSource)) {
     r.forbid(`node "${nodeName}" is not allowed to update configSource to a new non-nil configSource`);
   }
   if (!deepEqual(spec.taints ?? [], oldSpec.taints ?? [])) r.forbid(`node "${nodeName}" is not allowed to modify taints`);
+}
+
+function admitNodeUpdate(nodeName: string, node: Node, old: Node, r: Refusal): void {
+  admitNodeSpecUpdate(nodeName, node.spec ?? {}, old.spec ?? {}, r);
   if (!deepEqual(node.metadata?.ownerReferences ?? [], old.metadata?.ownerReferences ?? [])) {
     r.forbid(`node "${nodeName}" is not allowed to modify ownerReferences`);
   }
@@ -98,6 +102,7 @@ function admitNodeUpdate(nodeName: string, node: KObject, old: KObject, r: Refus
 }
 
 function admitNode(nodeName: string, a: AdmissionAttributes, r: Refusal): void {
+  if (!writesObjectsOf(a, NODES)) r.forbid(`unexpected node subresource "${a.subresource}"`);
   if (a.name !== nodeName) r.forbid(`node "${nodeName}" is not allowed to modify node "${a.name}"`);
   if (a.operation === 'CREATE') admitNodeCreate(nodeName, a.object, r);
   if (a.operation === 'UPDATE' && a.oldObject) admitNodeUpdate(nodeName, a.object, a.oldObject, r);
@@ -109,7 +114,7 @@ function admitLease(nodeName: string, a: AdmissionAttributes, r: Refusal): void 
 }
 
 /** A mirror pod's single owner: this node's Node object, as controller, with its current uid. */
-async function admitMirrorOwner(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+async function admitMirrorOwner(nodeName: string, a: AdmissionAttributes<Pod>, r: Refusal): Promise<void> {
   const owners = a.object.metadata?.ownerReferences ?? [];
   if (owners.length > 1) r.forbid(`node "${nodeName}" can only create pods with a single owner reference set to itself`);
   const owner = owners[0];
@@ -124,29 +129,29 @@ async function admitMirrorOwner(nodeName: string, a: AdmissionAttributes, r: Ref
 }
 
 /** A mirror pod: annotated, bound to this node, owned by this node's Node object, referencing nothing. */
-async function admitPodCreate(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
+async function admitPodCreate(nodeName: string, a: AdmissionAttributes<Pod>, r: Refusal): Promise<void> {
   const pod = a.object;
   if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] === undefined) {
     r.forbid(`pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${nodeName}" can only create mirror pods`);
   }
-  if (text(record(pod.spec).nodeName) !== nodeName) r.forbid(`node "${nodeName}" can only create pods with spec.nodeName set to itself`);
+  if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid(`node "${nodeName}" can only create pods with spec.nodeName set to itself`);
   await admitMirrorOwner(nodeName, a, r);
   if (podReferences(pod, 'secrets').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference secrets`);
   if (podReferences(pod, 'configmaps').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference configmaps`);
-  if (records(record(pod.spec).volumes).some((v) => v.persistentVolumeClaim != null)) {
+  if ((pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim != null)) {
     r.forbid(`node "${nodeName}" can not create pods that reference persistentvolumeclaims`);
   }
 }
 
 async function admitPod(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
-  const boundHere = (obj: KObject | undefined): boolean => text(record(obj?.spec).nodeName) === nodeName;
+  if (!writesObjectsOf(a, PODS)) r.forbid(`unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
+  const boundHere = (pod: Pod | undefined): boolean => (pod?.spec?.nodeName ?? '') === nodeName;
   if (a.subresource === 'status') {
     if (a.operation !== 'UPDATE') r.forbid(`unexpected operation "${a.operation}"`);
     if (!boundHere(a.oldObject)) r.forbid(`node "${nodeName}" can only update pod status for pods with spec.nodeName set to itself`);
     if (!deepEqual(a.object.metadata?.labels ?? {}, a.oldObject?.metadata?.labels ?? {})) r.forbid(`node "${nodeName}" cannot update labels through pod status`);
     return;
   }
-  if (a.subresource !== '') r.forbid(`unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
   if (a.operation === 'CREATE') return admitPodCreate(nodeName, a, r);
   if (a.operation === 'DELETE') {
     if (!boundHere(a.oldObject)) r.forbid(`node "${nodeName}" can only delete pods with spec.nodeName set to itself`);
@@ -166,7 +171,7 @@ async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Re
   if (text(ref.uid) !== pod.metadata?.uid) {
     r.forbid(`the UID in the bound object reference (${text(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
-  if (text(record(pod.spec).nodeName) !== nodeName) r.forbid('node requested token bound to a pod scheduled on a different node');
+  if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid('node requested token bound to a pod scheduled on a different node');
 }
 
 export function nodeRestriction(): AdmissionPlugin {

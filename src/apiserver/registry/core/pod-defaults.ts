@@ -4,7 +4,7 @@
  * every volume source's defaults, and per container (init, app and ephemeral) SetDefaults_Container,
  * SetDefaults_ContainerPort, SetDefaults_Probe and SetDefaults_ObjectFieldSelector.
  */
-import type { KObject } from '../../../api/meta.js';
+import type { Container, Pod, PodSpec } from '../../../api/pods.js';
 import { isRecord, record, records } from '../../../lib/json.js';
 
 type Obj = Record<string, unknown>;
@@ -53,7 +53,10 @@ function defaultFieldRef(holder: unknown): void {
   if (isRecord(holder) && isRecord(holder.fieldRef) && !holder.fieldRef.apiVersion) holder.fieldRef.apiVersion = 'v1';
 }
 
-/** setDefaults_Volume (a volume naming no source is an emptyDir) and each source's defaults. */
+/**
+ * setDefaults_Volume (a volume naming no source is an emptyDir) and each source's defaults. The
+ * sources are free-form in the served schema, so they are read as untyped JSON.
+ */
 function defaultVolume(v: Obj): void {
   if (!VOLUME_SOURCES.some((k) => v[k] !== undefined)) v.emptyDir = {};
   for (const k of DEFAULT_MODE_SOURCES) {
@@ -75,7 +78,10 @@ function defaultVolume(v: Obj): void {
   }
 }
 
-/** SetDefaults_Container and SetDefaults_ContainerPort. */
+/**
+ * SetDefaults_Container and SetDefaults_ContainerPort. Read as untyped JSON: ephemeral containers
+ * are free-form in the served schema, so nothing in them has a known type.
+ */
 function defaultContainer(c: Obj): void {
   for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) defaultProbe(probe);
   if (!c.imagePullPolicy) c.imagePullPolicy = imageTag(typeof c.image === 'string' ? c.image : '') === 'latest' ? 'Always' : 'IfNotPresent';
@@ -85,8 +91,8 @@ function defaultContainer(c: Obj): void {
   for (const env of records(c.env)) defaultFieldRef(env.valueFrom);
 }
 
-/** SetDefaults_Pod's part per container: requests default to limits where not given. */
-function requestsFromLimits(c: Obj): void {
+/** SetDefaults_Pod's part per container: requests default to limits where not given (resources are free-form). */
+function requestsFromLimits(c: Container): void {
   const resources = record(c.resources);
   if (!isRecord(resources.limits)) return;
   const requests = isRecord(resources.requests) ? resources.requests : {};
@@ -95,26 +101,26 @@ function requestsFromLimits(c: Obj): void {
 }
 
 /** SetDefaults_PodSpec. */
-function defaultPodSpec(spec: Obj): void {
+function defaultPodSpec(spec: PodSpec): void {
   if (!spec.dnsPolicy) spec.dnsPolicy = 'ClusterFirst';
   if (!spec.restartPolicy) spec.restartPolicy = 'Always';
   if (spec.securityContext === undefined) spec.securityContext = {};
   if (spec.terminationGracePeriodSeconds === undefined) spec.terminationGracePeriodSeconds = 30;
   if (!spec.schedulerName) spec.schedulerName = 'default-scheduler';
-  for (const v of records(spec.volumes)) defaultVolume(v);
+  for (const v of spec.volumes ?? []) defaultVolume(v);
 }
 
-export function setPodDefaults(obj: KObject): void {
-  if (!isRecord(obj.spec)) return;
+export function setPodDefaults(obj: Pod): void {
   const spec = obj.spec;
+  if (!spec) return;
   defaultPodSpec(spec);
   // SetDefaults_Pod: enableServiceLinks, host-network ports (hostPort = containerPort).
   if (spec.enableServiceLinks === undefined) spec.enableServiceLinks = true;
   for (const list of [spec.initContainers, spec.containers]) {
-    for (const c of records(list)) {
+    for (const c of list ?? []) {
       defaultContainer(c);
       requestsFromLimits(c);
-      if (spec.hostNetwork === true) for (const port of records(c.ports)) if (port.hostPort === undefined) port.hostPort = port.containerPort;
+      if (spec.hostNetwork === true) for (const port of c.ports ?? []) if (port.hostPort === undefined) port.hostPort = port.containerPort;
     }
   }
   // Ephemeral containers get the container defaults, not the Pod-level resource and host-port ones.

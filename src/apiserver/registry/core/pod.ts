@@ -2,12 +2,13 @@
  * Pods and Nodes, minimal: enough for bound tokens (pod/node references) and `kubectl get`.
  * Spec and status are split between the main resource and /status, as upstream does.
  */
-import type { KObject } from '../../../api/meta.js';
+import type { Node } from '../../../api/nodes.js';
+import type { Pod } from '../../../api/pods.js';
 import { findResource } from '../../../api/resources.js';
 import { forbidden, required } from '../../http/field-errors.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
-import { record, records, text } from '../../../lib/json.js';
+import { isRecord, list } from '../../../lib/json.js';
 import { setPodDefaults } from './pod-defaults.js';
 
 const podInfo = findResource('', 'v1', 'pods');
@@ -23,35 +24,36 @@ export const statusOnly: SubresourceStrategy = {
   validateUpdate: () => [],
 };
 
-function podCells(obj: KObject, now: Date): unknown[] {
-  const spec = record(obj.spec);
-  const status = record(obj.status);
-  const statuses = records(status.containerStatuses);
+function podCells(obj: Pod, now: Date): unknown[] {
+  const spec = obj.spec ?? {};
+  const status = obj.status ?? {};
+  // Container statuses and readiness gates are free-form in the served schema: only objects count.
+  const statuses = list(status.containerStatuses).filter(isRecord);
   const ready = statuses.filter((c) => c.ready === true).length;
   const restarts = statuses.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0);
-  const reason = obj.metadata?.deletionTimestamp ? 'Terminating' : text(status.reason) || text(status.phase);
-  const gates = records(spec.readinessGates);
+  const reason = obj.metadata?.deletionTimestamp ? 'Terminating' : status.reason || status.phase || '';
+  const gates = list(spec.readinessGates);
   return [
     obj.metadata?.name ?? '',
-    `${ready}/${records(spec.containers).length}`,
+    `${ready}/${(spec.containers ?? []).length}`,
     reason,
     restarts,
     ageCell(obj.metadata?.creationTimestamp, now),
-    text(status.podIP) || '<none>',
-    text(spec.nodeName) || '<none>',
-    text(status.nominatedNodeName) || '<none>',
+    status.podIP || '<none>',
+    spec.nodeName || '<none>',
+    status.nominatedNodeName || '<none>',
     gates.length === 0 ? '<none>' : `0/${gates.length}`,
   ];
 }
 
-export const podStrategy: Strategy = {
+export const podStrategy: Strategy<Pod> = {
   info: podInfo,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   setDefaults: setPodDefaults,
   prepareForCreate(obj) {
-    const spec = record(obj.spec);
-    const sa = text(spec.serviceAccountName) || text(spec.serviceAccount) || 'default';
+    const spec = obj.spec ?? {};
+    const sa = spec.serviceAccountName || spec.serviceAccount || 'default';
     obj.spec = { ...spec, serviceAccountName: sa, serviceAccount: sa };
     obj.status = { phase: 'Pending' };
   },
@@ -59,10 +61,10 @@ export const podStrategy: Strategy = {
     obj.status = old.status;
   },
   validate(obj) {
-    const spec = record(obj.spec);
-    const errs = records(spec.containers).length === 0 ? [required('spec.containers')] : [];
+    const spec = obj.spec ?? {};
+    const errs = (spec.containers ?? []).length === 0 ? [required('spec.containers')] : [];
     // ValidatePodCreate: ephemeral containers only arrive through the pods/ephemeralcontainers subresource.
-    if (records(spec.ephemeralContainers).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+    if ((spec.ephemeralContainers ?? []).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
     return errs;
   },
   subresources: { status: statusOnly },
@@ -82,14 +84,14 @@ export const podStrategy: Strategy = {
   },
 };
 
-function nodeStatus(obj: KObject): string {
-  const ready = records(record(obj.status).conditions).find((c) => c.type === 'Ready');
+function nodeStatus(obj: Node): string {
+  const ready = (obj.status?.conditions ?? []).find((c) => c.type === 'Ready');
   let s = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
-  if (record(obj.spec).unschedulable === true) s += ',SchedulingDisabled';
+  if (obj.spec?.unschedulable === true) s += ',SchedulingDisabled';
   return s;
 }
 
-export const nodeStrategy: Strategy = {
+export const nodeStrategy: Strategy<Node> = {
   info: nodeInfo,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
@@ -115,7 +117,7 @@ export const nodeStrategy: Strategy = {
         nodeStatus(obj),
         roles.length > 0 ? roles.sort().join(',') : '<none>',
         ageCell(obj.metadata?.creationTimestamp, now),
-        text(record(record(obj.status).nodeInfo).kubeletVersion),
+        obj.status?.nodeInfo?.kubeletVersion ?? '',
       ];
     },
   },

@@ -5,12 +5,12 @@
  * validated and passed the kind's own checks, and refuses by throwing an ApiError (403 for policy).
  */
 import type { KObject } from '../../../api/meta.js';
-import type { ResourceInfo } from '../../../api/resources.js';
+import type { ResourceInfo, ResourceOf } from '../../../api/resources.js';
 import type { RequestContext } from './strategy.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
-export interface AdmissionAttributes {
+export interface AdmissionAttributes<T extends KObject = KObject> {
   operation: AdmissionOperation;
   info: ResourceInfo;
   /** '' for the main resource. */
@@ -18,10 +18,19 @@ export interface AdmissionAttributes {
   namespace: string | undefined;
   name: string;
   /** The object as it will be written; for DELETE, the stored object. */
-  object: KObject;
+  object: T;
   /** The stored object, for UPDATE and DELETE. */
-  oldObject: KObject | undefined;
+  oldObject: T | undefined;
   ctx: RequestContext;
+}
+
+/**
+ * Whether `a` writes objects of `resource` itself: its main resource or /status (other subresources
+ * carry other kinds, such as a TokenRequest). The registry admits only objects of that kind, so they
+ * have the resource's type; upstream's plugins assert the admitted object's Go type at this point.
+ */
+export function writesObjectsOf<T extends KObject>(a: AdmissionAttributes, resource: ResourceOf<T>): a is AdmissionAttributes<T> {
+  return a.info.group === resource.group && a.info.plural === resource.plural && (a.subresource === '' || a.subresource === 'status');
 }
 
 /** The validating phase of admission (upstream's ValidationInterface). */
