@@ -79,19 +79,17 @@ export class WatchStream {
     this.ended = true;
     this.queue.length = 0;
     this.queuedBytes = 0;
-    // Node 24's end() leaves what a cork holds unsent (Node 20's flushed it): the last events (a 410 ERROR) would be lost.
-    if (this.corked) {
-      this.corked = false;
-      this.res.uncork();
-    }
     this.res.end();
   }
 
   private write(line: string): void {
-    // Events published in one turn (a committed group of writes) leave in one socket write, not one each.
+    // Events published in one turn (a committed group of writes) leave in one socket write, not one
+    // each. The socket is corked, not the response: a corked response holds chunks back without
+    // backpressure or 'drain' (Node 24: a watcher that fell behind stalled for good), and its end()
+    // left them unsent. end() uncorks the socket fully.
     if (!this.corked) {
       this.corked = true;
-      this.res.cork();
+      this.res.socket?.cork();
       process.nextTick(() => this.uncork());
     }
     if (!this.res.write(line) && !this.blocked) {
@@ -102,8 +100,8 @@ export class WatchStream {
 
   private uncork(): void {
     this.corked = false;
-    // end() has already uncorked; the socket may serve another response by now.
-    if (!this.ended) this.res.uncork();
+    // end() has already uncorked fully; the socket may serve another response by now.
+    if (!this.ended) this.res.socket?.uncork();
   }
 
   private drain(): void {
