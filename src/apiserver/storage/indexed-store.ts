@@ -14,7 +14,7 @@
  * revisions are free again.
  */
 import type { KObject } from '../../api/meta.js';
-import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from './store.js';
+import type { RangeOptions, RangeResult, Store, StoredObject, StoreEvent, WatchHandle, WatchOptions } from './store.js';
 import { StoreError } from './store.js';
 import { MvccIndex, type EncodeValue, type PreparedWrite, type WriteOp } from './mvcc-index.js';
 import { WatchHub } from './watch-hub.js';
@@ -94,17 +94,27 @@ export abstract class IndexedStore implements Store {
     return this.index.range(options);
   }
 
+  async count(prefix: string): Promise<number> {
+    this.assertOpen();
+    return this.index.count(prefix);
+  }
+
   /** A start revision that cannot be served is reported through `onError`, never thrown. */
   watch(prefix: string, options: WatchOptions): WatchHandle {
     this.assertOpen();
     let backlog;
     try {
-      backlog = this.index.eventsAfter(options.fromRevision, prefix);
+      backlog = this.backlog(prefix, options.fromRevision);
     } catch (err) {
       if (!(err instanceof StoreError)) throw err;
       backlog = err;
     }
     return this.hub.add(prefix, options, backlog);
+  }
+
+  /** The events a watch from `fromRevision` starts with; a StoreError when they cannot be served. */
+  protected backlog(prefix: string, fromRevision: number): StoreEvent[] {
+    return this.index.eventsAfter(fromRevision, prefix);
   }
 
   async close(): Promise<void> {

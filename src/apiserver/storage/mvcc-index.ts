@@ -157,6 +157,22 @@ export class MvccIndex {
     this.compacted = first - 1;
   }
 
+  /**
+   * Puts `item` in place of the key's current value if that is still the write at `item.revision`:
+   * a value restored unread (encryption at rest whose KMS plugin was down), read now.
+   */
+  reveal(item: StoredObject): void {
+    if (this.current.get(item.key)?.revision === item.revision) this.current.set(item.key, Object.freeze(item));
+  }
+
+  /** Replaces the kept event at `revision`, if still kept, with `read(event)`: the same write, its values read now. */
+  revealEvent(revision: number, read: (event: StoreEvent) => StoreEvent): void {
+    if (revision <= this.compacted || revision > this.rev) return;
+    const i = this.head + (revision - this.compacted - 1);
+    const event = this.history[i];
+    if (event?.revision === revision) this.history[i] = read(event);
+  }
+
   /** Events after `fromRevision` under `prefix`, oldest first; Compacted when some are gone. */
   eventsAfter(fromRevision: number, prefix: string): StoreEvent[] {
     if (fromRevision < this.compacted) throw this.compactedError(prefix, fromRevision);
@@ -189,6 +205,12 @@ export class MvccIndex {
     const end = limit && limit > 0 ? Math.min(keys.length, start + limit) : keys.length;
     const items = keys.slice(start, end).map((key) => past.get(key)!);
     return { items, revision: at, remaining: keys.length - end };
+  }
+
+  /** How many current keys are under `prefix`. */
+  count(prefix: string): number {
+    const [first, last] = this.bounds(prefix);
+    return last - first;
   }
 
   /** The index range of the current keys under `prefix` (they are contiguous in key order). */

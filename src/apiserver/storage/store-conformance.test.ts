@@ -172,6 +172,7 @@ function conformance(open: Factory, compactTo: CompactTo): void {
       '/r/ns/e',
     ]);
     expect((await store.range({ prefix: '/r/none/' })).items).toEqual([]);
+    expect([await store.count('/r/ns/'), await store.count('/r/'), await store.count('/r/none/')]).toEqual([5, 7, 0]);
   });
 
   it('ranges at an old revision after later updates, deletes and creates', async () => {

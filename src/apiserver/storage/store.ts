@@ -150,6 +150,11 @@ export interface Store {
 
   range(options: RangeOptions): Promise<RangeResult>;
   /**
+   * How many keys are under `prefix`, their values left unread (apiserver_storage_objects), as
+   * upstream counts with etcd's count-only range: so a count never waits for, or fails on, a KMS plugin.
+   */
+  count(prefix: string): Promise<number>;
+  /**
    * Reports Compacted through `onError`, asynchronously, when `fromRevision` is older than the
    * history kept; never throws for it. `onEvent` is never called inside `watch()` or a write call,
    * and must not throw.

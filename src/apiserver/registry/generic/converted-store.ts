@@ -45,6 +45,10 @@ export class ConvertedStore implements Store {
     return this.inner.compactedRevision();
   }
 
+  count(prefix: string): Promise<number> {
+    return this.inner.count(this.storageKey(prefix));
+  }
+
   private storageKey(key: string): string {
     if (!key.startsWith(this.conv.viewPrefix)) throw new Error(`key outside the converted resource: ${key}`);
     return this.conv.storagePrefix + key.slice(this.conv.viewPrefix.length);

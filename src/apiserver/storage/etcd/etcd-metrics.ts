@@ -1,6 +1,6 @@
 /**
  * kube-apiserver's etcd request metrics, same names, labels and buckets: every store call to etcd
- * by operation (get, list, create, update, delete) and type, the resource it is about as upstream's
+ * by operation (get, list, listWithCount, create, update, delete) and type, the resource it is about as upstream's
  * group-resource string (`configmaps`, `certificatesigningrequests.certificates.k8s.io`).
  * - etcd_request_duration_seconds{operation,type}
  * - etcd_requests_total{operation,type}, etcd_request_errors_total{operation,type}
@@ -11,7 +11,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 const LABELS = ['operation', 'type'] as const;
 
-export type EtcdOperation = 'get' | 'list' | 'create' | 'update' | 'delete';
+export type EtcdOperation = 'get' | 'list' | 'listWithCount' | 'create' | 'update' | 'delete';
 
 /** The group-resource of a Store key or prefix: `/registry/core/configmaps/...` is `configmaps`. */
 export function typeOf(key: string): string {

@@ -207,6 +207,18 @@ export class EtcdStore implements Store {
     return { items, revision: at ?? Number(res.header.revision), remaining: Number(res.count) - items.length };
   }
 
+  async count(prefix: string): Promise<number> {
+    const etcdPrefix = this.keys.toEtcd(prefix);
+    const res = await this.call(
+      prefix,
+      () => retryRead(() => this.client.kv.range({ key: Buffer.from(etcdPrefix), range_end: Range.prefix(etcdPrefix).end, count_only: true })),
+      storeErrorOf,
+      'listWithCount',
+    );
+    this.observe(res.header);
+    return Number(res.count);
+  }
+
   watch(prefix: string, options: WatchOptions): WatchHandle {
     if (this.closed) throw new Error('store is closed');
     const watch = new EtcdWatch(this.shared, {
