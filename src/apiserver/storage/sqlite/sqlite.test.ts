@@ -2,11 +2,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { jest } from '@jest/globals';
 import type { KObject } from '../../../api/meta.js';
 import { SqliteStore } from './sqlite.js';
-import type { StoreEvent } from '../store.js';
+import { StoreError, type StoreEvent } from '../store.js';
+import type { KeyTransformer, ValueTransformer } from '../value-transformer.js';
+import { sqliteRows } from '../../../../test/helpers/sqlite-rows.js';
 
 let dir: string;
 let file: string;
@@ -61,15 +62,13 @@ describe('SqliteStore', () => {
     expect(store.compactedRevision()).toBe(40);
     await store.close();
 
-    const raw = new Database(file, { readonly: true });
-    const meta = Object.fromEntries((raw.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]));
+    const meta = Object.fromEntries(sqliteRows(file, 'SELECT name, value FROM meta').map((r) => [r.name, r.value]));
     // As etcd keeps: each key's newest row at the compacted revision unless deleted, and every later row.
-    const kept = raw.prepare('SELECT revision FROM log ORDER BY revision').pluck().all() as number[];
+    const kept = sqliteRows(file, 'SELECT revision FROM log ORDER BY revision').map((r) => r.revision);
     expect(meta.revision).toBe(50);
     expect(meta.compacted).toBeGreaterThanOrEqual(39);
     expect(meta.compacted).toBe(40);
     expect(kept).toEqual([...Array.from({ length: 10 }, (_, i) => 16 + i), ...Array.from({ length: 10 }, (_, i) => 41 + i)]);
-    raw.close();
 
     store = await SqliteStore.open(file, { historyLimit: 10 });
     expect(store.currentRevision()).toBe(50);
@@ -243,5 +242,64 @@ describe('SqliteStore', () => {
       expect((await reopened.get('/r/a'))?.revision).toBe(1);
       await reopened.close();
     });
+  });
+});
+
+describe('SqliteStore opened while the KMS plugin of its encrypted values is down', () => {
+  const SECRETS = '/registry/core/secrets/';
+  const [s1, s2, cm] = [`${SECRETS}ns/s1`, `${SECRETS}ns/s2`, '/registry/core/configmaps/ns/cm'];
+  const MARK = Buffer.from('k8s:enc:test:');
+  let down = false;
+  // Decrypts asynchronously, as a KMS provider does for a seed it has not seen yet.
+  const transform: KeyTransformer = {
+    toStorage: (data) => Buffer.concat([MARK, data]),
+    fromStorage: (data) => (down ? Promise.reject(new StoreError('Unavailable', '', 'KMS provider test Decrypt failed: down')) : Promise.resolve(data.subarray(MARK.length))),
+    isStale: () => false,
+  };
+  const transformer: ValueTransformer = { forKey: (key) => (key.startsWith(SECRETS) ? transform : undefined) };
+  const rows = (): unknown[] => sqliteRows(file, 'SELECT * FROM log ORDER BY revision');
+
+  it('opens, refuses with Unavailable what needs those values (never writing over them), and serves them once they read', async () => {
+    down = false;
+    let store = await SqliteStore.open(file, { transformer });
+    await store.create(s1, obj('s1', '1'));
+    await store.update(s1, obj('s1', '2'));
+    await store.create(s2, obj('s2', '1'));
+    await store.create(cm, obj('cm', '1'));
+    await store.close();
+    const stored = rows();
+
+    down = true;
+    store = await SqliteStore.open(file, { transformer });
+    const unavailable = { code: 'Unavailable', message: expect.stringContaining('Decrypt failed: down') };
+    await expect(store.get(s1)).rejects.toMatchObject(unavailable);
+    await expect(store.range({ prefix: SECRETS })).rejects.toMatchObject(unavailable);
+    await expect(store.range({ prefix: SECRETS, revision: 2 })).rejects.toMatchObject(unavailable);
+    await expect(store.update(s1, obj('s1', 'lost'))).rejects.toMatchObject(unavailable);
+    await expect(store.delete(s2)).rejects.toMatchObject(unavailable);
+    await expect(store.create(s2, obj('s2', 'lost'))).rejects.toMatchObject({ code: 'KeyExists' });
+    expect(await store.count(SECRETS)).toBe(2);
+    const failed = await new Promise((resolve) => store.watch(SECRETS, { fromRevision: 1, onEvent: () => undefined, onError: resolve }));
+    expect(failed).toMatchObject(unavailable);
+    // Keys the transformer does not claim are served as usual, writes included.
+    expect((await store.get(cm))?.object.data).toEqual({ v: '1' });
+    expect((await store.update(cm, obj('cm', '2'))).revision).toBe(5);
+    expect(store.currentRevision()).toBe(5);
+
+    down = false;
+    expect((await store.get(s1))?.object).toEqual({ ...obj('s1', '2'), metadata: { name: 's1', resourceVersion: '2' } });
+    expect((await store.range({ prefix: SECRETS })).items.map((i) => i.object.data)).toEqual([{ v: '2' }, { v: '1' }]);
+    expect((await store.range({ prefix: SECRETS, revision: 1 })).items.map((i) => i.object.data)).toEqual([{ v: '1' }]);
+    const events: StoreEvent[] = [];
+    store.watch(SECRETS, { fromRevision: 1, onEvent: (e) => events.push(e) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events.map((e) => [e.type, e.key, e.object.data, e.prevObject?.data])).toEqual([
+      ['MODIFIED', s1, { v: '2' }, { v: '1' }],
+      ['ADDED', s2, { v: '1' }, undefined],
+    ]);
+    expect((await store.delete(s2)).revision).toBe(6);
+    await store.close();
+    // The outage rewrote nothing: the rows before it are as they were.
+    expect(rows().slice(0, stored.length)).toEqual(stored);
   });
 });

@@ -16,16 +16,24 @@
  *
  * The file is opened with an exclusive lock: a second process (or store) on the same file fails
  * at open. Several API server replicas need a shared backend (etcd) instead.
+ *
+ * Encryption at rest: values are encrypted as a write is prepared and decrypted at open. Values
+ * whose KMS plugin is down at open stay unread (file-values.ts) while the store serves everything
+ * else: a get, list, watch or write that needs one tries the plugin again and otherwise gets its
+ * 503, and a retry every UNREAD_RETRY_MS reads them once the plugin is back.
  */
 import { stat } from 'node:fs/promises';
 import type { KObject } from '../../../api/meta.js';
-import { StoreError, type StoreEvent, type StoredObject } from '../store.js';
+import type { RangeOptions, RangeResult, StoreEvent, StoredObject } from '../store.js';
 import { parseFrozen } from '../frozen.js';
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from '../indexed-store.js';
 import type { PreparedWrite } from '../mvcc-index.js';
-import type { LoadedFile, StoredFile } from './sqlite-worker.js';
-import { assertPlain, type ValueTransformer } from '../value-transformer.js';
+import type { ValueTransformer } from '../value-transformer.js';
+import { readFile, UNREAD, type ReadFile, type Sealed, type UnreadValues } from './file-values.js';
 import { SqliteWriter } from './sqlite-writer.js';
+
+/** How often values left unread at open (a KMS plugin down) are tried again while nobody asks for them. */
+const UNREAD_RETRY_MS = 2000;
 
 export interface SqliteStoreOptions {
   /** Write events kept (in memory and in the file) for watch resumption and range-at-revision. */
@@ -42,10 +50,13 @@ export class SqliteStore extends IndexedStore {
   /** Newest revision removed from the file's event log (lags the index by up to a batch). */
   private fileCompacted: number;
   private readonly sealed: Sealed;
+  /** Values left unread at open until their KMS plugin is back; undefined (the usual case) when none. */
+  private unread: UnreadValues | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly writer: SqliteWriter,
-    file: DecryptedFile,
+    file: ReadFile,
     private readonly historyLimit: number,
     private readonly path: string,
     private readonly transformer: ValueTransformer | undefined,
@@ -54,14 +65,44 @@ export class SqliteStore extends IndexedStore {
     super(historyLimit, transformer && ((key, json) => transformer.forKey(key)?.toStorage(Buffer.from(json), key)));
     this.fileCompacted = this.load(file);
     this.sealed = file.sealed;
+    this.unread = file.unread;
+    if (this.unread) this.retryTimer = setInterval(() => void this.retryUnread(), UNREAD_RETRY_MS).unref();
   }
 
   /** A value sealed otherwise than it would be now is marked stale, so an unchanged update rewrites it. */
   override async get(key: string): Promise<StoredObject | undefined> {
-    const stored = await super.get(key);
+    let stored = await super.get(key);
+    if (this.unread && stored?.object === UNREAD) stored = await this.afterRetry(key, () => this.index.get(key), (s) => s?.object === UNREAD);
     const sealed = stored && this.sealed.get(key);
-    if (!sealed || sealed.revision !== stored.revision || !this.transformer?.forKey(key)?.isStale(sealed.value)) return stored;
+    if (!stored || !sealed || sealed.revision !== stored.revision || !this.transformer?.forKey(key)?.isStale(sealed.value)) return stored;
     return { ...stored, stale: true };
+  }
+
+  override async range(options: RangeOptions): Promise<RangeResult> {
+    const res = await super.range(options);
+    if (!this.unread || !res.items.some((i) => i.object === UNREAD)) return res;
+    return this.afterRetry(options.prefix, () => this.index.range(options), (r) => r.items.some((i) => i.object === UNREAD));
+  }
+
+  override update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
+    if (this.unread && this.index.get(key)?.object === UNREAD) return this.writeUnread(key, () => super.update(key, object, expectedRevision));
+    return super.update(key, object, expectedRevision);
+  }
+
+  override delete(key: string, expectedRevision?: number): Promise<StoredObject> {
+    if (this.unread && this.index.get(key)?.object === UNREAD) return this.writeUnread(key, () => super.delete(key, expectedRevision));
+    return super.delete(key, expectedRevision);
+  }
+
+  /** A watch whose history holds unread values fails with their plugin's 503 (a retry starts). */
+  protected override backlog(prefix: string, fromRevision: number): StoreEvent[] {
+    const events = super.backlog(prefix, fromRevision);
+    if (this.unread && events.some((e) => e.object === UNREAD || e.prevObject === UNREAD)) {
+      const err = this.unread.errorFor(prefix);
+      void this.retryUnread();
+      throw err;
+    }
+    return events;
   }
 
   /** Opens (creating if needed) and locks the store in the file at `path`. */
@@ -69,7 +110,7 @@ export class SqliteStore extends IndexedStore {
     const historyLimit = options.historyLimit ?? DEFAULT_HISTORY_LIMIT;
     const { writer, file } = await SqliteWriter.start({ path, historyLimit, busyTimeoutMs: options.busyTimeoutMs ?? 2000, quotaBytes: options.quotaBytes });
     try {
-      return new SqliteStore(writer, await plainFile(file, options.transformer), historyLimit, path, options.transformer);
+      return new SqliteStore(writer, await readFile(file, options.transformer), historyLimit, path, options.transformer);
     } catch (err) {
       await writer.close();
       throw err;
@@ -101,13 +142,42 @@ export class SqliteStore extends IndexedStore {
   }
 
   protected override release(): Promise<void> {
+    clearInterval(this.retryTimer);
     return this.writer.close();
   }
 
+  /**
+   * `read()` again after the unread values were tried again (a request met one); fails with why
+   * they cannot be read (their plugin's 503) if what it reads still holds one.
+   */
+  private async afterRetry<T>(key: string, read: () => T, holdsUnread: (result: T) => boolean): Promise<T> {
+    const unread = this.unread;
+    await this.retryUnread();
+    const result = read();
+    if (unread && holdsUnread(result)) throw unread.errorFor(key);
+    return result;
+  }
+
+  /** Writes `key`, whose value is unread, once a retry read it. */
+  private async writeUnread(key: string, write: () => Promise<StoredObject>): Promise<StoredObject> {
+    await this.afterRetry(key, () => this.index.get(key), (s) => s?.object === UNREAD);
+    return write();
+  }
+
+  private async retryUnread(): Promise<void> {
+    const unread = this.unread;
+    if (!unread) return;
+    await unread.retry(this.index);
+    if (unread.empty() && this.unread === unread) {
+      this.unread = undefined;
+      clearInterval(this.retryTimer);
+    }
+  }
+
   /** Loads the file into the index; returns the file's compacted revision. */
-  private load(file: DecryptedFile): number {
+  private load(file: ReadFile): number {
     const current = new Map<string, StoredObject>();
-    for (const row of file.kv) current.set(row.key, { key: row.key, object: parseFrozen(row.value), revision: row.revision });
+    for (const row of file.kv) current.set(row.key, { key: row.key, object: objectOf(row.value), revision: row.revision });
     const events = file.events.map((row) => toEvent(row, current));
     this.index.restore([...current.values()], events, file.revision);
     const oldest = Math.max(file.compacted, file.revision - this.historyLimit, file.unreadableUpTo);
@@ -116,68 +186,16 @@ export class SqliteStore extends IndexedStore {
   }
 }
 
-/**
- * How the current value of each key encryption at rest claims is stored (its bytes; PLAIN for JSON
- * text), at the revision it was written: enough to tell a stale value (see StoredObject.stale).
- */
-type Sealed = Map<string, { revision: number; value: Uint8Array }>;
-const PLAIN = Buffer.from('{');
-
-type DecryptedFile = LoadedFile & { unreadableUpTo: number; sealed: Sealed };
-
-/**
- * The file's values as JSON text: encrypted ones (stored as bytes) decrypted. A current value that
- * cannot be read fails the open: starting without it would serve a store that lost it. History
- * (older revisions, kept for watches) that no configured key reads any more — after a key rotation
- * removed the old key — is dropped as if compacted, as etcd's is: `unreadableUpTo` is the newest
- * such revision, and watches from before it get 410 Gone. A KMS plugin that is down fails the open.
- */
-async function plainFile(file: StoredFile, transformer: ValueTransformer | undefined): Promise<DecryptedFile> {
-  const pending: Promise<void>[] = [];
-  let unreadableUpTo = 0;
-  const sealed: Sealed = new Map();
-  for (const row of file.kv) {
-    if (transformer?.forKey(row.key)) sealed.set(row.key, { revision: row.revision, value: typeof row.value === 'string' ? PLAIN : row.value });
-  }
-  const plain = (key: string, value: string | Uint8Array, set: (text: string) => void, history?: number): void => {
-    const transform = transformer?.forKey(key);
-    if (!transform) {
-      assertPlain(value, key);
-      if (typeof value !== 'string') set(Buffer.from(value).toString('utf8'));
-      return;
-    }
-    const decoded = (bytes: Uint8Array): void => set(Buffer.from(bytes).toString('utf8'));
-    const failed = (err: unknown): void => {
-      if (history !== undefined && !(err instanceof StoreError)) {
-        unreadableUpTo = Math.max(unreadableUpTo, history);
-        return;
-      }
-      (err as Error).message = `cannot read ${key} from the store: ${(err as Error).message}`;
-      throw err;
-    };
-    try {
-      const out = transform.fromStorage(typeof value === 'string' ? Buffer.from(value) : value, key);
-      if (out instanceof Uint8Array) decoded(out);
-      else pending.push(out.then(decoded, failed));
-    } catch (err) {
-      failed(err);
-    }
-  };
-  // The rows are the worker's copies: decrypted in place.
-  for (const row of file.kv) plain(row.key, row.value, (text) => (row.value = text));
-  for (const row of file.events) {
-    plain(row.key, row.value, (text) => (row.value = text), row.revision);
-    if (row.prev !== null) plain(row.key, row.prev, (text) => (row.prev = text), row.revision);
-  }
-  await Promise.all(pending);
-  return { ...(file as LoadedFile), events: (file as LoadedFile).events.filter((e) => e.revision > unreadableUpTo), unreadableUpTo, sealed };
+/** An event row as a StoreEvent; reuses the current value's object when it is this event's. */
+function toEvent(row: ReadFile['events'][number], current: Map<string, StoredObject>): StoreEvent {
+  const live = current.get(row.key);
+  const object = live?.revision === row.revision && live.object !== UNREAD ? live.object : objectOf(row.value);
+  const event: StoreEvent = { type: row.type, key: row.key, object, revision: row.revision };
+  if (row.prev !== null) event.prevObject = objectOf(row.prev);
+  return Object.freeze(event);
 }
 
-/** An event row as a StoreEvent; reuses the current value's object when it is this event's. */
-function toEvent(row: LoadedFile['events'][number], current: Map<string, StoredObject>): StoreEvent {
-  const live = current.get(row.key);
-  const object: KObject = live?.revision === row.revision ? live.object : parseFrozen(row.value);
-  const event: StoreEvent = { type: row.type, key: row.key, object, revision: row.revision };
-  if (row.prev !== null) event.prevObject = parseFrozen(row.prev);
-  return Object.freeze(event);
+/** A value's object, or the UNREAD marker for a value not read yet. */
+function objectOf(json: string | undefined): KObject {
+  return json === undefined ? UNREAD : parseFrozen(json);
 }
