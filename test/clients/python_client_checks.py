@@ -662,6 +662,47 @@ def service_account_issuer_discovery():
 
 
 @check
+def pod_certificate_requests_and_trust_bundles():
+    """Both kinds are newer than this client's models: its dynamic client lists and watches them."""
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "py-ca")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
+    bundles = dyn.resources.get(api_version="certificates.k8s.io/v1", kind="ClusterTrustBundle")
+    rv = bundles.get().metadata.resourceVersion
+    bundle_name = "example.com:py:" + uuid.uuid4().hex[:6]
+    bundles.create(body={"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle", "metadata": {"name": bundle_name},
+                         "spec": {"signerName": "example.com/py",
+                                  "trustBundle": ca.public_bytes(serialization.Encoding.PEM).decode()}})
+    listed = bundles.get(field_selector="spec.signerName=example.com/py")
+    expect([b.metadata.name for b in listed.items] == [bundle_name], f"bundles by signer: {listed.items}")
+    seen = [(e["type"], e["object"].metadata.name) for e in
+            dyn.watch(bundles, resource_version=rv, field_selector="spec.signerName=example.com/py", timeout=2)]
+    expect(seen == [("ADDED", bundle_name)], f"bundle watch {seen}")
+
+    requests = dyn.resources.get(api_version="certificates.k8s.io/v1", kind="PodCertificateRequest")
+    rv = requests.get(namespace=NS).metadata.resourceVersion
+    stub = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([])).sign(key, hashes.SHA256())
+    spec = {"signerName": "example.com/py", "podName": "py-pod", "podUID": str(uuid.uuid4()),
+            "serviceAccountName": "default", "serviceAccountUID": str(uuid.uuid4()),
+            "nodeName": "py-node", "nodeUID": str(uuid.uuid4()),
+            "stubPKCS10Request": base64.b64encode(stub.public_bytes(serialization.Encoding.DER)).decode()}
+    made = requests.create(namespace=NS, body={"apiVersion": "certificates.k8s.io/v1", "kind": "PodCertificateRequest",
+                                               "metadata": {"name": "py-pcr"}, "spec": spec})
+    expect(made.spec.maxExpirationSeconds == 86400, f"defaulted maxExpirationSeconds {made.spec.maxExpirationSeconds}")
+    by_pod = requests.get(namespace=NS, field_selector="spec.podName=py-pod")
+    expect([r.metadata.name for r in by_pod.items] == ["py-pcr"], f"requests by pod: {by_pod.items}")
+    requests.delete(name="py-pcr", namespace=NS)
+    seen = [(e["type"], e["object"].metadata.name, e["object"].spec.nodeName) for e in
+            dyn.watch(requests, namespace=NS, resource_version=rv, field_selector="spec.nodeName=py-node", timeout=2)]
+    expect(seen == [("ADDED", "py-pcr", "py-node"), ("DELETED", "py-pcr", "py-node")], f"request watch {seen}")
+    bundles.delete(name=bundle_name)
+
+
+@check
 def namespace_deletion():
     core.delete_namespace(NS, body=client.V1DeleteOptions(propagation_policy="Background"))
     deadline = time.time() + 20
