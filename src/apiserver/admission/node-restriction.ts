@@ -8,10 +8,10 @@
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
  */
+import type { BoundObjectReference, TokenRequest } from '../../api/authentication.js';
 import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
 import type { Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
-import { record, text } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
 import { podReferences } from '../authorization/node/node-graph.js';
@@ -160,16 +160,27 @@ async function admitPod(nodeName: string, a: AdmissionAttributes, r: Refusal): P
   r.forbid(`unexpected operation "${a.operation}", node "${nodeName}" can only create and delete mirror pods`);
 }
 
+/** serviceaccounts/token creates carry the subresource's kind, a TokenRequest. */
+const createsTokenRequest = (a: AdmissionAttributes): a is AdmissionAttributes<TokenRequest> =>
+  a.operation === 'CREATE' && a.subresource === 'token' && a.info.group === '' && a.info.plural === 'serviceaccounts';
+
+/** The pod a node's TokenRequest is bound to: name and uid both required. */
+function boundPod(ref: BoundObjectReference, r: Refusal): { name: string; uid: string } {
+  const name = ref.name ?? '';
+  const uid = ref.uid ?? '';
+  if (ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || name === '') r.forbid('node requested token not bound to a pod');
+  if (uid === '') r.forbid('node requested token with a pod binding without a uid');
+  return { name, uid };
+}
+
 /** A node's TokenRequest must be bound to a pod that runs on it, by uid (it cannot outlive the pod). */
 async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
-  if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
-  const ref = record(record(a.object.spec).boundObjectRef);
-  if (text(ref.apiVersion) !== 'v1' || text(ref.kind) !== 'Pod' || text(ref.name) === '') r.forbid('node requested token not bound to a pod');
-  if (text(ref.uid) === '') r.forbid('node requested token with a pod binding without a uid');
-  const pod = await a.ctx.objects.get(PODS, a.namespace, text(ref.name));
-  if (!pod) throw errors.notFound({ group: '', resource: 'pods', name: text(ref.name) });
-  if (text(ref.uid) !== pod.metadata?.uid) {
-    r.forbid(`the UID in the bound object reference (${text(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+  if (!createsTokenRequest(a)) return;
+  const { name, uid } = boundPod(a.object.spec?.boundObjectRef ?? {}, r);
+  const pod = await a.ctx.objects.get(PODS, a.namespace, name);
+  if (!pod) throw errors.notFound({ group: '', resource: 'pods', name });
+  if (uid !== pod.metadata?.uid) {
+    r.forbid(`the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
   if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid('node requested token bound to a pod scheduled on a different node');
 }

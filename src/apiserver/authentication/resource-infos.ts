@@ -1,5 +1,7 @@
 /** The ResourceInfos of the kinds access control reads through an ObjectReader. */
-import { findResource, type ResourceInfo } from '../../api/resources.js';
+import type { Node } from '../../api/nodes.js';
+import type { Pod } from '../../api/pods.js';
+import { findResource, type ResourceInfo, type ResourceOf } from '../../api/resources.js';
 
 function info(group: string, plural: string): ResourceInfo {
   const r = findResource(group, 'v1', plural);
@@ -9,8 +11,8 @@ function info(group: string, plural: string): ResourceInfo {
 
 export const SERVICE_ACCOUNTS = info('', 'serviceaccounts');
 export const SECRETS = info('', 'secrets');
-export const PODS = info('', 'pods');
-export const NODES = info('', 'nodes');
+export const PODS: ResourceOf<Pod> = info('', 'pods');
+export const NODES: ResourceOf<Node> = info('', 'nodes');
 export const ROLES = info('rbac.authorization.k8s.io', 'roles');
 export const CLUSTER_ROLES = info('rbac.authorization.k8s.io', 'clusterroles');
 export const ROLE_BINDINGS = info('rbac.authorization.k8s.io', 'rolebindings');

@@ -2,10 +2,10 @@
  * TokenRequest (the virtual subresource `serviceaccounts/token`) and TokenReview (a virtual
  * resource), in kube-apiserver's order of checks and with its messages (apiserver.md §5.1, §5.4).
  */
+import type { BoundObjectReference, TokenRequest, TokenReview } from '../../../api/authentication.js';
 import type { KObject } from '../../../api/meta.js';
-import { findResource, type ResourceInfo } from '../../../api/resources.js';
+import { findResource, type ResourceInfo, type ResourceOf } from '../../../api/resources.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../authentication/resource-infos.js';
-import { record, str, strings } from '../../../lib/json.js';
 import { withAuthenticatedGroup } from '../../authentication/request-authenticator.js';
 import type { SigningKey } from '../../authentication/sa-keys.js';
 import { issueServiceAccountToken, type ObjectRefClaim } from '../../authentication/sa-token.js';
@@ -48,14 +48,14 @@ function gvkString(apiVersion: string, kind: string): string {
   return `${group}/${version}, Kind=${kind}`;
 }
 
-async function fetchBound(objects: ObjectReader, info: ResourceInfo, ns: string | undefined, ref: Record<string, unknown>): Promise<KObject> {
-  const name = str(ref.name) ?? '';
+async function fetchBound<T extends KObject>(objects: ObjectReader, info: ResourceOf<T>, ns: string | undefined, ref: BoundObjectReference): Promise<T> {
+  const name = ref.name ?? '';
   const obj = await objects.get(info, info.namespaced ? ns : undefined, name);
   if (!obj) throw errors.notFound({ group: '', resource: info.plural, name });
-  const uid = str(ref.uid);
+  const uid = ref.uid;
   if (uid && uid !== obj.metadata?.uid) {
     throw errors.conflict(
-      { group: '', resource: str(ref.kind) ?? '', name },
+      { group: '', resource: ref.kind ?? '', name },
       `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`,
     );
   }
@@ -66,24 +66,23 @@ function refOf(obj: KObject): ObjectRefClaim {
   return { name: obj.metadata?.name, uid: obj.metadata?.uid };
 }
 
-async function bindPod(objects: ObjectReader, ns: string, saName: string, ref: Record<string, unknown>): Promise<Bound> {
+async function bindPod(objects: ObjectReader, ns: string, saName: string, ref: BoundObjectReference): Promise<Bound> {
   const pod = await fetchBound(objects, PODS, ns, ref);
-  const podSa = str(record(pod.spec).serviceAccountName) || 'default';
+  const podSa = pod.spec?.serviceAccountName || 'default';
   if (podSa !== saName) {
     throw errors.badRequest(`cannot bind token for serviceaccount "${saName}" to pod running with different serviceaccount name.`);
   }
-  const nodeName = str(record(pod.spec).nodeName);
+  const nodeName = pod.spec?.nodeName;
   if (!nodeName) return { pod: refOf(pod) };
   // A missing node still names it in the token, without a uid (ServiceAccountTokenPodNodeInfo).
   const node = await objects.get(NODES, undefined, nodeName);
   return { pod: refOf(pod), node: node ? refOf(node) : { name: nodeName } };
 }
 
-async function resolveBound(objects: ObjectReader, ns: string, saName: string, refRaw: unknown): Promise<Bound> {
-  if (refRaw === undefined || refRaw === null) return {};
-  const ref = record(refRaw);
-  const apiVersion = str(ref.apiVersion) ?? '';
-  const kind = str(ref.kind) ?? '';
+async function resolveBound(objects: ObjectReader, ns: string, saName: string, ref: BoundObjectReference | undefined): Promise<Bound> {
+  if (ref === undefined || ref === null) return {};
+  const apiVersion = ref.apiVersion ?? '';
+  const kind = ref.kind ?? '';
   const core = apiVersion === 'v1' || apiVersion === '';
   if (core && kind === 'Pod') return bindPod(objects, ns, saName, ref);
   if (core && kind === 'Secret') return { secret: refOf(await fetchBound(objects, SECRETS, ns, ref)) };
@@ -116,6 +115,13 @@ function validExpiration(raw: unknown): number {
   return exp;
 }
 
+/** --service-account-max-token-expiration (0: none) shortens a longer request, with a warning. */
+function capExpiration(seconds: number, max: number, ctx: RequestContext): number {
+  if (max <= 0 || seconds <= max) return seconds;
+  ctx.warnings.push(`requested expiration of ${seconds} seconds shortened to ${max} seconds`);
+  return max;
+}
+
 /** Upstream's extended expiration: kubelet-style pod-bound requests for the API audiences only. */
 function isExtendable(bound: Bound, seconds: number, audiences: string[], apiAudiences: readonly string[]): boolean {
   return bound.pod !== undefined && seconds === KUBELET_DEFAULT_EXPIRATION && audiences.every((a) => apiAudiences.includes(a));
@@ -129,7 +135,7 @@ function auditIssued(ctx: RequestContext, jti: string | undefined): void {
   if (jti) ctx.auditAnnotation?.('authentication.kubernetes.io/issued-credential-id', `JTI=${jti}`);
 }
 
-export function tokenRequestSubresource(o: TokenRequestOptions): VirtualCreate {
+export function tokenRequestSubresource(o: TokenRequestOptions): VirtualCreate<TokenRequest> {
   return {
     async create(body, ctx, target) {
       const ns = target.namespace ?? '';
@@ -137,20 +143,15 @@ export function tokenRequestSubresource(o: TokenRequestOptions): VirtualCreate {
       checkNames(body, ns, name);
       const sa = await ctx.objects.get(SERVICE_ACCOUNTS, ns, name);
       if (!sa) throw errors.notFound({ group: '', resource: 'serviceaccounts', name });
-      const spec = record(body.spec);
-      const requested = strings(spec.audiences);
-      const audiences = requested.length > 0 ? requested : [...o.apiAudiences];
-      let expirationSeconds = validExpiration(spec.expirationSeconds);
+      const spec = body.spec ?? {};
+      const audiences = spec.audiences?.length ? spec.audiences : [...o.apiAudiences];
+      const requested = validExpiration(spec.expirationSeconds);
       const bound = await resolveBound(ctx.objects, ns, name, spec.boundObjectRef);
-      const max = o.maxExpirationSeconds ?? 0;
-      if (max > 0 && expirationSeconds > max) {
-        ctx.warnings.push(`requested expiration of ${expirationSeconds} seconds shortened to ${max} seconds`);
-        expirationSeconds = max;
-      }
+      const expirationSeconds = capExpiration(requested, o.maxExpirationSeconds ?? 0, ctx);
       const extended = (o.extendExpiration ?? true) && isExtendable(bound, expirationSeconds, audiences, o.apiAudiences);
       const now = new Date(Math.floor(ctx.now.getTime() / 1000) * 1000);
-      const outSpec: Record<string, unknown> = { ...spec, audiences, expirationSeconds };
-      const out: KObject = {
+      const outSpec = { ...spec, audiences, expirationSeconds };
+      const out: TokenRequest = {
         kind: 'TokenRequest',
         apiVersion: AUTHN_V1,
         metadata: { name, namespace: ns, creationTimestamp: timestampSeconds(now) },
@@ -183,7 +184,7 @@ function resourceInfo(group: string, plural: string): ResourceInfo {
 }
 
 /** TokenReview: runs the token through the same chain as request authentication. */
-export function tokenReviewStrategy(tokens: TokenChain): Strategy {
+export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
   return {
     info: resourceInfo(AUTHN_GROUP, 'tokenreviews'),
     allowCreateOnUpdate: false,
@@ -191,10 +192,10 @@ export function tokenReviewStrategy(tokens: TokenChain): Strategy {
     virtual: {
       async create(body, _ctx, target) {
         if (target.namespace) throw errors.badRequest(`namespace is not allowed on this type: ${target.namespace}`);
-        const spec = record(body.spec);
-        const token = str(spec.token) ?? '';
+        const spec = body.spec ?? {};
+        const token = spec.token ?? '';
         if (token === '') throw errors.badRequest('token is required for TokenReview in authentication');
-        const outcome = await tokens.authenticate(token, strings(spec.audiences));
+        const outcome = await tokens.authenticate(token, spec.audiences ?? []);
         const status: Record<string, unknown> = { authenticated: outcome.response !== undefined };
         if (outcome.response) {
           const u = withAuthenticatedGroup(outcome.response.user);

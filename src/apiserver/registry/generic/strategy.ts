@@ -50,8 +50,9 @@ export interface SubresourceStrategy<T extends KObject = KObject> {
  * A resource whose create is computed rather than stored (TokenReview, SubjectAccessReview,
  * serviceaccounts/token): the handler decodes the body and returns what `create` gives.
  */
-export interface VirtualCreate {
-  create(body: KObject, ctx: RequestContext, target: { namespace?: string; name?: string }): Promise<KObject>;
+export interface VirtualCreate<T extends KObject = KObject> {
+  /** `body` was decoded and type-checked as the resource's (or subresource's) kind, T. */
+  create(body: T, ctx: RequestContext, target: { namespace?: string; name?: string }): Promise<KObject>;
 }
 
 /**
@@ -97,6 +98,6 @@ export interface Strategy<T extends KObject = KObject> {
   fieldSelectors?: Record<string, (obj: KObject) => string | undefined>;
   table?: TableConvertor<T>;
   /** For kinds and subresources that are not stored (reviews, token requests). */
-  virtual?: VirtualCreate;
+  virtual?: VirtualCreate<T>;
   virtualSubresources?: Record<string, VirtualCreate>;
 }
