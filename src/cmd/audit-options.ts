@@ -5,6 +5,7 @@
 import type { AuditOptions } from '../apiserver/audit/auditor.js';
 import type { BatchConfig, Mode } from '../apiserver/audit/backend.js';
 import type { LogFormat } from '../apiserver/audit/log.js';
+import type { TruncateConfig } from '../apiserver/audit/truncate.js';
 import type { Policy } from '../apiserver/audit/types.js';
 import { loadPolicyFile, PolicyError } from '../apiserver/audit/policy.js';
 import type { AUDIT_CONFIG_SCHEMA } from '../config/audit-schema.js';
@@ -22,6 +23,11 @@ function batchConfig(c: AuditConfig, plugin: 'Log' | 'Webhook', asyncDelegate: b
   };
   if (c[`audit${plugin}BatchThrottleEnable`]) batch.throttle = { qps: c[`audit${plugin}BatchThrottleQps`], burst: c[`audit${plugin}BatchThrottleBurst`] };
   return batch;
+}
+
+function truncateConfig(c: AuditConfig, plugin: 'Log' | 'Webhook'): TruncateConfig | undefined {
+  if (!c[`audit${plugin}TruncateEnabled`]) return undefined;
+  return { maxEventSize: c[`audit${plugin}TruncateMaxEventSize`], maxBatchSize: c[`audit${plugin}TruncateMaxBatchSize`] };
 }
 
 /**
@@ -50,6 +56,7 @@ export function auditOptions(c: AuditConfig, stdout: NodeJS.WritableStream, fall
       mode: c.auditLogMode as Mode,
       // Asynchronous log writes would only contend for the file, as upstream notes.
       batch: batchConfig(c, 'Log', false),
+      truncate: truncateConfig(c, 'Log'),
     };
   }
   if (c.auditWebhookConfigFile) {
@@ -58,6 +65,7 @@ export function auditOptions(c: AuditConfig, stdout: NodeJS.WritableStream, fall
       mode: c.auditWebhookMode as Mode,
       batch: batchConfig(c, 'Webhook', true),
       initialBackoffMs: c.auditWebhookInitialBackoff,
+      truncate: truncateConfig(c, 'Webhook'),
     };
   }
   return opts;

@@ -21,6 +21,27 @@ function batchFlags<P extends 'Log' | 'Webhook'>(plugin: P, d: { maxSize: number
   } as Record<`audit${P}Batch${'BufferSize' | 'MaxSize' | 'MaxWait' | 'ThrottleEnable' | 'ThrottleQps' | 'ThrottleBurst'}`, FieldSpec>;
 }
 
+/** The truncate flags of one backend, `--audit-<plugin>-truncate-*`, and its `--audit-<plugin>-version`. */
+function truncateFlags<P extends 'Log' | 'Webhook'>(plugin: P) {
+  const name = plugin.toLowerCase();
+  return {
+    [`audit${plugin}TruncateEnabled`]: { type: 'bool', default: false, description: `Whether event and batch truncating is enabled (${name}).` },
+    [`audit${plugin}TruncateMaxBatchSize`]: {
+      type: 'int',
+      default: 10 * 1024 * 1024,
+      min: 1,
+      description: `Maximum size in bytes of the batch sent to the underlying backend (${name}); a larger batch is split into several.`,
+    },
+    [`audit${plugin}TruncateMaxEventSize`]: {
+      type: 'int',
+      default: 100 * 1024,
+      min: 1,
+      description: `Maximum size in bytes of an audit event sent to the underlying backend (${name}): a larger one loses its request and response objects, and is dropped if still too large.`,
+    },
+    [`audit${plugin}Version`]: { type: 'enum', default: 'audit.k8s.io/v1', values: ['audit.k8s.io/v1'], description: `API group and version used for serializing audit events (${name}).` },
+  } as Record<`audit${P}${'TruncateEnabled' | 'TruncateMaxBatchSize' | 'TruncateMaxEventSize' | 'Version'}`, FieldSpec>;
+}
+
 export const AUDIT_CONFIG_SCHEMA = {
   auditPolicyFile: { type: 'string', default: '', description: 'Path to the audit.k8s.io/v1 Policy that decides what each request records. Without one nothing is audited.' },
   auditLogPath: { type: 'string', default: '', description: 'File the audit log is written to ("-" for stdout); empty disables the log backend.' },
@@ -31,10 +52,12 @@ export const AUDIT_CONFIG_SCHEMA = {
   auditLogFormat: { type: 'enum', default: 'json', values: ['json', 'legacy'], description: 'Format of the saved audits: json (one Event per line) or legacy (one line of text per event).' },
   auditLogMode: { type: 'enum', default: 'blocking', values: MODES, description: 'How events reach the log: blocking (in the request), batch (buffered, asynchronous) or blocking-strict (a failure at RequestReceived fails the request).' },
   ...batchFlags('Log', { maxSize: 1, maxWait: '0s', throttle: false, qps: 0, burst: 0 }),
+  ...truncateFlags('Log'),
   auditWebhookConfigFile: { type: 'string', default: '', description: 'Path to a kubeconfig whose current context names the remote audit receiver and the credentials to reach it.' },
   auditWebhookMode: { type: 'enum', default: 'batch', values: MODES, description: 'How events reach the webhook: batch (buffered, asynchronous), blocking or blocking-strict.' },
   auditWebhookInitialBackoff: { type: 'duration', default: '10s', description: 'The amount of time to wait before retrying the first failed request (then ×1.5, five attempts in all).' },
   ...batchFlags('Webhook', { maxSize: 400, maxWait: '30s', throttle: true, qps: 10, burst: 15 }),
+  ...truncateFlags('Webhook'),
 } as const satisfies Record<string, FieldSpec>;
 
 /** Files exist, and throttling has a rate. The policy itself is read and checked by the command. */
@@ -52,5 +75,9 @@ export function checkAuditOptions(c: Record<string, unknown>, problems: string[]
     if (c[`audit${plugin}BatchThrottleEnable`] !== true) continue;
     if (!((c[`audit${plugin}BatchThrottleQps`] as number) > 0)) problems.push(`audit${plugin}BatchThrottleQps: must be positive when throttling is enabled`);
     if (!((c[`audit${plugin}BatchThrottleBurst`] as number) > 0)) problems.push(`audit${plugin}BatchThrottleBurst: must be positive when throttling is enabled`);
+  }
+  for (const plugin of ['Log', 'Webhook'] as const) {
+    const [batch, event] = [c[`audit${plugin}TruncateMaxBatchSize`] as number, c[`audit${plugin}TruncateMaxEventSize`] as number];
+    if (batch < event) problems.push(`audit${plugin}TruncateMaxBatchSize: invalid audit truncate ${plugin.toLowerCase()} max batch size ${batch}, must be greater than max event size (${event})`);
   }
 }

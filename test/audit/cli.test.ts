@@ -20,3 +20,21 @@ it('refuses to start on an invalid policy, saying what is wrong and where', asyn
     rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
+
+it('refuses truncation whose batch limit is below its event limit, in upstream\'s words', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'audit-cli-'));
+  try {
+    const policy = path.join(dir, 'policy.yaml');
+    writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n');
+    const log = path.join(dir, 'audit.log');
+    const r = await runCli([
+      'apiserver', '--data-dir', path.join(dir, 'data'), '--port', '0', '--audit-policy-file', policy, '--audit-log-path', log,
+      '--audit-log-truncate-enabled', '--audit-log-truncate-max-event-size', '2048', '--audit-log-truncate-max-batch-size', '1024',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('invalid audit truncate log max batch size 1024, must be greater than max event size (2048)');
+    expect(existsSync(path.join(dir, 'data'))).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger.js';
 import { type Backend, type BatchConfig, BufferedBackend, type Mode, type Plugin, ignoringErrors, unionBackend } from './backend.js';
 import { LogBackend, type LogFormat, openLogWriter } from './log.js';
 import { AuditMetrics } from './metrics.js';
+import { type TruncateConfig, TruncatingBackend } from './truncate.js';
 import { type AuditAttributes, PolicyChecker, type RequestAuditConfig } from './policy.js';
 import { type AuditSink, RequestAudit } from './request.js';
 import type { AuditEvent, Policy } from './types.js';
@@ -24,6 +25,8 @@ export interface AuditLogOptions {
   format: LogFormat;
   mode: Mode;
   batch: BatchConfig;
+  /** --audit-log-truncate-*, when enabled. */
+  truncate?: TruncateConfig;
 }
 
 export interface AuditWebhookOptions {
@@ -32,6 +35,8 @@ export interface AuditWebhookOptions {
   mode: Mode;
   batch: BatchConfig;
   initialBackoffMs: number;
+  /** --audit-webhook-truncate-*, when enabled. */
+  truncate?: TruncateConfig;
 }
 
 export interface AuditOptions {
@@ -51,7 +56,8 @@ export class Auditor implements AuditSink {
 
   /** Opens the log file and reads the webhook's kubeconfig: a bad path or file stops the start. */
   static async create(opts: AuditOptions, registry: Registry, logger: Logger): Promise<Auditor> {
-    const plugins: Plugin[] = [...(opts.log ? (['log'] as const) : []), ...(opts.webhook ? (['webhook'] as const) : [])];
+    const plugins: (Plugin | 'truncate')[] = [...(opts.log ? (['log'] as const) : []), ...(opts.webhook ? (['webhook'] as const) : [])];
+    if (opts.log?.truncate || opts.webhook?.truncate) plugins.push('truncate');
     const metrics = new AuditMetrics(registry, plugins);
     const log = logger.child({ component: 'audit' });
     const backends: Backend[] = [];
@@ -97,7 +103,14 @@ export class Auditor implements AuditSink {
   }
 }
 
-function inMode(backend: Backend, plugin: Plugin, { mode, batch }: { mode: Mode; batch: BatchConfig }, to: { metrics: AuditMetrics; logger: Logger }): Backend {
-  if (mode === 'blocking-strict') return backend;
-  return ignoringErrors(mode === 'batch' ? new BufferedBackend(backend, plugin, batch, to.metrics, to.logger) : backend);
+/** The backend in its mode, with truncation around it (and around its batching) as upstream wraps them. */
+function inMode(
+  backend: Backend,
+  plugin: Plugin,
+  { mode, batch, truncate }: { mode: Mode; batch: BatchConfig; truncate?: TruncateConfig },
+  to: { metrics: AuditMetrics; logger: Logger },
+): Backend {
+  let wrapped = backend;
+  if (mode !== 'blocking-strict') wrapped = ignoringErrors(mode === 'batch' ? new BufferedBackend(backend, plugin, batch, to.metrics, to.logger) : backend);
+  return truncate ? new TruncatingBackend(wrapped, truncate, to.metrics, to.logger) : wrapped;
 }

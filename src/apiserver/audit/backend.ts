@@ -33,7 +33,7 @@ export interface BatchConfig {
 }
 
 /** upstream's error report: the events lost, counted per plugin, and one log line. */
-export function pluginError(metrics: AuditMetrics, logger: Logger, plugin: Plugin, err: unknown, count: number): void {
+export function pluginError(metrics: AuditMetrics, logger: Logger, plugin: Plugin | 'truncate', err: unknown, count: number): void {
   metrics.errors.inc({ plugin }, count);
   logger.error({ plugin, err, events: count }, 'unable to write audit events');
 }
