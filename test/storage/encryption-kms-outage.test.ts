@@ -7,6 +7,7 @@
  * answers 503 for Secret reads, lists, watches and writes too (no seed known yet), serves everything
  * else, then recovers; on SQLite the stored values are left byte for byte as they were. Never a 500.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,6 +76,16 @@ describe('a KMS v2 plugin that goes down (SQLite)', () => {
     const api = call(server);
     expect((await api('POST', '/api/v1/namespaces/default/secrets', secret('before'))).status).toBe(201);
     expect((await api('GET', '/readyz/kms-providers')).text).toBe('ok');
+    // Upstream's envelope metrics: the plugin's calls, the seed made once, the key ID used (hashed).
+    const keyIdHash = `sha256:${createHash('sha256').update('key-1').digest('hex')}`;
+    let metrics = (await api('GET', '/metrics')).text;
+    expect(metrics).toMatch(/^apiserver_envelope_encryption_kms_operations_latency_seconds_count\{provider_name="test-kms",method_name="\/v2.KeyManagementService\/Encrypt",grpc_status_code="OK"\} 1$/m);
+    expect(metrics).toMatch(/^apiserver_envelope_encryption_kms_operations_latency_seconds_count\{provider_name="test-kms",method_name="\/v2.KeyManagementService\/Status",grpc_status_code="OK"\} [1-9]/m);
+    expect(metrics).toMatch(new RegExp(`^apiserver_envelope_encryption_key_id_hash_total\\{transformation_type="to_storage",provider_name="test-kms",key_id_hash="${keyIdHash}",apiserver_id_hash="sha256:[0-9a-f]{64}"\\} 1$`, 'm'));
+    expect(metrics).toMatch(new RegExp(`^apiserver_envelope_encryption_key_id_hash_status_last_timestamp_seconds\\{provider_name="test-kms",key_id_hash="${keyIdHash}",apiserver_id_hash="sha256:[0-9a-f]{64}"\\} \\d`, 'm'));
+    expect(metrics).toMatch(/^apiserver_storage_data_key_generation_duration_seconds_count 1$/m);
+    expect(metrics).toMatch(/^apiserver_envelope_encryption_dek_source_cache_size\{provider_name="test-kms"\} 1$/m);
+    expect(metrics).not.toContain('key-1');
 
     await kms.stop();
     const ready = await waitFor('readyz to fail', async () => {
@@ -98,13 +109,20 @@ describe('a KMS v2 plugin that goes down (SQLite)', () => {
     expect503(await api('PUT', '/api/v1/namespaces/default/secrets/before', { ...secret('before'), stringData: { password: 'changed' } }));
     // Resources the configuration does not encrypt are not affected.
     expect((await api('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'cm' }, data: { a: 'b' } })).status).toBe(201);
-    const metrics = (await api('GET', '/metrics')).text;
+    metrics = (await api('GET', '/metrics')).text;
     expect(metrics).toMatch(/apiserver_storage_transformation_operations_total\{transformation_type="to_storage",transformer_prefix="k8s:enc:kms:v2:test-kms:",status="Unavailable"\} [1-9]/);
+    expect(metrics).toMatch(/^apiserver_envelope_encryption_kms_operations_latency_seconds_count\{provider_name="test-kms",method_name="\/v2.KeyManagementService\/Status",grpc_status_code="Unavailable"\} [1-9]/m);
 
     await kms.start();
     await waitFor('readyz to pass', async () => ((await api('GET', '/readyz')).status === 200 ? true : undefined));
     expect((await api('POST', '/api/v1/namespaces/default/secrets', secret('after'))).status).toBe(201);
     expect((await api('GET', '/api/v1/namespaces/default/secrets/after')).status).toBe(200);
+
+    // A plugin whose Status gives no key ID is counted as upstream counts it.
+    kms.rotate('');
+    await waitFor('the empty key ID to be counted', async () =>
+      /^apiserver_envelope_encryption_invalid_key_id_from_status_total\{provider_name="test-kms",error="empty"\} [1-9]/m.test((await api('GET', '/metrics')).text) ? true : undefined,
+    );
   }, 60_000);
 });
 
@@ -183,6 +201,10 @@ describe('a KMS v2 plugin that is down when the server starts (SQLite)', () => {
       return r.status === 200 ? r : undefined;
     });
     expect(password(read)).toBe('changed');
+    const recovered = (await api('GET', '/metrics')).text;
+    expect(recovered).toMatch(/^apiserver_envelope_encryption_kms_operations_latency_seconds_count\{provider_name="test-kms",method_name="\/v2.KeyManagementService\/Decrypt",grpc_status_code="OK"\} [1-9]/m);
+    expect(recovered).toMatch(/^apiserver_storage_envelope_transformation_cache_misses_total [1-9]/m);
+    expect(recovered).toMatch(/^apiserver_envelope_encryption_key_id_hash_total\{transformation_type="from_storage",provider_name="test-kms",key_id_hash="sha256:[0-9a-f]{64}",apiserver_id_hash="sha256:[0-9a-f]{64}"\} [1-9]/m);
     const list = await api('GET', '/api/v1/namespaces/default/secrets');
     expect(list.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['s1', 's2']);
     const history = await openWatch(target, `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${created.json.metadata.resourceVersion}`);

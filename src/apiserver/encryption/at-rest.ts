@@ -12,7 +12,8 @@ import type { Logger } from '../../log/logger.js';
 import type { KeyTransformer, ValueTransformer } from '../storage/value-transformer.js';
 import { groupResourceString, parseEncryptionConfig, type EncryptionConfig, type ProviderConfig } from './config.js';
 import { KMS_TIMINGS, KmsV2Provider, type KmsTimings } from './kms-envelope.js';
-import { connectKms, type KmsService } from './kms-service.js';
+import { KmsMetrics } from './kms-metrics.js';
+import { connectKms } from './kms-service.js';
 import { identityProvider, keyedProvider, type Provider } from './providers.js';
 import { ResourceTransformers, TransformationMetrics } from './transformers.js';
 
@@ -27,8 +28,6 @@ export interface EncryptionAtRestOptions {
   kmsTimings?: KmsTimings;
   /** How often the file is checked for changes with automatic reload (default 2 s). */
   reloadCheckMs?: number;
-  /** How a KMS plugin is reached (tests may wrap it); by default gRPC on its unix socket. */
-  connect?: (name: string, endpoint: string, timeoutMs: number) => KmsService;
 }
 
 /** One loaded configuration: its transformers and the KMS plugins they use. */
@@ -47,6 +46,7 @@ export class EncryptionAtRest implements ValueTransformer {
   private readonly reloads: Counter<'status'>;
   private readonly reloadTime: Gauge<'status'>;
   private current!: Loaded;
+  private kmsMetrics: KmsMetrics | undefined;
   private reloading = false;
   private readonly retired = new Set<NodeJS.Timeout>();
   private closed = false;
@@ -112,11 +112,14 @@ export class EncryptionAtRest implements ValueTransformer {
 
   private async build(config: EncryptionConfig, hash: string): Promise<Loaded> {
     const kms: KmsV2Provider[] = [];
-    const connect = this.opts.connect ?? connectKms;
     const make = (p: ProviderConfig): Provider => {
       if (p.type === 'identity') return identityProvider;
       if (p.type !== 'kms') return keyedProvider(p.type, p.keys);
-      const provider = new KmsV2Provider(p.kms.name, connect(p.kms.name, p.kms.endpoint, p.kms.timeoutMs), this.opts.logger, this.opts.kmsTimings ?? KMS_TIMINGS);
+      // Registered with the first KMS provider, as upstream's; a reload keeps the same series.
+      const metrics = (this.kmsMetrics ??= new KmsMetrics(this.opts.registry));
+      const { name, endpoint, timeoutMs } = p.kms;
+      const service = connectKms(name, endpoint, timeoutMs, (method, seconds, code) => metrics.call(name, method, seconds, code));
+      const provider = new KmsV2Provider(name, service, this.opts.logger, this.opts.kmsTimings ?? KMS_TIMINGS, metrics);
       kms.push(provider);
       return provider;
     };

@@ -21,7 +21,8 @@ import type { Logger } from '../../log/logger.js';
 import { StoreError } from '../storage/store.js';
 import { ENCRYPTED_PREFIX } from '../storage/value-transformer.js';
 import { gcmOpen, gcmSeal, type Provider } from './providers.js';
-import type { KmsService } from './kms-service.js';
+import type { EncryptResponse, KmsService } from './kms-service.js';
+import { sha256Hex, type KmsMetrics } from './kms-metrics.js';
 
 export interface KmsTimings {
   /** Status poll interval while healthy (upstream 1 min). */
@@ -104,7 +105,7 @@ export class KmsV2Provider implements Provider {
     private readonly service: KmsService,
     private readonly logger: Logger,
     private readonly timings: KmsTimings = KMS_TIMINGS,
-    private readonly now: () => number = Date.now,
+    private readonly metrics?: KmsMetrics,
   ) {
     this.label = `${ENCRYPTED_PREFIX}kms:v2:${name}:`;
     this.prefix = Buffer.from(this.label);
@@ -129,7 +130,7 @@ export class KmsV2Provider implements Provider {
   async healthy(): Promise<void> {
     const last = this.lastCheck;
     const ttl = last?.err ? this.timings.failingIntervalMs : this.timings.healthyIntervalMs;
-    if (!last || this.now() - last.at >= ttl) await this.check();
+    if (!last || Date.now() - last.at >= ttl) await this.check();
     if (this.lastCheck?.err) throw this.lastCheck.err;
   }
 
@@ -142,7 +143,7 @@ export class KmsV2Provider implements Provider {
   seal(data: Uint8Array, authenticatedData: string): Uint8Array {
     const state = this.state;
     if (!state) throw new StoreError('Unavailable', authenticatedData, `KMS provider ${this.name} has no data encryption key yet: ${this.lastCheck?.err?.message ?? 'the plugin has not answered'}`);
-    if (this.now() > state.validUntil) {
+    if (Date.now() > state.validUntil) {
       throw new StoreError('Unavailable', authenticatedData, `KMS provider ${this.name}: the data encryption key expired at ${new Date(state.validUntil).toISOString()} without a healthy plugin status since: ${this.lastCheck?.err?.message ?? ''}`);
     }
     const info = randomBytes(INFO_BYTES);
@@ -154,7 +155,9 @@ export class KmsV2Provider implements Provider {
       annotations: state.annotations,
       encryptedDEKSourceType: SEED_SOURCE,
     };
-    return Buffer.concat([this.prefix, EncryptedObjectType.encode(EncryptedObjectType.fromObject(object)).finish()]);
+    const out = Buffer.concat([this.prefix, EncryptedObjectType.encode(EncryptedObjectType.fromObject(object)).finish()]);
+    this.metrics?.keyIdUsed('to_storage', this.name, state.keyId);
+    return out;
   }
 
   /** Upstream's staleness: written by another key ID than the plugin's current one. */
@@ -172,7 +175,8 @@ export class KmsV2Provider implements Provider {
     const object = this.decodeObject(data);
     const key = cacheKey(object);
     const cached = this.seeds.get(key);
-    if (cached && cached.until > this.now()) return this.decryptWith(cached.key, cached.source, object.encryptedData, authenticatedData);
+    if (cached && cached.until > Date.now()) return this.opened(object.keyID, this.decryptWith(cached.key, cached.source, object.encryptedData, authenticatedData));
+    this.metrics?.cacheMisses.inc();
     // Values sharing a seed (all of them, until the key ID changes) wait for one Decrypt.
     let seed = this.decrypting.get(key);
     if (!seed) {
@@ -183,7 +187,12 @@ export class KmsV2Provider implements Provider {
         () => undefined,
       ).finally(() => this.decrypting.delete(key));
     }
-    return seed.then((s) => this.decryptWith(s, object.encryptedDEKSourceType, object.encryptedData, authenticatedData));
+    return seed.then((s) => this.opened(object.keyID, this.decryptWith(s, object.encryptedDEKSourceType, object.encryptedData, authenticatedData)));
+  }
+
+  private opened(keyId: string, plain: Buffer): Buffer {
+    this.metrics?.keyIdUsed('from_storage', this.name, keyId);
+    return plain;
   }
 
   private hasPrefix(data: Uint8Array): boolean {
@@ -203,20 +212,21 @@ export class KmsV2Provider implements Provider {
   }
 
   private remember(key: string, seed: Buffer, source: number): void {
-    const now = this.now();
+    const now = Date.now();
     for (const [k, v] of this.seeds) if (v.until <= now) this.seeds.delete(k);
     this.seeds.set(key, { key: seed, source, until: now + this.timings.cacheTtlMs });
+    this.metrics?.seedCache(this.name, this.seeds.size);
   }
 
   /** One Status poll (shared by callers meanwhile), then a new seed if the key ID changed. */
   private check(): Promise<void> {
     this.checking ??= this.poll()
       .then(
-        () => (this.lastCheck = { at: this.now() }),
+        () => (this.lastCheck = { at: Date.now() }),
         (err: unknown) => {
           const error = err instanceof Error ? err : new Error(String(err));
           if (!this.lastCheck?.err) this.logger.warn({ provider: this.name, err: error.message }, 'KMS provider is unhealthy');
-          this.lastCheck = { at: this.now(), err: error };
+          this.lastCheck = { at: Date.now(), err: error };
         },
       )
       .then(() => undefined)
@@ -224,12 +234,28 @@ export class KmsV2Provider implements Provider {
     return this.checking;
   }
 
+  /** The plugin's answer to the Encrypt of a new seed, checked; timed and counted as upstream's data key generation. */
+  private async generated(uid: string, keyId: string, encrypting: Promise<EncryptResponse>): Promise<EncryptResponse> {
+    const start = process.hrtime.bigint();
+    try {
+      const res = await encrypting;
+      if (res.key_id !== keyId) throw new Error(`failed to rotate DEK uid=${uid}: Encrypt answered key ID ${res.key_id}, Status ${keyId}`);
+      if (res.ciphertext.length === 0 || res.ciphertext.length > MAX_DEK_SOURCE) throw new Error(`failed to rotate DEK uid=${uid}: encrypted seed of ${res.ciphertext.length} bytes`);
+      this.metrics?.keyGenerated(Number(process.hrtime.bigint() - start) / 1e9, false);
+      return res;
+    } catch (err) {
+      this.metrics?.keyGenerated(0, true);
+      throw err;
+    }
+  }
+
   private async poll(): Promise<void> {
     // The validity counts from before the calls, so it never outlasts the bound it promises.
-    const validUntil = this.now() + this.timings.writeValidityMs;
+    const validUntil = Date.now() + this.timings.writeValidityMs;
     const status = await this.service.status();
     if (status.healthz !== 'ok') throw new Error(`got unexpected healthz status: ${status.healthz}`);
     if (status.version !== 'v2') throw new Error(`expected KMSv2 API version v2, got ${status.version}`);
+    this.metrics?.statusKeyId(this.name, status.key_id, status.key_id === '' ? 'empty' : status.key_id.length > MAX_KEY_ID ? 'too_long' : undefined);
     validateKeyId(status.key_id);
     if (this.state && this.state.keyId === status.key_id) {
       this.state.validUntil = validUntil;
@@ -237,17 +263,10 @@ export class KmsV2Provider implements Provider {
     }
     const seed = randomBytes(32);
     const uid = randomUUID();
-    const res = await this.service.encrypt(seed, uid);
-    if (res.key_id !== status.key_id) throw new Error(`failed to rotate DEK uid=${uid}: Encrypt answered key ID ${res.key_id}, Status ${status.key_id}`);
-    if (res.ciphertext.length === 0 || res.ciphertext.length > MAX_DEK_SOURCE) throw new Error(`failed to rotate DEK uid=${uid}: encrypted seed of ${res.ciphertext.length} bytes`);
+    const res = await this.generated(uid, status.key_id, this.service.encrypt(seed, uid));
     const previous = this.state?.keyId;
     this.state = { seed, keyId: res.key_id, encryptedSeed: res.ciphertext, annotations: res.annotations, validUntil };
     this.remember(cacheKey({ encryptedData: Buffer.of(0), keyID: res.key_id, encryptedDEKSource: res.ciphertext, annotations: res.annotations, encryptedDEKSourceType: SEED_SOURCE }), seed, SEED_SOURCE);
     this.logger.info({ provider: this.name, uid, keyIdHash: sha256Hex(res.key_id), previousKeyIdHash: previous && sha256Hex(previous) }, 'KMS provider generated a new data encryption key seed');
   }
-}
-
-/** Key IDs are logged hashed, as upstream does. */
-function sha256Hex(text: string): string {
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
 import { StoreError } from '../storage/store.js';
+import { grpcCodeName } from './kms-metrics.js';
 
 export const KMS_API_PROTO = fileURLToPath(new URL('./kms/api.proto', import.meta.url));
 
@@ -62,8 +63,11 @@ function kmsMethods(): grpc.ServiceDefinition {
   return service.service;
 }
 
+/** Observes each call to a plugin: its gRPC method (`/v2.KeyManagementService/Decrypt`), duration and status code name (`OK`, `Unavailable`). */
+export type KmsCallObserver = (method: string, seconds: number, code: string) => void;
+
 /** A client of the plugin at `endpoint` (`unix:///path/to/socket`, as the configuration gives it). */
-export function connectKms(name: string, endpoint: string, timeoutMs: number): KmsService {
+export function connectKms(name: string, endpoint: string, timeoutMs: number, observe?: KmsCallObserver): KmsService {
   const methods = kmsMethods();
   const client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), {
     // A plugin that comes back is found within seconds, not after grpc's default 2-minute backoff cap.
@@ -75,6 +79,7 @@ export function connectKms(name: string, endpoint: string, timeoutMs: number): K
       const fail = (why: string) => reject(new StoreError('Unavailable', '', `KMS provider ${name} ${method} failed: ${why}`));
       const def = methods[method];
       if (!def) return fail('no such method in api.proto');
+      const start = process.hrtime.bigint();
       client.makeUnaryRequest<KmsCalls[M]['request'], KmsCalls[M]['response']>(
         def.path,
         def.requestSerialize,
@@ -82,6 +87,7 @@ export function connectKms(name: string, endpoint: string, timeoutMs: number): K
         request,
         { deadline: Date.now() + timeoutMs },
         (err, res) => {
+          observe?.(def.path, Number(process.hrtime.bigint() - start) / 1e9, err ? grpcCodeName(grpc.status[err.code]) : 'OK');
           if (err) fail(err.details || err.message);
           else if (!res) fail('empty response');
           else resolve(res);

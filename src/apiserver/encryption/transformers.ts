@@ -35,7 +35,8 @@ export class TransformationMetrics {
   record(type: 'to_storage' | 'from_storage', prefix: string, startNs: bigint, err?: unknown): void {
     const seconds = Number(process.hrtime.bigint() - startNs) / 1e9;
     this.operations.inc({ transformation_type: type, transformer_prefix: prefix, status: statusOf(err) });
-    this.duration.observe({ transformation_type: type, transformer_prefix: prefix }, seconds);
+    // Only successes are timed, as upstream: a failure's time says nothing about the cipher.
+    if (err === undefined) this.duration.observe({ transformation_type: type, transformer_prefix: prefix }, seconds);
   }
 }
 
