@@ -56,7 +56,7 @@ export interface OpFigures {
 }
 
 /** A phase's figures before the CPU they cost is known. */
-type PhaseFigures = Omit<SideFigures, 'cpuUsPerOp'>;
+export type PhaseFigures = Omit<SideFigures, 'cpuUsPerOp'>;
 
 export interface ApiBenchResult extends Machine {
   name: 'api';
@@ -101,13 +101,13 @@ const PAYLOAD = 'x'.repeat(256);
 const pad = (i: number): string => String(i).padStart(6, '0');
 const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'kube-identity-bench' } }, data: { payload: PAYLOAD } });
 
-function figures(r: LoadResult): PhaseFigures {
+export function figures(r: LoadResult): PhaseFigures {
   if (r.ok === 0 && r.errors > 0) throw new Error(`every request failed: ${r.firstError}`);
   return { perSec: r.perSec, latencyMs: r.latencyMs, errors: r.errors, done: r.ok };
 }
 
 /** Runs a phase against one server and adds the CPU that server spent on it. */
-async function measured(proc: NodeProcess, phase: () => Promise<PhaseFigures>): Promise<SideFigures> {
+export async function measured(proc: NodeProcess, phase: () => Promise<PhaseFigures>): Promise<SideFigures> {
   const before = proc.cpuMs();
   const f = await phase();
   return { ...f, cpuUsPerOp: round(((proc.cpuMs() - before) * 1000) / Math.max(1, f.done), 1) };

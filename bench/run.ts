@@ -9,7 +9,9 @@
  * benchmark N times and prints one JSON object with every run and the median and range of each
  * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
  * `--audit-policy=FILE` runs `api`'s server with that audit policy, logging to a file in a temporary
- * directory (what auditing costs, against the same bare server). `e2e-etcd` runs only when named: e2e on
+ * directory (what auditing costs, against the same bare server). `encryption` runs only when named: an API
+ * server encrypting Secrets (`--provider=secretbox|aesgcm|aescbc`) beside one that does not, in the same
+ * run (bench/encryption.ts). `e2e-etcd` runs only when named: e2e on
  * SQLite, on etcd and on two etcd replicas back to back, with issue 26's ratios (bench/e2e-etcd.ts). `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
  * default, `--seed=N`); it fails when any check found a violation.
  * `fleet --nodes N[,N2...]` runs the fleet simulator (bench/fleet.ts) alone: it takes minutes per N, so
@@ -22,6 +24,7 @@ import path from 'node:path';
 import { formatApiTable, runApiBench } from './api.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
+import { ENCRYPTION_PROVIDERS, formatEncryptionTable, runEncryptionBench, type EncryptionProvider } from './encryption.js';
 import { formatEtcdRatioTable, runEtcdRatioBench } from './e2e-etcd.js';
 import { runFleetCli } from './fleet.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
@@ -78,6 +81,12 @@ const ON_REQUEST: Record<string, Run> = {
   'e2e-etcd': async () => {
     const r = await runEtcdRatioBench(flag('rate') ? { fixedRate: Number(flag('rate')) } : {}, childArgs);
     return { result: r, table: formatEtcdRatioTable(r) };
+  },
+  encryption: async () => {
+    const provider = flag('provider');
+    if (provider !== undefined && !ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) throw new Error(`--provider must be one of ${ENCRYPTION_PROVIDERS.join(', ')}`);
+    const r = await runEncryptionBench(provider ? { provider: provider as EncryptionProvider } : {}, childArgs);
+    return { result: r, table: formatEncryptionTable(r) };
   },
   soak: async () => {
     const r = await runSoak({ durationS: Number(flag('duration') ?? 600), seed: Number(flag('seed') ?? Date.now() % 100_000) }, (line) => console.error(line));

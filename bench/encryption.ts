@@ -1,0 +1,137 @@
+/**
+ * What encryption at rest costs: `kube-identity apiserver` (SQLite, its own process) without an
+ * encryption configuration beside one that encrypts Secrets (secretbox by default, `up`'s choice),
+ * measured in the same run with the same client: Secret creates and gets (encrypted on one side),
+ * and CSR creates, the identity hot path, which is never encrypted (it pays the transformer lookup
+ * only). Ratios are encrypted ÷ plain, by throughput and by server CPU per request.
+ * Run: `node dist/bench/run.js encryption` after `npm run build`, or call runEncryptionBench().
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { figures, measured, type OpFigures, type PhaseFigures } from './api.js';
+import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
+import { HttpClient } from './lib/http-client.js';
+import { CSR_PATH, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
+import { closedLoop } from './lib/load.js';
+import { formatTable, isMain, machine, printResult, round, type Machine } from './lib/report.js';
+import { formatLatency } from './lib/stats.js';
+
+export const ENCRYPTION_PROVIDERS = ['secretbox', 'aesgcm', 'aescbc'] as const;
+export type EncryptionProvider = (typeof ENCRYPTION_PROVIDERS)[number];
+
+export interface EncryptionBenchParams {
+  /** Secrets created per side (then read). */
+  secrets: number;
+  /** CSRs created per side. */
+  csrs: number;
+  concurrency: number;
+  /** How long the Secret get phase runs per side. */
+  getMs: number;
+  provider: EncryptionProvider;
+}
+
+export interface EncryptionBenchResult extends Machine {
+  name: 'encryption';
+  params: EncryptionBenchParams;
+  /** `bare` is the server without encryption, `api` the one encrypting Secrets (OpFigures' names). */
+  results: { secretCreate: OpFigures; secretGet: OpFigures; csrCreate: OpFigures };
+  /** Encrypted ÷ plain throughput of each phase. */
+  ratios: { secretCreate: number; secretGet: number; csrCreate: number };
+}
+
+export const ENCRYPTION_DEFAULTS: EncryptionBenchParams = { secrets: 2000, csrs: 1000, concurrency: 16, getMs: 3000, provider: 'secretbox' };
+
+const NAMESPACE = 'bench';
+const SECRETS = `/api/v1/namespaces/${NAMESPACE}/secrets`;
+const VALUE = randomBytes(192).toString('base64');
+const pad = (i: number): string => String(i).padStart(6, '0');
+const secret = (name: string): object => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { value: VALUE } });
+
+function encryptionConfig(dir: string, provider: EncryptionProvider): string {
+  const file = path.join(dir, 'encryption.yaml');
+  const key = randomBytes(32).toString('base64');
+  writeFileSync(
+    file,
+    `apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n  - resources: [secrets]\n    providers:\n      - ${provider}: { keys: [{ name: key1, secret: ${key} }] }\n      - identity: {}\n`,
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+interface Side {
+  server: ApiServerProcess;
+  client: HttpClient;
+}
+
+export async function runEncryptionBench(params: Partial<EncryptionBenchParams> = {}, opts: { execArgv?: string[] } = {}): Promise<EncryptionBenchResult> {
+  const p: EncryptionBenchParams = { ...ENCRYPTION_DEFAULTS, ...params };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-encryption-'));
+  const sides: Side[] = [];
+  try {
+    const csrPems = await kubeletCsrPems(p.csrs);
+    for (const args of [[], ['--encryption-provider-config', encryptionConfig(dir, p.provider)]]) {
+      const server = await startApiServerProcess({ execArgv: opts.execArgv, args });
+      const client = new HttpClient(server.admin);
+      sides.push({ server, client });
+      await client.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    }
+    const phases: Record<keyof EncryptionBenchResult['results'], (s: Side) => Promise<PhaseFigures>> = {
+      secretCreate: async (s) => figures(await closedLoop({ concurrency: p.concurrency, maxOps: p.secrets, maxMs: 120_000, op: (i) => s.client.json('POST', SECRETS, secret(`s-${pad(i)}`)).then(() => undefined) })),
+      secretGet: async (s) =>
+        figures(await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.getMs, op: (i) => s.client.json('GET', `${SECRETS}/s-${pad((i * 7919) % p.secrets)}`).then(() => undefined) })),
+      csrCreate: async (s) =>
+        figures(await closedLoop({ concurrency: p.concurrency, maxOps: p.csrs, maxMs: 120_000, op: (i) => s.client.json('POST', CSR_PATH, kubeletCsrObject(`csr-${pad(i)}`, csrPems[i]!)).then(() => undefined) })),
+    };
+    const [plain, encrypted] = sides as [Side, Side];
+    const results = {} as EncryptionBenchResult['results'];
+    let encryptedFirst = false;
+    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side) => Promise<PhaseFigures>][]) {
+      // The phases alternate which side goes first, so neither always runs on a warmer (or busier) machine.
+      const [one, two] = encryptedFirst ? [encrypted, plain] : [plain, encrypted];
+      const first = await measured(one.server.proc, () => run(one));
+      const second = await measured(two.server.proc, () => run(two));
+      const [b, a] = encryptedFirst ? [second, first] : [first, second];
+      encryptedFirst = !encryptedFirst;
+      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)), cpuRatio: a.cpuUsPerOp > 0 ? round(b.cpuUsPerOp / a.cpuUsPerOp) : 0 };
+    }
+    const ratios = { secretCreate: results.secretCreate.ratio, secretGet: results.secretGet.ratio, csrCreate: results.csrCreate.ratio };
+    return { name: 'encryption', params: p, results, ratios, ...machine() };
+  } finally {
+    for (const s of sides) {
+      s.client.close();
+      await s.server.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatEncryptionTable(r: EncryptionBenchResult): string {
+  const p = r.params;
+  const rows = Object.entries(r.results).map(([op, f]) => [
+    op,
+    String(f.bare.perSec),
+    String(f.api.perSec),
+    f.ratio.toFixed(3),
+    `${f.bare.cpuUsPerOp}/${f.api.cpuUsPerOp}`,
+    f.cpuRatio.toFixed(3),
+    formatLatency(f.bare.latencyMs),
+    formatLatency(f.api.latencyMs),
+    String(f.bare.errors + f.api.errors),
+  ]);
+  return [
+    `encryption: Secrets encrypted with ${p.provider} vs not; ${p.secrets} Secrets, ${p.csrs} CSRs, ${p.concurrency} clients; SQLite; ${r.cores} cores; node ${r.node}`,
+    '(requests/s; CPU: µs of server CPU per request, from /proc; x plain CPU = plain CPU / encrypted CPU)',
+    formatTable(['op', 'plain/s', 'encrypted/s', 'x plain', 'CPU µs plain/enc', 'x plain CPU', 'plain p50/p90/p99/max ms', 'enc p50/p90/p99/max ms', 'errors'], rows),
+    `encrypted ÷ plain in this run: ${Object.entries(r.ratios)
+      .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+      .join(', ')}`,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  const result = await runEncryptionBench();
+  printResult(result, formatEncryptionTable(result));
+}
