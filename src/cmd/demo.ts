@@ -5,11 +5,14 @@
  * policy → an HTTPS listener on loopback serving with it, checked by a TLS client that trusts the
  * kubelet-serving CA and the node's name (and told whether the cluster CA, kube-root-ca.crt's,
  * refuses it, as it must when the trust domains are apart) → client certificate rotated (short expirationSeconds) and the API
- * called with the new one. A failing step says which step and why, and the command exits 1.
+ * called with the new one → two pods bound to the node get SPIFFE certificates through
+ * PodCertificateRequests the node creates (the workload signer's, demo-workload.ts) and open mutual
+ * TLS to each other, verified against the signer's ClusterTrustBundle (skipped, and said so, on a
+ * cluster that serves no PodCertificateRequests). A failing step says which step and why, and the command exits 1.
  * The serving step needs the serving approver (`up` runs it by default; elsewhere
  * `kube-identity controller --approve-kubelet-serving`).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../api/certificates.js';
 import {
@@ -30,12 +33,14 @@ import {
   type Credential,
 } from './demo-kubelet.js';
 import { loadKubeConfig } from './controller.js';
+import { createPods, mutualTls, refusesOtherTrustDomain, requestPodCertificate, servedPodCertificateApiVersion, trustBundleOf } from './demo-workload.js';
 
 interface DemoFlags {
   kubeconfig?: string;
   node: string;
   address?: string;
   timeout: string;
+  workloadSigner: string;
 }
 
 /** What to change when the serving CSR stays pending: the approver's policy decides on the address. */
@@ -136,16 +141,43 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     (c) => `CSR ${c.csr.metadata?.name ?? ''} from ${c.csr.spec.username ?? ''} with the old certificate: ${approvalOf(c.csr)} Issued, expires in ${secondsLeft(c.certPem)}s.`,
   );
   await step('api called with the new certificate', () => whoAmI(kubeConfigAs(admin, rotated)), (u) => `the server says this node is ${u.username} (groups: ${u.groups.join(', ')})`);
+  await workloadSteps(admin, kubeConfigAs(admin, rotated), rotated, flags, timeoutMs);
+}
+
+/** Steps 9-12: two pods on the node get SPIFFE certificates through PodCertificateRequests and talk mutual TLS. */
+async function workloadSteps(admin: KubeConfig, asNode: KubeConfig, nodeCredential: Credential, flags: DemoFlags, timeoutMs: number): Promise<void> {
+  const { node, workloadSigner: signerName } = flags;
+  const apiVersion = await servedPodCertificateApiVersion(admin);
+  if (apiVersion === undefined) {
+    process.stdout.write(`    (pod certificates skipped: ${admin.getCurrentCluster()?.server ?? 'the cluster'} serves no PodCertificateRequests)\n`);
+    return;
+  }
+  const pods = await step('pods scheduled', () => createPods(admin, node, ['frontend', 'backend'], signerName), (p) => `${p.map((x) => `${x.namespace}/${x.name} (service account ${x.serviceAccountName})`).join(' and ')} bound to ${node}`);
+  const nodeUid = (await admin.makeApiClient(CoreV1Api).readNode({ name: node })).metadata?.uid ?? '';
+  const [frontend, backend] = await step(
+    'pod certificates',
+    () => Promise.all(pods.map((pod) => requestPodCertificate(asNode, admin, { apiVersion, signerName, node, nodeUid, pod }, timeoutMs))),
+    (creds) => `${creds.map((c) => `${c.requestName}: Issued ${c.spiffeId}`).join('; ')} (${apiVersion} PodCertificateRequests with fresh P-256 keys, from system:node:${node}; refresh from ${creds[0]?.status.beginRefreshAt ?? '?'}, expire ${creds[0]?.status.notAfter ?? '?'})`,
+  );
+  if (!frontend || !backend) throw new Error('two pod certificates were expected');
+  const bundle = await step('trust bundle', () => trustBundleOf(asNode, signerName), (b) => `ClusterTrustBundle ${b.names.join(', ')} (spec.signerName=${signerName}), read as the node`);
+  await step(
+    'mutual tls',
+    async () => ({ ...(await mutualTls(frontend, backend, bundle.pem)), refused: await refusesOtherTrustDomain(backend, nodeCredential, bundle.pem) }),
+    (m) =>
+      `frontend → backend on 127.0.0.1:${m.port}: backend verified ${m.serverSaw}, frontend verified ${m.clientSaw}, each against the ClusterTrustBundle alone; ${m.refused ? "the node's own certificate (cluster CA) is refused" : "the node's own certificate (cluster CA) is ACCEPTED"}`,
+  );
 }
 
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description("play a kubelet's life: bootstrap token, client certificate, Node and Lease, serving certificate by policy, HTTPS with it, client certificate rotation")
+    .description("play a kubelet's life: bootstrap token, client certificate, Node and Lease, serving certificate by policy, HTTPS with it, client certificate rotation, pods' SPIFFE certificates in mutual TLS")
     .option('--kubeconfig <file>', 'admin kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)')
     .option('--node <name>', 'node name to play', `demo-${randomText(5)}`)
     .option('--address <ip>', "the node's InternalIP (default: a 10.244.0.0/16 address no Node holds; the serving policy refuses loopback and other Nodes' addresses)")
     .option('--timeout <seconds>', 'how long to wait for each certificate', '60')
+    .option('--workload-signer <name>', 'the PodCertificateRequest signer the pods ask (kube-identity controller --workload-signer-names; up signs for it)', 'kube-identity.io/workload')
     .action(async (flags: DemoFlags) => {
       await runDemo(flags);
     });

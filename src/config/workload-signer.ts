@@ -3,8 +3,7 @@
  * for, the SPIFFE trust domain of the identities, its CA pair (a trust domain of its own: never the
  * cluster, kubelet-serving or client CAs), the longest lifetime it issues and the key types it accepts.
  */
-import { PCR_KEY_TYPES, PCR_MAX_MAX_EXPIRATION_SECONDS, PCR_MIN_MAX_EXPIRATION_SECONDS } from '../api/pod-certificates.js';
-import { parsePcrKeyTypes } from '../pki/pod-key-types.js';
+import { PCR_KEY_TYPES, PCR_MAX_MAX_EXPIRATION_SECONDS, PCR_MIN_MAX_EXPIRATION_SECONDS, type PcrKeyType } from '../api/pod-certificates.js';
 import { trustDomainError } from '../pki/spiffe.js';
 import { isKubernetesSignerName } from '../api/pod-certificates.js';
 import { isSignerName } from './signer-name.js';
@@ -35,6 +34,17 @@ export const WORKLOAD_SIGNER_CONFIG_SCHEMA = {
   },
 } as const satisfies Record<string, FieldSpec>;
 
+/** Parses a comma-separated key type list; unknown names go to `problems`. */
+export function parsePodKeyTypes(text: string, problems: string[] = []): PcrKeyType[] {
+  const out: PcrKeyType[] = [];
+  for (const name of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const known = PCR_KEY_TYPES.find((t) => t === name);
+    if (known) out.push(known);
+    else problems.push(`workloadSignerKeyTypes: unknown key type ${JSON.stringify(name)} (one of ${PCR_KEY_TYPES.join(', ')})`);
+  }
+  return out;
+}
+
 /** The signer names, as given (order kept). */
 export const workloadSignerNames = (text: string): string[] =>
   text
@@ -61,7 +71,7 @@ export function checkWorkloadSignerOptions(c: Record<string, unknown>, problems:
   if (typeof max === 'number' && (max < PCR_MIN_MAX_EXPIRATION_SECONDS * 1000 || max > PCR_MAX_MAX_EXPIRATION_SECONDS * 1000)) {
     problems.push('workloadSignerMaxDuration: must be between 1h and 2184h (the API\'s maxExpirationSeconds bounds)');
   }
-  if (typeof c.workloadSignerKeyTypes === 'string' && parsePcrKeyTypes(c.workloadSignerKeyTypes, problems).length === 0) {
+  if (typeof c.workloadSignerKeyTypes === 'string' && parsePodKeyTypes(c.workloadSignerKeyTypes, problems).length === 0) {
     problems.push('workloadSignerKeyTypes: at least one key type is required');
   }
 }

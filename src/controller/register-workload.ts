@@ -12,10 +12,9 @@ import { isNotFound } from '../lib/api-errors.js';
 import type { Logger } from '../log/logger.js';
 import { PodCertificateMetrics } from '../metrics/pod-certificates.js';
 import type { CaSignerSource } from '../pki/ca.js';
-import { parsePcrKeyTypes } from '../pki/pod-key-types.js';
 import { PCR_RESOURCE, PCR_VERSIONS, type PcrKeyType, type PcrVersion, type PodCertificateRequestV1beta1 } from '../api/pod-certificates.js';
 import type { ControllerConfig } from '../config/schema.js';
-import { workloadSignerNames } from '../config/workload-signer.js';
+import { parsePodKeyTypes, workloadSignerNames } from '../config/workload-signer.js';
 import type { KubeClient } from './client/kube-client.js';
 import { keyOf } from './informer/cache.js';
 import type { Informer } from './informer/informer.js';
@@ -43,7 +42,7 @@ export function workloadSignerPlan(config: ControllerConfig): WorkloadSignerPlan
     signerNames,
     files: { certFile: config.workloadSignerCertFile, keyFile: config.workloadSignerKeyFile },
     trustDomain: config.workloadSignerTrustDomain,
-    keyTypes: parsePcrKeyTypes(config.workloadSignerKeyTypes),
+    keyTypes: parsePodKeyTypes(config.workloadSignerKeyTypes),
     maxDurationMs: config.workloadSignerMaxDuration,
   };
 }

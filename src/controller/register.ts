@@ -3,6 +3,8 @@
  * one signer controller per configured signer (csrsigning-*); the cleaner (csrcleaner); and the
  * signer revision keeper with its ControllerRevision informer, whose new revisions re-queue each
  * signer's pending approved CSRs. Which signers run follows kube-controller-manager's CA file rules.
+ * The workload signer (PodCertificateRequests, register-workload.ts) joins them when configured: its
+ * CA goes through the same revision keeper.
  */
 import type { Registry } from 'prom-client';
 import { CERTIFICATES_GROUP, CSR_RESOURCE, type CertificateSigningRequest } from '../api/certificates.js';

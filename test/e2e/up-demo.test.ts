@@ -47,7 +47,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('prints the kubeconfig, the metrics URL and commands to try, once', () => {
+it('prints the kubeconfig, the metrics URL, the workload signer and commands to try, once', () => {
+  expect(field('pod certs')).toBe(`kube-identity.io/workload: SPIFFE IDs spiffe://cluster.local/ns/NAMESPACE/sa/SERVICE_ACCOUNT, CA ${path.join(dataDir, 'workload-ca.crt')} (ClusterTrustBundle per signer)`);
   expect(field('kubeconfig')).toBe(path.join(dataDir, 'kubeconfig'));
   expect(field('metrics')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
   expect(banner.match(/kube-identity is up\./g)).toHaveLength(1);
@@ -67,6 +68,10 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
     ['6', 'https listener'],
     ['7', 'client certificate rotated'],
     ['8', 'api called with the new certificate'],
+    ['9', 'pods scheduled'],
+    ['10', 'pod certificates'],
+    ['11', 'trust bundle'],
+    ['12', 'mutual tls'],
   ]);
   expect(lines[2]).toMatch(/from system:bootstrap:[a-z0-9]{6}: Auto approving kubelet client certificate after SubjectAccessReview\. Issued\.$/);
   expect(lines[5]).toContain('Auto approving kubelet serving certificate after policy check. Issued.');
@@ -74,6 +79,15 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
   expect(lines[6]).toMatch(/serves CN=system:node:e2e-node \(DNS:e2e-node, IP Address:10\.244\.\d+\.\d+\), verified against the kubelet-serving CA \(kube-system\/kube-identity-trust-bundle\) as "e2e-node"; the cluster CA \(kube-root-ca\.crt\) refuses it$/);
   expect(lines[7]).toMatch(/from system:node:e2e-node with the old certificate: Auto approving self kubelet client certificate after SubjectAccessReview\. Issued, expires in (59\d|600)s\.$/);
   expect(lines[8]).toContain('the server says this node is system:node:e2e-node (groups: system:nodes, system:authenticated)');
+  // The workload steps: each pod's identity is its service account's, from up's workload signer and its own CA.
+  expect(lines[9]).toContain('default/e2e-node-frontend (service account frontend) and default/e2e-node-backend (service account backend) bound to e2e-node');
+  expect(lines[10]).toMatch(
+    /e2e-node-frontend-\w+: Issued spiffe:\/\/cluster\.local\/ns\/default\/sa\/frontend; e2e-node-backend-\w+: Issued spiffe:\/\/cluster\.local\/ns\/default\/sa\/backend \(certificates\.k8s\.io\/v1 PodCertificateRequests with fresh P-256 keys, from system:node:e2e-node;/,
+  );
+  expect(lines[11]).toContain('ClusterTrustBundle kube-identity.io:workload:kube-identity (spec.signerName=kube-identity.io/workload), read as the node');
+  expect(lines[12]).toMatch(
+    /backend verified spiffe:\/\/cluster\.local\/ns\/default\/sa\/frontend, frontend verified spiffe:\/\/cluster\.local\/ns\/default\/sa\/backend, each against the ClusterTrustBundle alone; the node's own certificate \(cluster CA\) is refused$/,
+  );
 
   const kubectl = async (...args: string[]): Promise<string> => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env })).stdout;
   type Csr = { metadata: { name: string }; spec: { username: string; signerName: string; expirationSeconds?: number }; status: { conditions: { type: string; reason: string }[]; certificate?: string } };
@@ -91,7 +105,15 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
   expect(node.status.addresses.map((a) => a.address)).toEqual([address, 'e2e-node']);
   expect(await kubectl('get', 'lease', '-n', 'kube-node-lease', 'e2e-node', '-o', 'jsonpath={.spec.holderIdentity}')).toBe('e2e-node');
 
+  type Pcr = { spec: { signerName: string; podName: string; nodeName: string }; status: { conditions: { type: string }[]; certificateChain?: string } };
+  const pcrs = (JSON.parse(await kubectl('get', 'podcertificaterequests', '-n', 'default', '-o', 'json')) as { items: Pcr[] }).items;
+  expect(pcrs.map((p) => [p.spec.signerName, p.spec.podName, p.spec.nodeName, p.status.conditions.map((c) => c.type).join()]).sort()).toEqual([
+    ['kube-identity.io/workload', 'e2e-node-backend', 'e2e-node', 'Issued'],
+    ['kube-identity.io/workload', 'e2e-node-frontend', 'e2e-node', 'Issued'],
+  ]);
+
   const metrics = await fetch(field('metrics')).then((r) => r.text());
+  expect(metrics).toMatch(/kube_identity_pcr_issuances_total\{signer="kube-identity.io\/workload"\} 2/);
   expect(metrics).toMatch(/kube_identity_csr_issuances_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet"\} 2/);
   expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kubelet-serving",reason="kubelet-serving-policy"\} 1/);
   expect(metrics).toMatch(/kube_identity_csr_approvals_total\{signer="kubernetes.io\/kube-apiserver-client-kubelet",reason="selfnodeclient"\} 1/);
@@ -102,7 +124,7 @@ it('runs the demo a second time against the same cluster: the new node gets an a
   const [first, second] = [await runCli(['demo', '--kubeconfig', kubeconfig]), await runCli(['demo', '--kubeconfig', kubeconfig])];
   const addressOf = (out: string): string | undefined => /IP Address:(10\.244\.\d+\.\d+)\)/.exec(out)?.[1];
   for (const r of [first, second]) expect([r.code, r.stderr]).toEqual([0, '']);
-  expect(second.stdout).toMatch(/^ 8\. api called with the new certificate: /m);
+  expect(second.stdout).toMatch(/^12\. mutual tls: /m);
   const held = (JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { env })).stdout) as { items: { status: { addresses: { type: string; address: string }[] } }[] }).items
     .flatMap((n) => n.status.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address));
   // Every Node (e2e-node and both demo nodes) holds its own address.
@@ -138,8 +160,8 @@ it('reuses the data directory and its CA on a second start', async () => {
 it('keeps the data directory private: directory 0700, every file 0600, certificates 0644, with one warning', () => {
   expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
   const files = readdirSync(dataDir);
-  const secrets = ['store.db', 'store.db-wal', 'kube-identity.log', 'kube-identity.pid', 'kubeconfig', 'ca.key', 'apiserver.key', 'admin.key', 'sa.key', 'encryption-config.yaml'];
-  expect(files).toEqual(expect.arrayContaining([...secrets, 'ca.crt', 'apiserver.crt', 'admin.crt']));
+  const secrets = ['store.db', 'store.db-wal', 'kube-identity.log', 'kube-identity.pid', 'kubeconfig', 'ca.key', 'apiserver.key', 'admin.key', 'sa.key', 'workload-ca.key', 'encryption-config.yaml'];
+  expect(files).toEqual(expect.arrayContaining([...secrets, 'ca.crt', 'apiserver.crt', 'admin.crt', 'workload-ca.crt']));
   for (const f of files) {
     const mode = (statSync(path.join(dataDir, f)).mode & 0o777).toString(8);
     expect([f, mode]).toEqual([f, f.endsWith('.crt') ? '644' : '600']);

@@ -107,12 +107,20 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-/** The real controllers (no leader election) with the given options on top of test-friendly defaults. */
-export async function startController(h: Harness, flags: Partial<Record<ConfigKey, unknown>>, more: Pick<RegisterDeps, 'eventSink' | 'resolveHost'> = {}): Promise<RunningController> {
+/**
+ * The real controllers (no leader election) with the given options on top of test-friendly defaults,
+ * as the admin or as whoever `token` authenticates.
+ */
+export async function startController(
+  h: Harness,
+  flags: Partial<Record<ConfigKey, unknown>>,
+  more: Pick<RegisterDeps, 'eventSink' | 'resolveHost'> = {},
+  token: string = TOKENS.admin,
+): Promise<RunningController> {
   const config = await loadControllerConfig({
     flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
   });
-  const kc = tokenKubeConfig(h.server, TOKENS.admin);
+  const kc = tokenKubeConfig(h.server, token);
   const registry = new Registry();
   const logger = silentLogger();
   const client = new KubeClient({ kubeConfig: kc, clock: realClock });

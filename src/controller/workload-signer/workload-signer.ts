@@ -17,7 +17,7 @@ import type { CaSigner, CaSignerSource } from '../../pki/ca.js';
 import { issueCertificateDer } from '../../pki/issue.js';
 import { encodeName } from '../../pki/name.js';
 import { encodePem } from '../../pki/pem.js';
-import { podKeyTypeOf } from '../../pki/pod-key-types.js';
+import { pcrKeyVerdict } from '../../pki/pod-certificate-key.js';
 import { serviceAccountSpiffeId } from '../../pki/spiffe.js';
 import type { KubeClient } from '../client/kube-client.js';
 import { wrapError } from '../client/errors.js';
@@ -86,7 +86,7 @@ export class WorkloadSignerReconciler implements Reconciler {
   private decide(pcr: Readonly<CachedPodCertificateRequest>): Outcome {
     const { spec } = pcr;
     const keyDer = readKey(spec);
-    const keyType = keyDer && podKeyTypeOf(keyDer);
+    const keyType = keyDer && keyTypeOf(keyDer);
     if (!keyDer || !keyType || !this.o.keyTypes.has(keyType)) {
       const message = `signer ${spec.signerName} does not issue certificates for ${keyType ?? 'this key type'}; use one of ${[...this.o.keyTypes].join(', ')}`;
       return { type: PCR_CONDITION_DENIED, reason: PCR_REASON_UNSUPPORTED_KEY_TYPE, message };
@@ -168,6 +168,16 @@ interface Outcome {
   message: string;
   failure?: (typeof FAILURE_REASONS)[number];
   issued?: PodCertificateRequestStatus;
+}
+
+/** One of the API's key types, or undefined for any other key (denied as an unsupported key type). */
+function keyTypeOf(spki: Uint8Array): PcrKeyType | undefined {
+  try {
+    const verdict = pcrKeyVerdict(spki);
+    return 'keyType' in verdict ? verdict.keyType : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The requested key, or undefined when the spec holds none that parses (denied as an unsupported key type). */
