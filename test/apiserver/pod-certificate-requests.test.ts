@@ -69,6 +69,29 @@ describe('serving', () => {
     ]);
   });
 
+  it('decodes a protobuf body, as typed clients (kubelets) send it', async () => {
+    // Length-delimited fields (tag = n << 3 | 2) and one varint field (tag = n << 3).
+    const varint = (v: number): number[] => {
+      const out: number[] = [];
+      for (; v >= 0x80; v >>>= 7) out.push((v & 0x7f) | 0x80);
+      return [...out, v];
+    };
+    const field = (n: number, value: Buffer | string): Buffer => {
+      const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value);
+      return Buffer.concat([Buffer.from([(n << 3) | 2, ...varint(bytes.length)]), bytes]);
+    };
+    const body = (await pcrBody(id, p256, { name: 'pb' })) as { spec: Record<string, string> };
+    const stub = Buffer.from(body.spec.stubPKCS10Request ?? '', 'base64');
+    const strings = ['signerName', 'podName', 'podUID', 'serviceAccountName', 'serviceAccountUID', 'nodeName', 'nodeUID'];
+    const spec = Buffer.concat([...strings.map((f, i) => field(i + 1, body.spec[f] ?? '')), Buffer.from([8 << 3, ...varint(7200)]), field(12, stub)]);
+    const object = Buffer.concat([field(1, field(1, 'pb')), field(2, spec)]);
+    const typeMeta = Buffer.concat([field(1, `${G}/v1`), field(2, 'PodCertificateRequest')]);
+    const envelope = Buffer.concat([Buffer.from('k8s\0', 'latin1'), field(1, typeMeta), field(2, object)]);
+    const res = await raw(srv, 'POST', pcrPath('v1', NS), { body: envelope, contentType: 'application/vnd.kubernetes.protobuf' });
+    expect(res.status).toBe(201);
+    expect(res.json.spec).toEqual({ ...body.spec, maxExpirationSeconds: 7200 });
+  });
+
   it('drops the v1beta1-only fields sent to v1 (Strict field validation refuses them)', async () => {
     const body = await pcrBody(id, p256, { name: 'v1-extra', legacy: true });
     const strict = await post('v1', body, '?fieldValidation=Strict');
@@ -127,6 +150,13 @@ describe('create validation (upstream rules and texts)', () => {
       expect.stringMatching(/^spec\.nodeName: Invalid value: "": a lowercase RFC 1123 subdomain/),
       'spec.nodeUID: Invalid value: "": must not be empty',
     ]);
+  });
+
+  it('checks unverifiedUserAnnotations as annotations (qualified-name keys)', async () => {
+    const ok = await post('v1', await pcrBody(id, p256, { name: 'annotated', spec: { unverifiedUserAnnotations: { 'example.com/team': 'payments' } } }));
+    expect([ok.status, ok.json.spec.unverifiedUserAnnotations]).toEqual([201, { 'example.com/team': 'payments' }]);
+    const bad = await invalid(await pcrBody(id, p256, { name: 'bad-annotation', spec: { unverifiedUserAnnotations: { 'not a key': 'x' } } }));
+    expect(bad).toEqual([expect.stringMatching(/^spec\.unverifiedUserAnnotations: Invalid value: "not a key": name part must consist of alphanumeric characters/)]);
   });
 
   it('takes each supported key type and refuses the others', async () => {

@@ -88,6 +88,17 @@ describe('NodeRestriction', () => {
     expect(refusal(await create(nodeA, mirror))).toEqual([403, `pod "${NS}/static" is a mirror pod`]);
   });
 
+  it('lets a node authorized for request-podcertificate-signer ask for a signer the pod does not mount', async () => {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    const rules = [{ apiGroups: [''], resources: ['other.example/extra'], verbs: ['request-podcertificate-signer'] }];
+    expect((await raw(srv, 'POST', `${rbac}/clusterroles`, { body: { metadata: { name: 'pcr-extra-signer' }, rules } })).status).toBe(201);
+    const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'pcr-extra-signer' };
+    const subjects = [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'system:node:node-a' }];
+    expect((await raw(srv, 'POST', `${rbac}/clusterrolebindings`, { body: { metadata: { name: 'pcr-extra-signer' }, roleRef, subjects } })).status).toBe(201);
+    expect((await create(nodeA, onA, {}, 'other.example/extra')).status).toBe(201);
+    expect((await create(nodeB, onB, {}, 'other.example/extra')).status).toBe(403);
+  });
+
   it('lets a node neither update a request nor write its status', async () => {
     const created = (await create(nodeA, onA)).json;
     const path = pcrPath('v1', NS, created.metadata.name);
