@@ -34,6 +34,38 @@ function attributesErrors(spec: Record<string, unknown>, local: boolean): FieldE
   return [];
 }
 
+/** Each selector of resourceAttributes gives either its raw form or its parsed requirements, never both. */
+function selectorErrors(spec: Record<string, unknown>): FieldError[] {
+  if (!spec.resourceAttributes) return [];
+  const r = record(spec.resourceAttributes);
+  return (['fieldSelector', 'labelSelector'] as const).flatMap((which) => {
+    const sel = record(r[which]);
+    const rawSelector = str(sel.rawSelector) ?? '';
+    const both = rawSelector !== '' && Array.isArray(sel.requirements) && sel.requirements.length > 0;
+    return both ? [invalid(`spec.resourceAttributes.${which}.rawSelector`, rawSelector, 'may not specified at the same time as requirements')] : [];
+  });
+}
+
+/**
+ * The review's field selector as the authorizer sees a list's `fieldSelector` (AuthorizeWithSelectors,
+ * GA in 1.34): the raw form as given, or the requirements a field selector can express (In or NotIn one
+ * value). Requirements it cannot express only limit the request, so the review asks without them, as upstream.
+ */
+function reviewFieldSelector(r: Record<string, unknown>): string | undefined {
+  const sel = record(r.fieldSelector);
+  const rawSelector = str(sel.rawSelector) ?? '';
+  if (rawSelector !== '') return rawSelector;
+  const terms = (Array.isArray(sel.requirements) ? sel.requirements : []).map((raw) => {
+    const req = record(raw);
+    const values = strings(req.values);
+    if (values.length !== 1) return undefined;
+    if (req.operator === 'In') return `${str(req.key) ?? ''}=${values[0]}`;
+    return req.operator === 'NotIn' ? `${str(req.key) ?? ''}!=${values[0]}` : undefined;
+  });
+  if (terms.length === 0 || terms.includes(undefined)) return undefined;
+  return terms.join(',');
+}
+
 function subjectErrors(spec: Record<string, unknown>): FieldError[] {
   if (!str(spec.user) && strings(spec.groups).length === 0) {
     return [invalid('spec.user', str(spec.user) ?? '', 'at least one of user or group must be specified')];
@@ -52,6 +84,7 @@ function attributes(spec: Record<string, unknown>, user: UserInfo): Authorizatio
       subresource: str(r.subresource) || undefined,
       namespace: str(r.namespace) || undefined,
       name: str(r.name) || undefined,
+      fieldSelector: reviewFieldSelector(r),
     };
   }
   const n = record(spec.nonResourceAttributes);
@@ -81,7 +114,7 @@ function accessReview(kind: Kind): VirtualCreate {
     async create(body, ctx, target) {
       const spec = record(body.spec);
       const local = kind === 'LocalSubjectAccessReview';
-      const errs = [...attributesErrors(spec, local), ...(kind === 'SelfSubjectAccessReview' ? [] : subjectErrors(spec))];
+      const errs = [...attributesErrors(spec, local), ...selectorErrors(spec), ...(kind === 'SelfSubjectAccessReview' ? [] : subjectErrors(spec))];
       if (errs.length) throw errors.invalid(kind, AUTHZ, '', errs);
       if (local) {
         const ns = str(record(spec.resourceAttributes).namespace) ?? '';
