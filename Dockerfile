@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
 # kube-identity container image: `docker build -t kube-identity:dev .` (or `make image`).
 #
-# Stage 1 compiles TypeScript and the better-sqlite3 native addon, then drops dev dependencies.
-# Stage 2 is distroless Node 24 on Debian 12 (same glibc as the bookworm builder, so the addon
-# loads), with no shell or package manager, running as the distroless "nonroot" user (65532).
+# Stage 1 compiles TypeScript, then drops dev dependencies. It needs no C++ toolchain: better-sqlite3
+# ships its addon prebuilt for Node-API (glibc and musl, x64 and arm64), so npm ci compiles nothing.
+# Stage 2 is distroless Node 24 on Debian 12 (glibc 2.36, as the bookworm builder; the prebuilt addon
+# needs 2.34), with no shell or package manager, running as the distroless "nonroot" user (65532).
 #
 # Signals: there is no tini. Node runs as PID 1 and kube-identity installs its own SIGTERM/SIGINT
 # handlers (src/lib/shutdown.ts: first signal drains, second forces exit); it starts no child
@@ -16,9 +17,6 @@
 ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci

@@ -4,8 +4,9 @@ SHELL := /usr/bin/env bash
 STAMP := node_modules/.package-lock.json
 
 # Every target runs on Node 24: the node on PATH when it is 24.x, else the pinned one hack/ensure-node.sh fetches
-# from the npm registry into .local/, put first on PATH, with npm_config_nodedir at it so that node-gyp builds
-# better-sqlite3 for its ABI from its headers. SYSTEM_NODE=1 keeps whatever node is on PATH (to test on Node 22).
+# from the npm registry into .local/, put first on PATH, with npm_config_nodedir at it so that node-gyp, should a
+# dependency compile an addon, uses its headers instead of downloading them. SYSTEM_NODE=1 keeps whatever node is
+# on PATH (to test on Node 22).
 NODE_GOALS := $(filter-out help clean reset,$(or $(MAKECMDGOALS),help))
 ifneq ($(if $(SYSTEM_NODE),,$(NODE_GOALS)),)
 NODE_PREFIX := $(shell hack/ensure-node.sh)
@@ -26,10 +27,7 @@ help: ## Show this help
 $(STAMP): package.json package-lock.json
 	npm ci
 
-# A node_modules installed by another Node major holds a better-sqlite3 built for that ABI: rebuild it for this one.
 deps: $(STAMP) ## Install dependencies (npm ci)
-	@node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null || { \
-	  echo "better-sqlite3 in node_modules was built for another Node: npm rebuild better-sqlite3 for $$(node -v)"; npm rebuild better-sqlite3; }
 
 # tsc runs only when a source, a tsconfig or the dependencies changed since the last build.
 BUILD_STAMP := dist/.build-stamp

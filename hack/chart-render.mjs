@@ -81,7 +81,7 @@ export function renderWithGo(chartDir, values, opts = {}) {
   try {
     out = execFileSync(rendererBinary(), args, { input: JSON.stringify(values), encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
   } catch (err) {
-    throw new Error(err.stderr ? String(err.stderr).trim() : String(err));
+    throw new Error(err.stderr ? String(err.stderr).trim() : String(err), { cause: err });
   }
   return new Map(Object.entries(JSON.parse(out)));
 }

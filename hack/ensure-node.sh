@@ -4,9 +4,9 @@
 # When the `node` on PATH is 24.x this prints nothing: use it. Otherwise it fetches the pinned Node 24 below from
 # the npm registry (the node-<os>-<cpu> package carries the official binary and its C headers, no npm) into .local/
 # once, checks the tarball against the pinned integrity, and prints that Node's prefix; the caller puts
-# PREFIX/bin first on PATH and points npm_config_nodedir at PREFIX, so that node-gyp builds better-sqlite3 for
-# Node 24's ABI from the local headers (it cannot download them here). npm itself is the machine's: npm 11 runs on
-# Node 24.
+# PREFIX/bin first on PATH and points npm_config_nodedir at PREFIX, so that node-gyp, should a dependency compile
+# an addon, builds it for Node 24 from the local headers (it cannot download them here). npm itself is the
+# machine's: npm 11 runs on Node 24.
 #   prefix=$(hack/ensure-node.sh) && [ -n "$prefix" ] && export PATH="$prefix/bin:$PATH" npm_config_nodedir="$prefix"
 # The Dockerfile's ARG NODE_VERSION names the same major (test/deploy/node-version.test.ts checks it).
 set -euo pipefail

@@ -73,8 +73,8 @@ commit_dir() {
 }
 
 # The machine trusts its own CAs (an egress proxy may re-sign TLS): so do both stand-ins, as an operator's
-# base images would. npm builds better-sqlite3 against the headers in the image (nodedir), as this machine
-# does, since node-gyp cannot fetch them from nodejs.org here.
+# base images would. Should npm compile an addon, node-gyp uses the headers in the image (nodedir), as on this
+# machine, since it cannot fetch them from nodejs.org here.
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 builder=$WORK/node-base
 cp -a "$WORK/bookworm" "$builder"
@@ -111,7 +111,7 @@ say "clone HEAD $COMMIT"
 git clone --quiet --no-local --no-checkout . "$WORK/src"
 git -C "$WORK/src" checkout --quiet "$COMMIT"
 
-say "buildah bud (the unchanged Dockerfile; takes minutes: npm ci, better-sqlite3, tsc)"
+say "buildah bud (the unchanged Dockerfile; takes minutes: npm ci, tsc)"
 buildah "${STORE[@]}" bud --pull=never --isolation chroot --network host --quiet \
   --build-arg GIT_COMMIT="$COMMIT" --build-arg BUILD_DATE="$BUILD_DATE" -t "$IMAGE" "$WORK/src" >"$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; die "buildah bud failed"; }

@@ -61,7 +61,7 @@ async function step<T>(name: string, run: () => Promise<T>, line: (v: T) => stri
   try {
     value = await run();
   } catch (err) {
-    throw new Error(`step ${stepNo} (${name}) failed: ${messageOf(err)}`);
+    throw new Error(`step ${stepNo} (${name}) failed: ${messageOf(err)}`, { cause: err });
   }
   process.stdout.write(`${String(stepNo).padStart(2)}. ${name}: ${line(value)}\n`);
   return value;

@@ -169,7 +169,7 @@ function verifySignature(tbs: Uint8Array, sigOid: string, sigBits: Uint8Array, s
   }
   if (sigBits[0] !== 0) throw new PkiError('x509: malformed signature', 'signature');
   const key = importSpki(spki, info);
-  let ok = false;
+  let ok: boolean;
   try {
     ok = crypto.verify(alg.hash, tbs, key, sigBits.subarray(1));
   } catch {

@@ -25,6 +25,15 @@ export interface Seen {
   clientCN?: string;
 }
 
+export interface KubeUser {
+  name: string;
+  token?: string;
+  certFile?: string;
+  keyFile?: string;
+  username?: string;
+  password?: string;
+}
+
 export type Handler = (req: IncomingMessage, res: ServerResponse, seen: Seen) => void;
 
 async function leaf(ca: CaMaterial, commonName: string, server: boolean): Promise<{ certPem: string; keyPem: string }> {
@@ -112,10 +121,11 @@ export class FakeApiServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private kubeConfig(user: { name: string; token?: string; certFile?: string; keyFile?: string }): KubeConfig {
+  /** A kubeconfig that trusts the CA, for this user, with `cluster` added to its cluster entry. */
+  kubeConfig(user: KubeUser, cluster: { proxyUrl?: string } = {}): KubeConfig {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'test', server: this.url, caData: Buffer.from(this.ca.certPem).toString('base64'), skipTLSVerify: false }],
+      clusters: [{ name: 'test', server: this.url, caData: Buffer.from(this.ca.certPem).toString('base64'), skipTLSVerify: false, ...cluster }],
       users: [user],
       contexts: [{ name: 'test', cluster: 'test', user: 'user' }],
       currentContext: 'test',

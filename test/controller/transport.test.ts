@@ -75,6 +75,15 @@ describe('KubeClient transport', () => {
     expect([...url.searchParams.entries()]).toEqual([['dryRun', 'All'], ['labelSelector', 'a in (b,c)']]);
   });
 
+  it('sends a kubeconfig username and password as Basic, and refuses a cluster behind a proxy-url', async () => {
+    server.handler = (_req, res) => json(res, 200, {});
+    await newClient(server.kubeConfig({ name: 'user', username: 'admin', password: 'pä:ss' })).requestJSON('GET', '/api');
+    expect(server.seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('admin:pä:ss').toString('base64')}`);
+    const proxied = newClient(server.kubeConfig({ name: 'user', token: 't' }, { proxyUrl: 'http://127.0.0.1:9' }));
+    await expect(proxied.requestJSON('GET', '/api')).rejects.toThrow('kubeconfig proxy-url is not supported by the controller transport');
+    expect(server.seen).toHaveLength(1);
+  });
+
   it('rejects a non-2xx reply with HttpStatusError carrying the parsed Status', async () => {
     const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' };
     server.handler = (req, res) => (req.url === '/conflict' ? json(res, 409, status) : res.writeHead(502).end('<html>bad gateway</html>'));

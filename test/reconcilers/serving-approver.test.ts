@@ -71,7 +71,7 @@ async function waitForEvent(ctl: RunningController, name: string, reason: string
   try {
     return await waitFor(`${reason} event on ${name}`, async () => (await eventsFor(ctl, name)).find((e) => e.reason === reason), 5000);
   } catch (err) {
-    throw new Error(`${(err as Error).message}; events: ${JSON.stringify(await eventsFor(ctl, name))}; csr: ${JSON.stringify((await getCsr(h, name)).spec.username)}`);
+    throw new Error(`${(err as Error).message}; events: ${JSON.stringify(await eventsFor(ctl, name))}; csr: ${JSON.stringify((await getCsr(h, name)).spec.username)}`, { cause: err });
   }
 }
 

@@ -88,7 +88,7 @@ class Parser {
       try {
         reqs.push(this.requirement());
       } catch (e) {
-        throw new Error(`unable to parse requirement: ${(e as Error).message}`);
+        throw new Error(`unable to parse requirement: ${(e as Error).message}`, { cause: e });
       }
       const t = this.next();
       if (t.tok === 'eos') return reqs;

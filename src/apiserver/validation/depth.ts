@@ -45,7 +45,7 @@ export function parseYamlCapped(text: string): unknown {
     doc = parseYaml(text);
   } catch (e) {
     // The parser reports its own stack overflow as a parse error at the offending line.
-    if (e instanceof RangeError || (e as Error).message.startsWith('Maximum call stack size exceeded')) throw new Error(YAML_DEPTH_ERROR);
+    if (e instanceof RangeError || (e as Error).message.startsWith('Maximum call stack size exceeded')) throw new Error(YAML_DEPTH_ERROR, { cause: e });
     throw e;
   }
   if (tooDeepAt(doc) !== undefined) throw new Error(YAML_DEPTH_ERROR);

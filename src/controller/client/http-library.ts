@@ -2,7 +2,7 @@
  * client-node's HttpLibrary on the controller's Transport, so the typed APIs (leases, revisions, ...)
  * share the raw requests' connection pools and credentials: one transport for everything.
  */
-import { ResponseContext, type RequestBody, type RequestContext, type ResponseBody } from '@kubernetes/client-node';
+import { ResponseContext, SelfDecodingBody, type RequestBody, type RequestContext } from '@kubernetes/client-node';
 import type { IncomingHttpHeaders } from 'node:http';
 import { readBody, type Method, type Transport } from './transport.js';
 
@@ -28,6 +28,5 @@ export async function sendContext(transport: Transport, ctx: RequestContext): Pr
     signal: ctx.getSignal(),
   });
   const data = await readBody(res.body);
-  const body: ResponseBody = { text: () => Promise.resolve(data.toString('utf8')), binary: () => Promise.resolve(data) };
-  return new ResponseContext(res.statusCode, flatHeaders(res.headers), body);
+  return new ResponseContext(res.statusCode, flatHeaders(res.headers), new SelfDecodingBody(Promise.resolve(data)));
 }

@@ -7,9 +7,8 @@
  * where client-go's certificate reload takes minutes); the connection pool is reused while the TLS
  * options it yields are unchanged.
  */
-import http from 'node:http';
 import https from 'node:https';
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import { sleep, type Clock } from '../../lib/clock.js';
 import { ConnectionPool, pickTls, type TlsOptions } from './connection-pool.js';
@@ -131,15 +130,14 @@ export class Transport {
   }
 
   private async fromKubeConfig(): Promise<Credentials> {
-    // A request context KubeConfig fills in (auth headers, a TLS agent), read back rather than sent.
-    const ctx = new RequestContext(this.kubeConfig.getCurrentCluster()?.server ?? 'https://localhost', HttpMethod.GET);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    const agent = ctx.getAgent();
-    // client-node builds a plain http(s).Agent unless the cluster has a proxy-url.
-    if (agent && agent.constructor !== https.Agent && agent.constructor !== http.Agent) {
-      throw new Error('kubeconfig proxy-url is not supported by the controller transport');
-    }
-    const options = (agent as { options?: Record<string, unknown> } | undefined)?.options ?? {};
-    return { headers: { ...ctx.getHeaders() }, tls: pickTls(options) };
+    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) throw new Error('kubeconfig proxy-url is not supported by the controller transport');
+    // Request options KubeConfig fills in (auth headers, basic auth, TLS material), read back rather than sent.
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = {};
+    // A username/password user: client-node sends Basic, and a token (header below) wins over it, as before.
+    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+    return { headers, tls: pickTls(opts as Record<string, unknown>) };
   }
 }

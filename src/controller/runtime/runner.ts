@@ -65,7 +65,7 @@ export class Runner {
 
   private async freeWorker(): Promise<void> {
     while (this.pool.pending + this.pool.size >= this.opts.workers) {
-      await new Promise<void>((resolve) => this.pool.once('next', () => resolve()));
+      await new Promise<void>((resolve) => this.pool.addEventListener('next', () => resolve(), { once: true }));
     }
   }
 
