@@ -2,10 +2,10 @@
  * What `up` audits by default, as an operator reads it: its policy file and log in the data
  * directory (named in the banner), who approved each CSR (the controller as its own user, a person
  * with kubectl as theirs), and never a credential: tokens minted through TokenRequest, reviewed
- * through TokenReview, or a Secret's data.
+ * through TokenReview, or a Secret's data, in the audit log or up's own; the Secret is sealed on disk.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -101,6 +101,14 @@ it('never writes a minted or reviewed token, or a Secret\'s data, to the log', a
   const used = await eventsWhen(log, (all) => all.some((e) => e.user.extra?.['authentication.kubernetes.io/credential-id']?.includes(`JTI=${jti}`)));
   expect(used.find((e) => e.user.extra?.['authentication.kubernetes.io/credential-id']?.includes(`JTI=${jti}`))?.user.username).toBe('system:serviceaccount:default:audit-sa');
   const text = readFileSync(log, 'utf8');
-  for (const value of [token, ...token.split('.'), secret, Buffer.from(secret).toString('base64')]) expect(text).not.toContain(value);
+  const credentials = [token, ...token.split('.'), secret, Buffer.from(secret).toString('base64')];
+  for (const value of credentials) expect(text).not.toContain(value);
+  // Nor up's own log; and the store keeps the Secret sealed with up's default key, as the banner says.
+  const own = readFileSync(path.join(dataDir, 'kube-identity.log'), 'utf8');
+  for (const value of credentials) expect(own).not.toContain(value);
+  expect(up.field('encryption')).toBe(`Secrets encrypted at rest (secrets: secretbox, identity; key in ${path.join(dataDir, 'encryption-config.yaml')})`);
+  const stored = Buffer.concat(['store.db', 'store.db-wal'].map((f) => path.join(dataDir, f)).filter(existsSync).map((f) => readFileSync(f)));
+  expect(stored.includes('k8s:enc:secretbox:v1:')).toBe(true);
+  for (const value of credentials.slice(-2)) expect(stored.includes(value)).toBe(false);
   // kubectl and the controller on a host that may be loaded.
 }, 90_000);
