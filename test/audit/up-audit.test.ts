@@ -112,3 +112,16 @@ it('never writes a minted or reviewed token, or a Secret\'s data, to the log', a
   for (const value of credentials.slice(-2)) expect(stored.includes(value)).toBe(false);
   // kubectl and the controller on a host that may be loaded.
 }, 90_000);
+
+it("matches README's Run it: every banner line it shows is printed, and what up turns on reads as there", () => {
+  const readme = readFileSync('README.md', 'utf8');
+  const sample = readme.slice(readme.indexOf('kube-identity is up.'), readme.indexOf('```', readme.indexOf('kube-identity is up.')));
+  const lines = sample.split('\n').slice(1).filter((l) => l.startsWith('  ') && !l.includes('...'));
+  const shown = new Map(lines.map((l) => [l.slice(0, 15).trim(), l.slice(15)]));
+  expect([...shown.keys()]).toEqual(expect.arrayContaining(['API server', 'kubeconfig', 'admin cert', 'encryption', 'audit log']));
+  for (const label of shown.keys()) expect(up.field(label)).toBeTruthy();
+  // The README's data directory is ./.kube-identity; this up's is dataDir.
+  const here = (text: string): string => text.replaceAll('.kube-identity/', `${dataDir}/`);
+  for (const label of ['encryption', 'audit log']) expect(up.field(label)).toBe(here(shown.get(label)!));
+  expect(up.field('admin cert')).toMatch(/^valid until \d{4}-\d\d-\d\d \(renew: kube-identity kubeconfig admin --renew --data-dir .+\)$/);
+});
