@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { CLI_ENV as env, kill9, startUpChild, type UpChild } from '../helpers/cli.js';
+import { describeWithTools } from '../helpers/tools.js';
 import { eventsWhen } from './helpers.js';
 
 const run = promisify(execFile);
@@ -124,4 +125,31 @@ it("matches README's Run it: every banner line it shows is printed, and what up 
   const here = (text: string): string => text.replaceAll('.kube-identity/', `${dataDir}/`);
   for (const label of ['encryption', 'audit log']) expect(up.field(label)).toBe(here(shown.get(label)!));
   expect(up.field('admin cert')).toMatch(/^valid until \d{4}-\d\d-\d\d \(renew: kube-identity kubeconfig admin --renew --data-dir .+\)$/);
+});
+
+describeWithTools(['jq'])("docs/audit.md's jq", () => {
+  /** The jq filter of the docs' first command under `heading`, run on this up's log. */
+  async function documented(heading: string, edit: (filter: string) => string = (f) => f): Promise<Record<string, unknown>[]> {
+    const docs = readFileSync('docs/audit.md', 'utf8');
+    const section = docs.slice(docs.indexOf(heading));
+    const command = section.slice(section.indexOf('```sh\n') + 6, section.indexOf('\n```', section.indexOf('```sh\n')));
+    const filter = command.slice(command.indexOf("jq -c '") + 7, command.lastIndexOf("' audit.log"));
+    const { stdout } = await run('jq', ['-c', edit(filter), path.join(dataDir, 'audit.log')]);
+    return stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  it('answers who approved each CSR and which tokens were minted for a ServiceAccount, as documented', async () => {
+    const approvals = await documented('### Who approved CSR X');
+    expect(approvals).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ csr: 'audit-client-csr', by: 'kubernetes-admin', code: 200, condition: { type: 'Approved', reason: 'KubectlApprove' } }),
+        expect.objectContaining({ csr: 'audit-node-csr', by: 'system:kube-identity-controller', code: 200, condition: { type: 'Approved', reason: 'AutoApproved' } }),
+      ]),
+    );
+    const minted = await documented('### Which tokens were minted for ServiceAccount Y', (f) => f.replace('"builder"', '"audit-sa"'));
+    expect(minted).toEqual([expect.objectContaining({ by: 'kubernetes-admin', code: 201, token: expect.stringMatching(/^JTI=[0-9a-f-]{36}$/) })]);
+  });
 });
