@@ -145,6 +145,22 @@ describe('issueCertificate', () => {
     expect(text).toMatch(/DNS:n1\.example, email:n1@example\.com, IP Address:10\.0\.0\.7, IP Address:2001:DB8:0:0:0:0:0:7, URI:spiffe:\/\/cluster\/n1/);
   });
 
+  it('never carries a Kubernetes user UID attribute from the request into the certificate', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uid-csr-'));
+    const key = path.join(dir, 'key.pem');
+    fs.writeFileSync(key, generateKeyPair('ECDSA-P256').privateKeyPem);
+    // openssl names an OID it does not know only through an oid_section.
+    const config = path.join(dir, 'req.cnf');
+    fs.writeFileSync(config, 'oid_section = oids\n[oids]\nk8suid = 1.3.6.1.4.1.57683.2\n[req]\ndistinguished_name = dn\n[dn]\n');
+    const csrPem = execFileSync('openssl', ['req', '-new', '-config', config, '-key', key, '-subj', '/O=system:nodes/CN=system:node:n1/k8suid=chosen-uid'], { encoding: 'utf8' });
+    const csr = parseCertificateRequestPem(csrPem);
+    expect(csr.subject.uids).toEqual(['chosen-uid']);
+    const cert = await issue(ecCa, { ...csr, publicKeyPem: undefined, subject: csr.subject, usages: ['digital signature', 'client auth'] });
+    expect(cert.subject).toBe('O=system:nodes, CN=system:node:n1');
+    expect(cert.subjectName.getField('1.3.6.1.4.1.57683.2')).toEqual([]);
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('gives distinct serials', async () => {
     const serials = new Set<string>();
     for (let i = 0; i < 20; i++) serials.add((await issue(ecCa)).serialNumber);

@@ -22,8 +22,16 @@ export interface ParsedName extends SubjectFields {
   localities: string[];
   streetAddresses: string[];
   postalCodes: string[];
+  /**
+   * Values of the Kubernetes user-UID attribute (X509_UID_OID), only when present: a string, or undefined
+   * for a value of another ASN.1 type. kube-apiserver takes a client certificate user's UID from it.
+   */
+  uids?: (string | undefined)[];
   text: string;
 }
+
+/** k8s.io/apimachinery's X509UID: a user's UID as a subject attribute (at most one, a string). */
+export const X509_UID_OID = '1.3.6.1.4.1.57683.2';
 
 type ListField = 'countries' | 'provinces' | 'localities' | 'streetAddresses' | 'postalCodes' | 'organizations' | 'organizationalUnits';
 
@@ -86,6 +94,7 @@ export function parseName(buf: Uint8Array, name: Tlv): ParsedName {
         text: decodeString(valueTlv.tag, value(buf, valueTlv)),
         der: whole(buf, valueTlv),
       };
+      if (atv.type === X509_UID_OID) (out.uids ??= []).push(atv.text);
       const known = BY_OID.get(atv.type);
       if (!known || atv.text === undefined) {
         unknown.push([atv]);

@@ -80,12 +80,14 @@ export interface LeafOptions {
   usage?: 'client' | 'server' | 'none';
   notBefore?: Date;
   notAfter?: Date;
+  /** More subject attributes, in @peculiar/x509's string form (`1.3.6.1.4.1.57683.2=uid`). */
+  extraSubject?: string[];
 }
 
 export async function issueLeaf(ca: TestCa, o: LeafOptions): Promise<Uint8Array> {
   const keys = await keyPair();
   const now = Date.now();
-  const subject = [`CN=${o.cn}`, ...(o.orgs ?? []).map((g) => `O=${g}`)].join(', ');
+  const subject = [`CN=${o.cn}`, ...(o.orgs ?? []).map((g) => `O=${g}`), ...(o.extraSubject ?? [])].join(', ');
   const usage = o.usage ?? 'client';
   const extensions: x509.Extension[] = [new x509.BasicConstraintsExtension(false)];
   if (usage !== 'none') extensions.push(new x509.ExtendedKeyUsageExtension([usage === 'client' ? CLIENT_AUTH : SERVER_AUTH]));

@@ -23,6 +23,18 @@ describe('x509 client certificate authenticator', () => {
     });
   });
 
+  it('takes the user UID from its subject attribute (1.34+), and refuses a subject naming two', async () => {
+    const der = await issueLeaf(ca, { cn: 'alice', orgs: ['dev'], extraSubject: ['1.3.6.1.4.1.57683.2=alice-uid-1'] });
+    expect(auth().authenticate([der])).toMatchObject({ username: 'alice', uid: 'alice-uid-1', groups: ['dev'] });
+    const plain = await issueLeaf(ca, { cn: 'alice' });
+    expect(auth().authenticate([plain])).not.toHaveProperty('uid');
+    const two = await issueLeaf(ca, { cn: 'alice', extraSubject: ['1.3.6.1.4.1.57683.2=a', '1.3.6.1.4.1.57683.2=b'] });
+    expect(() => auth().authenticate([two])).toThrow('x509: the certificate subject names more than one user UID');
+    // An INTEGER where the UID string belongs: refused (Node's parser already rejects such a subject).
+    const notString = await issueLeaf(ca, { cn: 'alice', extraSubject: ['1.3.6.1.4.1.57683.2=#020105'] });
+    expect(() => auth().authenticate([notString])).toThrow(/^x509: /);
+  });
+
   it('refuses a certificate from another CA with the same subject', async () => {
     const der = await issueLeaf(other, { cn: 'admin', orgs: ['system:masters'] });
     expect(() => auth().authenticate([der])).toThrow('x509: certificate signed by unknown authority');

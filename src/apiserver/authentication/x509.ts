@@ -3,7 +3,8 @@
  * only collects the peer's certificates (Node hands them over even when untrusted), and this
  * module decides: chain to the client CA through the presented intermediates, every certificate
  * within its validity, ExtKeyUsage compatible with clientAuth along the whole chain (Go's rule: a
- * certificate without the extension is unrestricted), then CN = user and O = groups.
+ * certificate without the extension is unrestricted), then CN = user and O = groups, and the UID from
+ * its subject attribute (AllowParsingUserUIDFromCertAuth, beta and on since 1.34).
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
@@ -98,10 +99,17 @@ function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], ro
   };
 }
 
-/** CN and every O of the subject, parsed structurally so no escaped text can inject a group. */
-function subjectOf(der: Uint8Array): { cn: string; orgs: string[] } {
+/**
+ * CN, every O and the UID of the subject, parsed structurally so no escaped text can inject a group. A
+ * subject naming the UID more than once, or not as a string, is refused: it names nobody for certain.
+ */
+function subjectOf(der: Uint8Array): { cn: string; orgs: string[]; uid?: string } {
   const name = certificateSubject(der);
-  return { cn: name.commonName ?? '', orgs: name.organizations };
+  const uids = name.uids ?? [];
+  if (uids.length > 1) throw new Error('x509: the certificate subject names more than one user UID');
+  const [uid] = uids;
+  if (uids.length === 1 && uid === undefined) throw new Error('x509: the user UID in the certificate subject is not a string');
+  return { cn: name.commonName ?? '', orgs: name.organizations, ...(uid === undefined ? {} : { uid }) };
 }
 
 interface Verified {
@@ -147,8 +155,10 @@ export function createX509Authenticator(o: X509AuthenticatorOptions): Certificat
       }
       const leaf = parse(leafDer);
       const { from, to } = verifyChain(leaf, rest.map(parse), roots, new Date(now));
-      const { cn, orgs } = subjectOf(leafDer);
-      const user: UserInfo | undefined = cn ? { username: cn, groups: orgs, extra: { [CREDENTIAL_ID]: [`X509SHA256=${fingerprint}`] } } : undefined;
+      const { cn, orgs, uid } = subjectOf(leafDer);
+      const user: UserInfo | undefined = cn
+        ? { username: cn, ...(uid === undefined ? {} : { uid }), groups: orgs, extra: { [CREDENTIAL_ID]: [`X509SHA256=${fingerprint}`] } }
+        : undefined;
       const result = { user, from, to };
       verified.set(chainDer, result);
       remembered.set(chainKey, result);
