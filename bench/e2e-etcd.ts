@@ -2,7 +2,8 @@
  * Issue 26's throughput figures in one run: `e2e` on SQLite, on etcd with one API server and on etcd
  * with two, back to back, and their ratios (etcd ÷ SQLite, two replicas ÷ one). On a shared machine
  * only figures taken minutes apart compare; with `--runs=N` each round gives its own ratios and the
- * summary their medians. The fixed-rate phase is shortened: these figures are about the closed loop.
+ * summary their medians (every other round in reverse order). The fixed-rate phase is shortened: these
+ * figures are about the closed loop.
  * Run: `node dist/bench/run.js e2e-etcd [--runs=3]`.
  */
 import { runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
@@ -40,9 +41,12 @@ function row(r: E2eBenchResult): EtcdRatioRow {
   return { csrsPerSec: r.sustained.csrsPerSec, p99Ms: r.sustained.latencyMs.p99, errors: r.sustained.errors, cpuMsPerCsr: r.cpuMsPerCsr };
 }
 
+/** Rounds run so far in this process: every other round runs the three in reverse, so a host getting busier or quieter favours none. */
+let rounds = 0;
+
 export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<EtcdRatioResult> {
   const rows: Partial<Record<Config['label'], EtcdRatioRow>> = {};
-  for (const c of CONFIGS) {
+  for (const c of rounds++ % 2 === 0 ? CONFIGS : [...CONFIGS].reverse()) {
     rows[c.label] = row(await runE2eBench({ fixedRateMs: 3000, ...params, storage: c.storage, replicas: c.replicas }, opts));
   }
   const { sqlite, etcd, etcdX2 } = rows as Record<Config['label'], EtcdRatioRow>;

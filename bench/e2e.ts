@@ -45,6 +45,8 @@ export interface E2eParams {
   storage: 'sqlite' | 'memory' | 'etcd';
   /** API server processes (more than one only on etcd). */
   replicas: number;
+  /** The replica the issuance watch goes to: the last (most CSRs cross replicas) or the first (the controller's). */
+  issuanceWatch: 'last' | 'first';
 }
 
 export interface E2eMode {
@@ -82,7 +84,7 @@ export interface E2eBenchResult extends Machine {
   cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number; replicas?: number[] };
 }
 
-export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1 };
+export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1, issuanceWatch: 'last' };
 
 const ISSUE_TIMEOUT_MS = 60_000;
 
@@ -224,7 +226,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const servers = started.servers;
     const server = servers[0] as ApiServerProcess;
     const admin = new HttpClient(server.admin, Infinity);
-    const watcher = new HttpClient((servers.at(-1) as ApiServerProcess).admin, Infinity);
+    const watcher = new HttpClient((p.issuanceWatch === 'first' ? server : (servers.at(-1) as ApiServerProcess)).admin, Infinity);
     clients.push(admin, watcher);
     const tokens: string[] = [];
     for (let i = 0; i < p.tokens; i++) tokens.push(await createBootstrapToken(admin));

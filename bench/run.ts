@@ -7,7 +7,8 @@
  * memory store instead of SQLite, to show what durable storage costs; `--storage=etcd` on an etcd
  * the bench starts (`etcd` on PATH), with `--replicas=N` API servers on it. `--runs=N` runs each
  * benchmark N times and prints one JSON object with every run and the median and range of each
- * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s).
+ * figure (bench/lib/runs.ts), then that summary as a table. `--rate=R` sets e2e's fixed rate (CSRs/s);
+ * `--issuance-watch=first` puts e2e's issuance watch on the controller's replica instead of the last.
  * `--audit-policy=FILE` runs `api`'s server with that audit policy, logging to a file in a temporary
  * directory (what auditing costs, against the same bare server). `encryption` runs only when named: an API
  * server encrypting Secrets (`--provider=secretbox|aesgcm|aescbc`) beside one that does not, in the same
@@ -40,6 +41,7 @@ const e2eParams: Partial<E2eParams> = {
   ...(storageArg === 'memory' || storageArg === 'etcd' ? { storage: storageArg } : {}),
   ...(flag('replicas') ? { replicas: Number(flag('replicas')) } : {}),
   ...(flag('rate') ? { fixedRate: Number(flag('rate')) } : {}),
+  ...(flag('issuance-watch') === 'first' ? { issuanceWatch: 'first' as const } : {}),
 };
 const runs = Number(flag('runs') ?? 1);
 if (!Number.isInteger(runs) || runs < 1) {
@@ -79,7 +81,7 @@ const BENCHMARKS: Record<string, Run> = {
 /** Benchmarks that run only when named. */
 const ON_REQUEST: Record<string, Run> = {
   'e2e-etcd': async () => {
-    const r = await runEtcdRatioBench(flag('rate') ? { fixedRate: Number(flag('rate')) } : {}, childArgs);
+    const r = await runEtcdRatioBench(e2eParams, childArgs);
     return { result: r, table: formatEtcdRatioTable(r) };
   },
   encryption: async () => {
