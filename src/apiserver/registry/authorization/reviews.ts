@@ -3,9 +3,9 @@
  * LocalSubjectAccessReview, SelfSubjectRulesReview; authentication.k8s.io/v1 SelfSubjectReview): virtual resources that
  * ask the request's Authorizer, or echo the caller's identity. A denied review is a 201 answer.
  */
+import type { SelfSubjectRulesReview, SubjectAccessReview, SubjectAccessReviewSpec } from '../../../api/authorization.js';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { record, str, strings } from '../../../lib/json.js';
 import { errors } from '../../http/errors.js';
 import { type FieldError, invalid } from '../../http/field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
@@ -21,7 +21,9 @@ function resourceInfo(group: string, plural: string): ResourceInfo {
   return r;
 }
 
-function attributesErrors(spec: Record<string, unknown>, local: boolean): FieldError[] {
+type ResourceAttributes = NonNullable<SubjectAccessReviewSpec['resourceAttributes']>;
+
+function attributesErrors(spec: SubjectAccessReviewSpec, local: boolean): FieldError[] {
   const hasRes = spec.resourceAttributes !== undefined && spec.resourceAttributes !== null;
   const hasNonRes = spec.nonResourceAttributes !== undefined && spec.nonResourceAttributes !== null;
   if (local && hasNonRes) return [invalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request')];
@@ -35,13 +37,13 @@ function attributesErrors(spec: Record<string, unknown>, local: boolean): FieldE
 }
 
 /** Each selector of resourceAttributes gives either its raw form or its parsed requirements, never both. */
-function selectorErrors(spec: Record<string, unknown>): FieldError[] {
-  if (!spec.resourceAttributes) return [];
-  const r = record(spec.resourceAttributes);
+function selectorErrors(spec: SubjectAccessReviewSpec): FieldError[] {
+  const r = spec.resourceAttributes;
+  if (!r) return [];
   return (['fieldSelector', 'labelSelector'] as const).flatMap((which) => {
-    const sel = record(r[which]);
-    const rawSelector = str(sel.rawSelector) ?? '';
-    const both = rawSelector !== '' && Array.isArray(sel.requirements) && sel.requirements.length > 0;
+    const sel = r[which] ?? {};
+    const rawSelector = sel.rawSelector ?? '';
+    const both = rawSelector !== '' && (sel.requirements ?? []).length > 0;
     return both ? [invalid(`spec.resourceAttributes.${which}.rawSelector`, rawSelector, 'may not specified at the same time as requirements')] : [];
   });
 }
@@ -51,44 +53,43 @@ function selectorErrors(spec: Record<string, unknown>): FieldError[] {
  * GA in 1.34): the raw form as given, or the requirements a field selector can express (In or NotIn one
  * value). Requirements it cannot express only limit the request, so the review asks without them, as upstream.
  */
-function reviewFieldSelector(r: Record<string, unknown>): string | undefined {
-  const sel = record(r.fieldSelector);
-  const rawSelector = str(sel.rawSelector) ?? '';
+function reviewFieldSelector(r: ResourceAttributes): string | undefined {
+  const sel = r.fieldSelector ?? {};
+  const rawSelector = sel.rawSelector ?? '';
   if (rawSelector !== '') return rawSelector;
-  const terms = (Array.isArray(sel.requirements) ? sel.requirements : []).map((raw) => {
-    const req = record(raw);
-    const values = strings(req.values);
+  const terms = (sel.requirements ?? []).map((req) => {
+    const values = req.values ?? [];
     if (values.length !== 1) return undefined;
-    if (req.operator === 'In') return `${str(req.key) ?? ''}=${values[0]}`;
-    return req.operator === 'NotIn' ? `${str(req.key) ?? ''}!=${values[0]}` : undefined;
+    if (req.operator === 'In') return `${req.key ?? ''}=${values[0]}`;
+    return req.operator === 'NotIn' ? `${req.key ?? ''}!=${values[0]}` : undefined;
   });
   if (terms.length === 0 || terms.includes(undefined)) return undefined;
   return terms.join(',');
 }
 
-function subjectErrors(spec: Record<string, unknown>): FieldError[] {
-  if (!str(spec.user) && strings(spec.groups).length === 0) {
-    return [invalid('spec.user', str(spec.user) ?? '', 'at least one of user or group must be specified')];
+function subjectErrors(spec: SubjectAccessReviewSpec): FieldError[] {
+  if (!spec.user && (spec.groups ?? []).length === 0) {
+    return [invalid('spec.user', spec.user ?? '', 'at least one of user or group must be specified')];
   }
   return [];
 }
 
-function attributes(spec: Record<string, unknown>, user: UserInfo): AuthorizationAttributes {
-  if (spec.resourceAttributes) {
-    const r = record(spec.resourceAttributes);
+function attributes(spec: SubjectAccessReviewSpec, user: UserInfo): AuthorizationAttributes {
+  const r = spec.resourceAttributes;
+  if (r) {
     return {
       user,
-      verb: str(r.verb) ?? '',
-      apiGroup: str(r.group) ?? '',
-      resource: str(r.resource) ?? '',
-      subresource: str(r.subresource) || undefined,
-      namespace: str(r.namespace) || undefined,
-      name: str(r.name) || undefined,
+      verb: r.verb ?? '',
+      apiGroup: r.group ?? '',
+      resource: r.resource ?? '',
+      subresource: r.subresource || undefined,
+      namespace: r.namespace || undefined,
+      name: r.name || undefined,
       fieldSelector: reviewFieldSelector(r),
     };
   }
-  const n = record(spec.nonResourceAttributes);
-  return { user, verb: str(n.verb) ?? '', path: str(n.path) ?? '' };
+  const n = spec.nonResourceAttributes ?? {};
+  return { user, verb: n.verb ?? '', path: n.path ?? '' };
 }
 
 async function evaluate(attrs: AuthorizationAttributes, ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -102,22 +103,22 @@ async function evaluate(attrs: AuthorizationAttributes, ctx: RequestContext): Pr
   }
 }
 
-function extraOf(v: unknown): Record<string, string[]> | undefined {
-  const entries = Object.entries(record(v)).map(([k, vals]) => [k, strings(vals)] as const);
+function extraOf(extra: SubjectAccessReviewSpec['extra']): Record<string, string[]> | undefined {
+  const entries = Object.entries(extra ?? {}).map(([k, vals]) => [k, vals ?? []] as const);
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
 type Kind = 'SubjectAccessReview' | 'SelfSubjectAccessReview' | 'LocalSubjectAccessReview';
 
-function accessReview(kind: Kind): VirtualCreate {
+function accessReview(kind: Kind): VirtualCreate<SubjectAccessReview> {
   return {
     async create(body, ctx, target) {
-      const spec = record(body.spec);
+      const spec = body.spec ?? {};
       const local = kind === 'LocalSubjectAccessReview';
       const errs = [...attributesErrors(spec, local), ...selectorErrors(spec), ...(kind === 'SelfSubjectAccessReview' ? [] : subjectErrors(spec))];
       if (errs.length) throw errors.invalid(kind, AUTHZ, '', errs);
       if (local) {
-        const ns = str(record(spec.resourceAttributes).namespace) ?? '';
+        const ns = spec.resourceAttributes?.namespace ?? '';
         if (ns !== (target.namespace ?? '')) {
           throw errors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${target.namespace ?? ''}`);
         }
@@ -125,7 +126,7 @@ function accessReview(kind: Kind): VirtualCreate {
       const user: UserInfo =
         kind === 'SelfSubjectAccessReview'
           ? ctx.user
-          : { username: str(spec.user) ?? '', uid: str(spec.uid), groups: strings(spec.groups), extra: extraOf(spec.extra) };
+          : { username: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [], extra: extraOf(spec.extra) };
       const out: KObject = {
         kind,
         apiVersion: `${AUTHZ}/v1`,
@@ -174,9 +175,9 @@ function resourceRule(r: PolicyRule): Record<string, unknown> {
  * non-resource rule). `incomplete` when an authorizer cannot list what it allows (the Node
  * authorizer for a node); bindings to missing roles are the evaluationError.
  */
-const selfSubjectRulesReview: VirtualCreate = {
+const selfSubjectRulesReview: VirtualCreate<SelfSubjectRulesReview> = {
   async create(body, ctx) {
-    const namespace = str(record(body.spec).namespace) ?? '';
+    const namespace = body.spec?.namespace ?? '';
     if (!namespace) throw errors.badRequest('no namespace on request');
     const found = ctx.authorizer.rulesFor
       ? await ctx.authorizer.rulesFor(ctx.user, namespace)

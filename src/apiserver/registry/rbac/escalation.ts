@@ -10,12 +10,11 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import { record, str } from '../../../lib/json.js';
 import { roleRefRules, rulesFor, rulesOf } from '../../authorization/rbac/rbac-authorizer.js';
 import { errors } from '../../http/errors.js';
 import { onlyGcFieldsChange } from '../generic/meta.js';
 import type { RequestContext } from '../generic/strategy.js';
-import type { PolicyRule } from '../../../api/rbac.js';
+import type { PolicyRule, Role, RoleBinding } from '../../../api/rbac.js';
 
 const rule = (p: Partial<PolicyRule>): PolicyRule => ({
   verbs: [],
@@ -142,13 +141,10 @@ function scopeOf(info: ResourceInfo, obj: KObject): Scope {
   return { info, name: obj.metadata?.name ?? '', namespace: info.namespaced ? (obj.metadata?.namespace ?? '') : '' };
 }
 
-const hasAggregationRule = (obj: KObject): boolean => {
-  const selectors = record(obj.aggregationRule).clusterRoleSelectors;
-  return Array.isArray(selectors) && selectors.length > 0;
-};
+const hasAggregationRule = (obj: Role): boolean => (obj.aggregationRule?.clusterRoleSelectors ?? []).length > 0;
 
 /** Admission of a Role or ClusterRole create (`old` undefined) or update. */
-export async function admitRole(info: ResourceInfo, obj: KObject, old: KObject | undefined, ctx: RequestContext): Promise<void> {
+export async function admitRole(info: ResourceInfo, obj: Role, old: Role | undefined, ctx: RequestContext): Promise<void> {
   if (old && onlyGcFieldsChange(obj, old)) return;
   const s = scopeOf(info, obj);
   // Upstream asks with the request's name, which a create (POST to the collection) does not have.
@@ -171,19 +167,19 @@ export async function admitRole(info: ResourceInfo, obj: KObject, old: KObject |
 }
 
 /** Admission of a RoleBinding or ClusterRoleBinding create (`old` undefined) or update. */
-export async function admitBinding(info: ResourceInfo, obj: KObject, old: KObject | undefined, ctx: RequestContext): Promise<void> {
+export async function admitBinding(info: ResourceInfo, obj: RoleBinding, old: RoleBinding | undefined, ctx: RequestContext): Promise<void> {
   if (old && onlyGcFieldsChange(obj, old)) return;
   const s = scopeOf(info, obj);
-  const ref = record(obj.roleRef);
-  const kind = str(ref.kind);
+  const ref = obj.roleRef ?? {};
+  const kind = ref.kind;
   if (kind === 'Role' || kind === 'ClusterRole') {
     const bind = await ctx.authorizer.authorize({
       user: ctx.user,
       verb: 'bind',
-      apiGroup: str(ref.apiGroup) ?? '',
+      apiGroup: ref.apiGroup ?? '',
       resource: kind === 'Role' ? 'roles' : 'clusterroles',
       namespace: s.namespace || undefined,
-      name: str(ref.name) ?? '',
+      name: ref.name ?? '',
     });
     if (bind.allowed) return;
   }

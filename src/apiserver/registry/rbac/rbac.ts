@@ -4,6 +4,7 @@
  * (rbac-escalation.ts). Their meaning lives in auth/rbac-authorizer.ts.
  */
 import type { KObject } from '../../../api/meta.js';
+import type { Role, RoleBinding } from '../../../api/rbac.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
 import { AGE_COLUMN, ageCell, column as col } from '../generic/table.js';
 import { setBindingDefaults } from './defaults.js';
@@ -61,7 +62,7 @@ const bindingTable: TableConvertor = {
   },
 };
 
-function roleStrategy(plural: string, namespaced: boolean): Strategy {
+function roleStrategy(plural: string, namespaced: boolean): Strategy<Role> {
   const ri = info(plural);
   return {
     info: ri,
@@ -76,7 +77,7 @@ function roleStrategy(plural: string, namespaced: boolean): Strategy {
   };
 }
 
-function bindingStrategy(plural: string, namespaced: boolean): Strategy {
+function bindingStrategy(plural: string, namespaced: boolean): Strategy<RoleBinding> {
   const bi = info(plural);
   return {
     info: bi,

@@ -1,14 +1,15 @@
 /** Validation of the four RBAC kinds (upstream pkg/apis/rbac/validation), with upstream texts. */
-import type { KObject } from '../../../api/meta.js';
+import type { Role, RoleBinding, Subject } from '../../../api/rbac.js';
 import { type FieldError, invalid, notSupported, required } from '../../http/field-errors.js';
 import { deepEqual } from '../../../lib/json-value.js';
-import { list, record } from '../../../lib/json.js';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
-function policyRule(rule: Record<string, unknown>, namespaced: boolean, path: string): FieldError[] {
+type Rule = NonNullable<Role['rules']>[number];
+
+function policyRule(rule: Rule, namespaced: boolean, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  const len = (k: string): number => list(rule[k]).length;
+  const len = (k: 'verbs' | 'apiGroups' | 'resources' | 'resourceNames' | 'nonResourceURLs'): number => (rule[k] ?? []).length;
   if (len('verbs') === 0) errs.push(required(`${path}.verbs`, 'verbs must contain at least one value'));
   if (len('nonResourceURLs') > 0) {
     if (namespaced) {
@@ -27,11 +28,11 @@ function policyRule(rule: Record<string, unknown>, namespaced: boolean, path: st
 }
 
 /** Role (namespaced) or ClusterRole. */
-export function validateRole(obj: KObject, namespaced: boolean): FieldError[] {
-  return list(obj.rules).flatMap((r, i) => policyRule(record(r), namespaced, `rules[${i}]`));
+export function validateRole(obj: Role, namespaced: boolean): FieldError[] {
+  return (obj.rules ?? []).flatMap((r, i) => policyRule(r, namespaced, `rules[${i}]`));
 }
 
-function subject(s: Record<string, unknown>, namespaced: boolean, path: string): FieldError[] {
+function subject(s: Subject, namespaced: boolean, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!s.name) errs.push(required(`${path}.name`));
   switch (s.kind) {
@@ -50,18 +51,18 @@ function subject(s: Record<string, unknown>, namespaced: boolean, path: string):
 }
 
 /** RoleBinding (may reference a Role or a ClusterRole) or ClusterRoleBinding (ClusterRole only). */
-export function validateBinding(obj: KObject, namespaced: boolean): FieldError[] {
+export function validateBinding(obj: RoleBinding, namespaced: boolean): FieldError[] {
   const errs: FieldError[] = [];
-  const ref = record(obj.roleRef);
+  const ref = obj.roleRef ?? {};
   if (ref.apiGroup !== RBAC_GROUP) errs.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', [RBAC_GROUP]));
   const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
-  if (!kinds.includes(String(ref.kind ?? ''))) errs.push(notSupported('roleRef.kind', ref.kind ?? '', kinds));
+  if (!kinds.includes(ref.kind ?? '')) errs.push(notSupported('roleRef.kind', ref.kind ?? '', kinds));
   if (!ref.name) errs.push(required('roleRef.name'));
-  list(obj.subjects).forEach((s, i) => errs.push(...subject(record(s), namespaced, `subjects[${i}]`)));
+  (obj.subjects ?? []).forEach((s, i) => errs.push(...subject(s, namespaced, `subjects[${i}]`)));
   return errs;
 }
 
-export function validateBindingUpdate(obj: KObject, old: KObject, namespaced: boolean): FieldError[] {
+export function validateBindingUpdate(obj: RoleBinding, old: RoleBinding, namespaced: boolean): FieldError[] {
   const errs = validateBinding(obj, namespaced);
   if (!deepEqual(obj.roleRef, old.roleRef)) errs.push(invalid('roleRef', obj.roleRef, 'cannot change roleRef'));
   return errs;
