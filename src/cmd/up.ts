@@ -21,6 +21,7 @@ import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
 import { runControllerProcess } from './controller.js';
+import { LeaderElectionLost } from '../controller/runtime/election-lost.js';
 import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
@@ -137,14 +138,25 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   let listening = false;
   let failed: { err: unknown } | undefined;
   try {
-    await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
-      // Its own user, not the admin's: the audit log tells its approvals from a person's.
-      kubeConfig: await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem }),
-      onListening: (metricsUrl) => {
-        listening = true;
-        process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }, config));
-      },
-    });
+    // Its own user, not the admin's: the audit log tells its approvals from a person's.
+    const kubeConfig = await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem });
+    for (;;) {
+      try {
+        await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
+          kubeConfig,
+          onListening: (metricsUrl) => {
+            if (!listening) process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }, config));
+            listening = true;
+          },
+        });
+        break;
+      } catch (err) {
+        // A Deployment's controller exits on a lost election and is restarted as a fresh candidate;
+        // here nothing would restart it, and the cluster would be left without one: it campaigns again.
+        if (!(err instanceof LeaderElectionLost) || shutdown.signal.aborted) throw err;
+        logger.error({ err }, 'controller lost its leader election: campaigning again');
+      }
+    }
   } catch (err) {
     failed = { err };
   } finally {

@@ -50,8 +50,10 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
   const clock = deps.clock ?? realClock;
   registerProcessMetrics(deps.registry);
   const client = new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics: RestClientMetrics.for(deps.registry) });
+  const electionClient = config.leaderElect ? new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics: RestClientMetrics.for(deps.registry) }) : undefined;
   const mgr = new Manager({
     client,
+    leaderElectionClient: electionClient,
     logger: deps.logger,
     registry: deps.registry,
     clock,
@@ -85,6 +87,7 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
     await mgr.run(deps.signal);
   } finally {
     client.close();
+    electionClient?.close();
     await server.close();
   }
 }

@@ -2,11 +2,13 @@
  * The manager against the real embedded API server: leader election keeps exactly one runner active
  * and hands over when the leader stops; /readyz flips after sync; /metrics shows moving values.
  */
+import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { KObject } from '../../src/api/meta.js';
 import { loadControllerConfig } from '../../src/config/load.js';
 import { KubeClient } from '../../src/controller/client/kube-client.js';
 import { clientListWatch } from '../../src/controller/informer/list-watch.js';
+import { LeaderElectionLost } from '../../src/controller/runtime/election-lost.js';
 import { Manager, watch } from '../../src/controller/runtime/manager.js';
 import { runController } from '../../src/controller/run-controller.js';
 import { realClock } from '../../src/lib/clock.js';
@@ -69,6 +71,40 @@ describe('leader election', () => {
     expect(maxActive).toBe(1);
     b.stop.abort();
     await b.done;
+  });
+});
+
+describe('leadership lost', () => {
+  it('ends the run with LeaderElectionLost even while a runnable that needs no leadership runs', async () => {
+    const client = new KubeClient({ kubeConfig: server.kubeConfig, clock: realClock });
+    const electionClient = new KubeClient({ kubeConfig: server.kubeConfig, clock: realClock });
+    const opts = { ...election('a'), name: 'election-lost-test' };
+    const mgr = new Manager({ client, leaderElectionClient: electionClient, logger: silentLogger(), registry: new Registry(), clock: realClock, leaderElection: opts });
+    let alwaysStopped = false;
+    const untilAborted = (signal: AbortSignal): Promise<void> => new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+    mgr.add({ name: 'leading', needLeaderElection: true, start: untilAborted });
+    mgr.add({
+      name: 'always',
+      needLeaderElection: false,
+      start: (signal) => untilAborted(signal).then(() => void (alwaysStopped = true)),
+    });
+    const stop = new AbortController();
+    const done = mgr.run(stop.signal);
+    await waitFor('a leads', () => mgr.isLeader());
+    // Another candidate takes the lease over (as after a renewal that failed past its deadline elsewhere).
+    const api = client.api(CoordinationV1Api);
+    const lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
+    await api.replaceNamespacedLease({
+      name: opts.name,
+      namespace: opts.namespace,
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b', renewTime: new V1MicroTime(), leaseDurationSeconds: 60 } },
+    });
+    await expect(done).rejects.toBeInstanceOf(LeaderElectionLost);
+    expect(alwaysStopped).toBe(true);
+    expect(mgr.isLeader()).toBe(false);
+    stop.abort();
+    client.close();
+    electionClient.close();
   });
 });
 

@@ -18,6 +18,7 @@ import type { KubeClient } from '../client/kube-client.js';
 import { keyOf, type Indexers } from '../informer/cache.js';
 import { Informer } from '../informer/informer.js';
 import { clientListWatch, type ListWatch, type ResourceRef } from '../informer/list-watch.js';
+import { LeaderElectionLost } from './election-lost.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import type { Reconciler } from './reconcile.js';
 import { Runner } from './runner.js';
@@ -79,6 +80,12 @@ export interface ManagerOptions {
   clock: Clock;
   /** Omit to run without leader election. */
   leaderElection?: LeaderElectionOptions;
+  /**
+   * The client the Lease is renewed with (default `client`). kube-controller-manager gives leader
+   * election a client of its own: its kept-alive connection never waits behind the controllers'
+   * requests, nor for a new TLS handshake queued behind a storm of joining kubelets (issue 29).
+   */
+  leaderElectionClient?: KubeClient;
   informerDefaults?: { resyncPeriodMs?: number; bookmarkIntervalMs?: number; backoffInitialMs?: number; backoffMaxMs?: number; pageSize?: number };
   /** How long in-flight reconciles may take after shutdown starts. */
   gracefulShutdownMs?: number;
@@ -95,7 +102,7 @@ export class Manager {
   constructor(private readonly opts: ManagerOptions) {
     this.logger = opts.logger.child({ component: 'manager' });
     this.elector = opts.leaderElection
-      ? new LeaderElector(opts.leaderElection, { client: opts.client, clock: opts.clock, logger: opts.logger, registry: opts.registry })
+      ? new LeaderElector(opts.leaderElection, { client: opts.leaderElectionClient ?? opts.client, clock: opts.clock, logger: opts.logger, registry: opts.registry })
       : undefined;
   }
 
@@ -146,14 +153,16 @@ export class Manager {
     const informersStop = new AbortController();
     setMaxListeners(0, signal, informersStop.signal);
     const informerRuns = this.informers.map((inf) => inf.run(informersStop.signal));
-    const always = this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.guard(r, signal));
+    // They stop with the process, or once leadership is lost: the run must end then so that the
+    // process exits (a run waiting on them left a live process that never campaigned again).
+    const always = this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.guard(r, AbortSignal.any([signal, informersStop.signal])));
     try {
       if (!this.elector) {
         await this.lead(signal);
         return;
       }
       const clean = await this.elector.run(signal, (leading) => this.lead(leading));
-      if (!clean) throw new Error('leader election lost');
+      if (!clean) throw new LeaderElectionLost();
     } finally {
       informersStop.abort();
       await Promise.all([...informerRuns, ...always]);
