@@ -248,14 +248,21 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
     const stoppedAt = performance.now();
     await up.proc.stop(10_000);
-    up = await startUp(dataDir, port);
+    let startError: string | undefined;
+    try {
+      up = await startUp(dataDir, port);
+    } catch (err) {
+      // Reported as the scenario's outcome: the figures of the other scenarios are kept.
+      startError = `up did not start again: ${String(err).slice(0, 300)}`;
+    }
     fleet.measureFrom(Date.now());
     const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
     cpuStart = up.proc.cpuMs() - usedBeforeStop;
     mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
-    await endPhase('restart', (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
+    await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
     if (restarted) restarted.downtimeSeconds = downtimeSeconds;
+    if (restarted && startError) restarted.firstError = startError;
   } finally {
     clearInterval(sampler);
     await fleet?.stop();
