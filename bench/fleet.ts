@@ -124,7 +124,12 @@ async function startUp(dataDir: string, port: number, cpuProfDir?: string): Prom
     onStdout: (line) => (out += `${line}\n`),
     ...(cpuProfDir ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] } : {}),
   });
-  await waitUntil('kube-identity up', () => (out.includes('Press Ctrl-C to stop.') ? true : undefined), 120_000, proc);
+  try {
+    await waitUntil('kube-identity up', () => (out.includes('Press Ctrl-C to stop.') ? true : undefined), 120_000, proc);
+  } catch (err) {
+    await proc.stop(10_000);
+    throw err;
+  }
   return { proc, url: `https://127.0.0.1:${port}` };
 }
 
