@@ -80,7 +80,8 @@ async function startLeaderElectingController(kubeconfig: string, dataDir: string
     '--approve-kubelet-serving=true',
     `--metrics-bind-address=127.0.0.1:${port}`,
     // As up's own controller: the client signers sign with the cluster CA, kubelet-serving with up's
-    // serving CA, and these nodes are in no DNS.
+    // serving CA, the workload signer with up's workload CA (both publish the same trust bundles, neither
+    // deletes the other's), and these nodes are in no DNS.
     `--cluster-signing-kube-apiserver-client-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
     `--cluster-signing-kube-apiserver-client-key-file=${path.join(dataDir, CREDENTIAL_FILES.caKeyPem)}`,
     `--cluster-signing-kubelet-client-cert-file=${path.join(dataDir, CREDENTIAL_FILES.caPem)}`,
@@ -88,6 +89,9 @@ async function startLeaderElectingController(kubeconfig: string, dataDir: string
     `--cluster-signing-kubelet-serving-cert-file=${path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaPem)}`,
     `--cluster-signing-kubelet-serving-key-file=${path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem)}`,
     '--kubelet-serving-bypass-dns-resolution=true',
+    '--workload-signer-names=kube-identity.io/workload',
+    `--workload-signer-cert-file=${path.join(dataDir, CREDENTIAL_FILES.workloadCaPem)}`,
+    `--workload-signer-key-file=${path.join(dataDir, CREDENTIAL_FILES.workloadCaKeyPem)}`,
   ]);
   const answers = (): Promise<true | undefined> => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? true : undefined), () => undefined);
   await waitUntil('the leader-electing controller', answers, 90_000, proc);
