@@ -48,7 +48,8 @@ if [ ! -x "$prefix/bin/node" ]; then
   mkdir "$tmp/node"
   tar -xzf "$tmp/node-$platform-$NODE_VERSION.tgz" -C "$tmp/node" --strip-components=1
   [ -x "$tmp/node/bin/node" ] && [ -f "$tmp/node/include/node/node_version.h" ] || die "node-$platform@$NODE_VERSION lacks bin/node or include/node"
-  rm -rf "$prefix"
+  # One pinned Node at a time: an older pin's copy goes (jest's module map sees every package.json under the repo).
+  rm -rf "$root"/.local/node-v*-"$platform"
   mv "$tmp/node" "$prefix"
 fi
 [ "$("$prefix/bin/node" -p process.versions.node)" = "$NODE_VERSION" ] || die "$prefix/bin/node is not Node $NODE_VERSION"
