@@ -96,6 +96,19 @@ it('refuses what kube-apiserver refuses, with its messages', async () => {
   expect((await kubectl('get', 'svc', 'bad', '-n', 'default')).code).toBe(1);
 });
 
+it('takes the trafficDistribution values of 1.37 (PreferSameZone, PreferSameNode beside PreferClose) and refuses others', async () => {
+  const svc = (name: string, trafficDistribution: string): string =>
+    manifest(srv, `${name}.yaml`, { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { ports: [{ port: 80 }], trafficDistribution } });
+  for (const [name, value] of [['td-zone', 'PreferSameZone'], ['td-node', 'PreferSameNode'], ['td-close', 'PreferClose']] as const) {
+    const made = await kubectl('create', '-f', svc(name, value));
+    expect([made.code, made.stderr]).toEqual([0, '']);
+    expect((await kubectl('get', 'svc', name, '-n', 'default', '-o', 'jsonpath={.spec.trafficDistribution}')).stdout).toBe(value);
+  }
+  const bad = await kubectl('create', '-f', svc('td-bad', 'Anywhere'));
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toContain('spec.trafficDistribution: Unsupported value: "Anywhere": supported values: "PreferClose", "PreferSameNode", "PreferSameZone"');
+});
+
 it('puts the kubernetes Service back after it is deleted, as kube-apiserver does', async () => {
   expect((await kubectl('delete', 'service', 'kubernetes', '-n', 'default')).code).toBe(0);
   // The server re-checks it every 10 s.

@@ -24,6 +24,8 @@ const NODE_PORTS = { min: 30000, max: 32767 };
 const TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const AFFINITIES = ['ClientIP', 'None'];
+/** spec.trafficDistribution: PreferClose, and since 1.33 (GA with PreferSameTrafficDistribution) the two narrower ones. */
+const TRAFFIC_DISTRIBUTIONS = ['PreferClose', 'PreferSameNode', 'PreferSameZone'];
 const PORT_RANGE = 'must be between 1 and 65535, inclusive';
 
 const inRange = (range: ServiceRange, ip: string): boolean => isIP(ip) === 4 && ipToInt(ip) > range.base && ipToInt(ip) < range.base + range.size - 1;
@@ -91,6 +93,9 @@ function validate(obj: Service): FieldError[] {
   const errs: FieldError[] = [];
   if (!TYPES.includes(spec.type ?? '')) errs.push(notSupported('spec.type', spec.type, TYPES));
   if (!AFFINITIES.includes(spec.sessionAffinity ?? '')) errs.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES));
+  if (spec.trafficDistribution != null && !TRAFFIC_DISTRIBUTIONS.includes(spec.trafficDistribution)) {
+    errs.push(notSupported('spec.trafficDistribution', spec.trafficDistribution, TRAFFIC_DISTRIBUTIONS));
+  }
   const clusterIP = spec.clusterIP ?? '';
   if (spec.type === 'ExternalName') {
     if (!spec.externalName) errs.push(required('spec.externalName'));
