@@ -4,9 +4,9 @@
  * is "not mine" (upstream only logs it), which the token union reports as `invalid bearer token`.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { KObject, UserInfo } from '../../api/meta.js';
+import type { UserInfo } from '../../api/meta.js';
+import type { Secret } from '../../api/secrets.js';
 import type { ObjectReader } from './types.js';
-import { record, str } from '../../lib/json.js';
 import { SECRETS } from './resource-infos.js';
 import type { AudienceAgnosticTokenAuthenticator } from './token-union.js';
 
@@ -21,10 +21,10 @@ export interface BootstrapTokenOptions {
 }
 
 /** A Secret data value as text (data is base64 on the wire; stringData if the store kept it). */
-function dataValue(secret: KObject, key: string): string | undefined {
-  const b64 = str(record(secret.data)[key]);
+function dataValue(secret: Secret, key: string): string | undefined {
+  const b64 = secret.data?.[key];
   if (b64 !== undefined) return Buffer.from(b64, 'base64').toString('utf8');
-  return str(record(secret.stringData)[key]);
+  return secret.stringData?.[key];
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -33,7 +33,7 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function groupsOf(secret: KObject): string[] | undefined {
+function groupsOf(secret: Secret): string[] | undefined {
   const groups = [BOOTSTRAPPERS_GROUP];
   const extra = dataValue(secret, 'auth-extra-groups');
   for (const g of (extra ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
@@ -43,7 +43,7 @@ function groupsOf(secret: KObject): string[] | undefined {
   return groups;
 }
 
-function expired(secret: KObject, now: Date): boolean {
+function expired(secret: Secret, now: Date): boolean {
   const exp = dataValue(secret, 'expiration');
   if (exp === undefined) return false;
   const t = Date.parse(exp);

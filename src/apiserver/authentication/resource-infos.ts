@@ -1,6 +1,7 @@
 /** The ResourceInfos of the kinds access control reads through an ObjectReader. */
 import type { Node } from '../../api/nodes.js';
 import type { Pod } from '../../api/pods.js';
+import type { Secret } from '../../api/secrets.js';
 import { findResource, type ResourceInfo, type ResourceOf } from '../../api/resources.js';
 
 function info(group: string, plural: string): ResourceInfo {
@@ -10,7 +11,7 @@ function info(group: string, plural: string): ResourceInfo {
 }
 
 export const SERVICE_ACCOUNTS = info('', 'serviceaccounts');
-export const SECRETS = info('', 'secrets');
+export const SECRETS: ResourceOf<Secret> = info('', 'secrets');
 export const PODS: ResourceOf<Pod> = info('', 'pods');
 export const NODES: ResourceOf<Node> = info('', 'nodes');
 export const ROLES = info('rbac.authorization.k8s.io', 'roles');

@@ -6,6 +6,7 @@
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { KObject, UserInfo } from '../../api/meta.js';
+import type { ResourceInfo } from '../../api/resources.js';
 import type { ObjectReader } from './types.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
 import { isRecord, record, str, strings } from '../../lib/json.js';
@@ -188,7 +189,8 @@ async function checkBound(
   namespace: string,
   now: Date,
 ): Promise<string | undefined> {
-  const info = kind === 'secret' ? SECRETS : kind === 'pod' ? PODS : NODES;
+  // Only the metadata of the three kinds is read.
+  const info: ResourceInfo = kind === 'secret' ? SECRETS : kind === 'pod' ? PODS : NODES;
   const live = await objects.get(info, kind === 'node' ? undefined : namespace, ref.name ?? '');
   if (!live || deletedBefore(live, now, GRACE_MS)) throw new Error('service account token has been invalidated');
   const uid = live.metadata?.uid ?? '';
