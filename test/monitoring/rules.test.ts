@@ -58,6 +58,7 @@ const THRESHOLDS: Record<string, { rule: RegExp; says: string }> = {
   KubeIdentityNoLeader: { rule: /^for 5m$/, says: '5 minutes' },
   KubeIdentityInformerStale: { rule: /> 10 \* 60$/, says: '10 minutes' },
   KubeIdentityCertificatesFailing: { rule: /offset 15m[\s\S]*\[15m\]\)\s*\) > 0$/, says: '15 minutes' },
+  KubeIdentityPodCertificatesFailing: { rule: /offset 15m[\s\S]*\[15m\]\)\s*\) > 0$/, says: '15 minutes' },
 };
 
 it('defines the alerts an on-call engineer acts on, each with a summary, a description and its runbook section', () => {
@@ -69,6 +70,7 @@ it('defines the alerts an on-call engineer acts on, each with a summary, a descr
     'KubeIdentityNoLeader',
     'KubeIdentityInformerStale',
     'KubeIdentityCertificatesFailing',
+    'KubeIdentityPodCertificatesFailing',
   ]);
   const sections = [...runbookSections().keys()].map((h) => h.toLowerCase());
   for (const a of alerts) {
