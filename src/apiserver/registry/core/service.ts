@@ -88,14 +88,17 @@ function validatePorts(spec: ServiceSpec): FieldError[] {
   return errs;
 }
 
+function validateTrafficDistribution(spec: ServiceSpec): FieldError[] {
+  const value = spec.trafficDistribution;
+  return value == null || TRAFFIC_DISTRIBUTIONS.includes(value) ? [] : [notSupported('spec.trafficDistribution', value, TRAFFIC_DISTRIBUTIONS)];
+}
+
 function validate(obj: Service): FieldError[] {
   const spec = obj.spec ?? {};
   const errs: FieldError[] = [];
   if (!TYPES.includes(spec.type ?? '')) errs.push(notSupported('spec.type', spec.type, TYPES));
   if (!AFFINITIES.includes(spec.sessionAffinity ?? '')) errs.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, AFFINITIES));
-  if (spec.trafficDistribution != null && !TRAFFIC_DISTRIBUTIONS.includes(spec.trafficDistribution)) {
-    errs.push(notSupported('spec.trafficDistribution', spec.trafficDistribution, TRAFFIC_DISTRIBUTIONS));
-  }
+  errs.push(...validateTrafficDistribution(spec));
   const clusterIP = spec.clusterIP ?? '';
   if (spec.type === 'ExternalName') {
     if (!spec.externalName) errs.push(required('spec.externalName'));
