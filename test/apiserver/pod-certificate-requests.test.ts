@@ -136,6 +136,13 @@ describe('create validation (upstream rules and texts)', () => {
     expect((await post('v1', await pcrBody(id, p256, { name: 'ninety-one-days', maxExpirationSeconds: 7862400 }))).status).toBe(201);
   });
 
+  it('still checks the key when maxExpirationSeconds is out of range (upstream stops only when it is unset)', async () => {
+    expect(await invalid(await pcrBody(id, testKey('RSA2048'), { name: 'short-rsa-2048', maxExpirationSeconds: 60 }))).toEqual([
+      'spec.maxExpirationSeconds: Invalid value: 60: must be in the range [3600, 7862400]',
+      'spec.stubPKCS10Request: Invalid value: "2048-bit modulus": RSA keys must have modulus size 3072 or 4096',
+    ]);
+  });
+
   it('requires who the request is for', async () => {
     const body = await pcrBody(id, p256, {
       name: 'nobody',

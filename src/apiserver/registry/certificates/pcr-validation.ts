@@ -108,9 +108,9 @@ export function validatePodCertificateRequest(obj: KObject): FieldError[] {
   errs.push(...nameErrors('spec.podName', str(spec.podName)), ...uidErrors('spec.podUID', str(spec.podUID)));
   errs.push(...nameErrors('spec.serviceAccountName', str(spec.serviceAccountName)), ...uidErrors('spec.serviceAccountUID', str(spec.serviceAccountUID)));
   errs.push(...nameErrors('spec.nodeName', str(spec.nodeName)), ...uidErrors('spec.nodeUID', str(spec.nodeUID)));
-  const expiry = maxExpirationErrors(spec);
-  // Upstream stops at a missing maxExpirationSeconds; the key is looked at only when the rest is sound.
-  if (expiry.length > 0) return [...errs, ...expiry];
+  // Upstream stops only at a missing maxExpirationSeconds; an out-of-range one is reported with the key's errors.
+  if (spec.maxExpirationSeconds === undefined || spec.maxExpirationSeconds === null) return [...errs, ...maxExpirationErrors(spec)];
+  errs.push(...maxExpirationErrors(spec));
   const stub = stubRequestErrors(fieldBytes(spec.stubPKCS10Request));
   if (stub.errs.length > 0) return [...errs, ...stub.errs];
   return [...errs, ...legacyKeyErrors(spec, stub.spki)];
