@@ -55,7 +55,7 @@ export function workloadRevisionSigners(plan: WorkloadSignerPlan, ca: CaSignerSo
 
 /**
  * The PodCertificateRequest version to read, newest first; undefined when the server serves none
- * (an older cluster, or the feature gate off): the signer then stays off and says so. Any other
+ * (an older cluster, or the feature gate off): the signer and the PCR cleaner then stay off, as said. Any other
  * error stops the start, as an unreachable server would.
  */
 export async function servedPodCertificateVersion(client: Pick<KubeClient, 'requestJSON'>, logger: Logger): Promise<PodCertificateVersion | undefined> {
@@ -67,7 +67,7 @@ export async function servedPodCertificateVersion(client: Pick<KubeClient, 'requ
       if (!isNotFound(err)) throw err;
     }
   }
-  logger.warn({ versions: PCR_VERSIONS }, 'PodCertificateRequests not served, workload signer not started');
+  logger.warn({ versions: PCR_VERSIONS }, 'PodCertificateRequests not served: the workload signer and the PodCertificateRequest cleaner stay off');
   return undefined;
 }
 

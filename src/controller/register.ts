@@ -4,7 +4,8 @@
  * signer revision keeper with its ControllerRevision informer, whose new revisions re-queue each
  * signer's pending approved CSRs. Which signers run follows kube-controller-manager's CA file rules.
  * The workload signer (PodCertificateRequests, register-workload.ts) joins them when configured: its
- * CA goes through the same revision keeper.
+ * CA goes through the same revision keeper. Where the server serves PodCertificateRequests, their
+ * cleaner (podcertificaterequest-cleaner-controller) runs too, as in kube-controller-manager.
  */
 import type { Registry } from 'prom-client';
 import { CERTIFICATES_GROUP, CSR_RESOURCE, type CertificateSigningRequest } from '../api/certificates.js';
@@ -22,6 +23,9 @@ import type { Informer } from './informer/informer.js';
 import { APPROVER_NAME, ApproverReconciler, approverSkips } from './approver/approver.js';
 import { CaSource, type CaFiles } from './signer/ca-source.js';
 import { Cleaner } from './cleaner/cleaner.js';
+import { PcrCleaner } from './cleaner/pcr-cleaner.js';
+import { PcrCleanerMetrics } from '../metrics/cleaner.js';
+import { PCR_RESOURCE, type PodCertificateRequestV1beta1 } from '../api/pod-certificates.js';
 import { CsrApi } from './csr/csr-api.js';
 import type { CsrReconcilerDeps } from './csr/csr-deps.js';
 import { csrCacheTransform } from './csr/csr-cache-transform.js';
@@ -85,7 +89,13 @@ export interface Registered {
   cleaner: Cleaner;
   revisions: RevisionSync | undefined;
   signers: string[];
+  /** Only where PodCertificateRequests are served. */
+  pcrCleaner?: { cleaner: PcrCleaner; informer: Informer<PodCertificateRequestV1beta1> };
 }
+
+/** kube-controller-manager's values (it has no flags for them): requests live 15 minutes, checked every 5. */
+export const PCR_CLEANER_THRESHOLD_MS = 15 * 60_000;
+export const PCR_CLEANER_INTERVAL_MS = 5 * 60_000;
 
 /** The oldest creation time of pending CSRs (no certificate, not denied, not failed), per signer. */
 function oldestPending(csrs: ReadonlyCache<CertificateSigningRequest>): Map<string, number> {
@@ -113,8 +123,29 @@ export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean
  * PodCertificateRequest version the server serves (asked once, before anything starts).
  */
 export async function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Promise<Registered> {
-  const podCertificates = workloadSignerPlan(config) ? await servedPodCertificateVersion(client, deps.logger) : undefined;
-  return registerCsrControllers(mgr, client, config, deps, podCertificates);
+  const podCertificates = await servedPodCertificateVersion(client, deps.logger);
+  const registered = registerCsrControllers(mgr, client, config, deps, podCertificates);
+  return podCertificates ? { ...registered, pcrCleaner: addPcrCleaner(mgr, client, podCertificates, deps) } : registered;
+}
+
+/** The PodCertificateRequest cleaner, over an informer of its own in the version served. */
+function addPcrCleaner(mgr: Manager, client: KubeClient, version: PodCertificateVersion, deps: RegisterDeps): NonNullable<Registered['pcrCleaner']> {
+  const informer = mgr.informer<PodCertificateRequestV1beta1>({
+    name: `${PCR_RESOURCE}-cleaner`,
+    resource: { group: CERTIFICATES_GROUP, version, plural: PCR_RESOURCE },
+  });
+  const cleaner = new PcrCleaner({
+    client,
+    version,
+    pcrs: informer.store,
+    clock: deps.clock,
+    logger: deps.logger,
+    metrics: PcrCleanerMetrics.for(deps.registry),
+    thresholdMs: PCR_CLEANER_THRESHOLD_MS,
+    intervalMs: PCR_CLEANER_INTERVAL_MS,
+  });
+  mgr.add(cleaner);
+  return { cleaner, informer };
 }
 
 /** What every CSR controller is built from: one informer, one API, one event broadcaster. */
