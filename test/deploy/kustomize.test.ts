@@ -43,7 +43,9 @@ describe('kustomize base (deploy/)', () => {
     const signers = (kind: string, suffix: string, verb: string) => rulesOf(rbac, kind, suffix).find((r) => (r.verbs as string[]).includes(verb))?.resourceNames;
     expect(signers('ClusterRole', ':approver', 'approve')).toEqual(['kubernetes.io/kube-apiserver-client-kubelet']);
     expect(signers('ClusterRole', ':signer', 'sign')).toEqual(['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
-    expect(rulesOf(rbac, 'ClusterRole', ':cleaner')).toEqual([{ apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], resourceNames: [], verbs: ['delete', 'list', 'watch'], nonResourceURLs: [] }]);
+    expect(rulesOf(rbac, 'ClusterRole', ':cleaner')).toEqual(
+      ['certificatesigningrequests', 'podcertificaterequests'].map((resource) => ({ apiGroups: ['certificates.k8s.io'], resources: [resource], resourceNames: [], verbs: ['delete', 'list', 'watch'], nonResourceURLs: [] })),
+    );
     expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [], verbs: ['create', 'get', 'update'], nonResourceURLs: [] });
     const revisions = rulesOf(rbac, 'Role', ':revisions');
     expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['configmaps:create,get,update', 'controllerrevisions:create,delete,get,list,watch']);
