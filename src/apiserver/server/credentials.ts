@@ -238,8 +238,11 @@ export function writeKubeconfig(dir: string, url: string, credentials: ServerCre
     'current-context': 'kube-identity',
   };
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
-  // The mode above only applies to a new file; an existing kubeconfig may be anywhere (--kubeconfig-out).
-  chmodSync(file, 0o600);
+  // Whole or not at all: whoever waits for the file (kubectl, a script, the other process of up) may read it meanwhile.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, YAML.stringify(config), { mode: 0o600 });
+  // The mode above only applies to a new file; a leftover temporary file may have another.
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
   return file;
 }
