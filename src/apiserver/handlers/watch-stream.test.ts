@@ -2,20 +2,28 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { WatchStream } from './watch-stream.js';
 
-/** A real HTTP server whose one response is handed to the test, and a raw client socket. */
-async function exchange(): Promise<{ res: ServerResponse; client: Socket; received: () => string; server: Server }> {
+/**
+ * A real HTTP server whose one response is handed to the test, and a raw client socket. `finished`
+ * resolves once the chunked body's terminator arrived: the kept-alive connection stays open after it.
+ */
+async function exchange(): Promise<{ res: ServerResponse; client: Socket; received: () => string; finished: Promise<void>; server: Server }> {
   let take: (res: ServerResponse) => void = () => undefined;
   const got = new Promise<ServerResponse>((resolve) => (take = resolve));
   const server = createServer((_req, res) => take(res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
   const chunks: Buffer[] = [];
-  client.on('data', (c: Buffer) => chunks.push(c));
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  client.on('data', (c: Buffer) => {
+    chunks.push(c);
+    if (Buffer.concat(chunks.slice(-2)).toString('latin1').endsWith('\r\n0\r\n\r\n')) done();
+  });
   client.write('GET /watch HTTP/1.1\r\nHost: x\r\n\r\n');
-  return { res: await got, client, received: () => Buffer.concat(chunks).toString(), server };
+  return { res: await got, client, received: () => Buffer.concat(chunks).toString(), finished, server };
 }
 
-/** The event lines of a chunked body (each event is one chunk; sizes and the terminator left out). */
+/** The event lines of a chunked body (chunk sizes and the terminator left out). */
 function lines(http: string): string[] {
   const body = http.slice(http.indexOf('\r\n\r\n') + 4);
   return body.split(/\r?\n/).filter((l) => l.startsWith('{'));
@@ -52,7 +60,7 @@ describe('WatchStream', () => {
   });
 
   it('closes a watcher whose client stops reading once it falls a budget behind, holding no more than that', async () => {
-    const { res, client, received, server } = await exchange();
+    const { res, client, received, finished, server } = await exchange();
     client.pause();
     let overflows = 0;
     const bufferBytes = 64 * 1024;
@@ -70,7 +78,8 @@ describe('WatchStream', () => {
     // What the server still holds for this client is bounded by the budget (plus one socket buffer).
     expect(res.writableLength).toBeLessThan(bufferBytes + res.writableHighWaterMark + 8192);
     client.resume();
-    await ended(client);
+    await finished;
+    client.destroy();
     server.close();
     const got = lines(received()).map((l) => (JSON.parse(l) as { object: { metadata: { name: string } } }).object.metadata.name);
     // The client gets a prefix of the events, in order, then the end of the stream.
@@ -80,7 +89,7 @@ describe('WatchStream', () => {
   });
 
   it('delivers events queued while the socket was full, in order, to a client that catches up', async () => {
-    const { res, client, received, server } = await exchange();
+    const { res, client, received, finished, server } = await exchange();
     client.pause();
     const stream = new WatchStream(res, { ...opts, bufferBytes: 1 << 30, onOverflow: () => undefined });
     stream.start();
@@ -89,7 +98,8 @@ describe('WatchStream', () => {
     client.resume();
     while (lines(received()).length < 1000) await new Promise((resolve) => setTimeout(resolve, 10));
     stream.end();
-    await ended(client);
+    await finished;
+    client.destroy();
     server.close();
     const got = lines(received()).map((l) => (JSON.parse(l) as { object: { metadata: { name: string } } }).object.metadata.name);
     expect(got).toEqual(Array.from({ length: 1000 }, (_, i) => `c${i}`));

@@ -6,6 +6,12 @@
  * events wait in a bounded queue; a watcher whose queue passes its budget is closed (`onOverflow`),
  * and its client resumes from the last revision it read. So a client that stops reading costs the
  * server at most that budget, never the whole event stream.
+ *
+ * The stream batches lines itself and never corks: after Node 20 a corked response keeps a chunked
+ * body's writes in its own buffer, where write() compares only that buffer to the high-water mark
+ * (true while the socket behind it holds megabytes), 'drain' waits for it to empty, and end() sends
+ * the terminating chunk before it. Node's own per-turn socket cork under each write() still joins a
+ * write's chunk framing into one socket write.
  */
 import type { ServerResponse } from 'node:http';
 import type { WatchEventType } from '../../api/meta.js';
@@ -28,10 +34,13 @@ export interface WatchStreamOptions {
 
 export class WatchStream {
   private ended = false;
-  private corked = false;
-  /** The socket refused more (write returned false): events queue until it drains. */
+  /** Lines of this turn not yet handed to the response: flushed at the end of the turn or once a socket buffer's worth. */
+  private batch: string[] = [];
+  private batchBytes = 0;
+  private flushScheduled = false;
+  /** The socket refused more (write returned false): live events queue until it drains. */
   private blocked = false;
-  private readonly queue: string[] = [];
+  private queue: string[] = [];
   private queuedBytes = 0;
   private readonly bufferBytes: number;
 
@@ -57,7 +66,7 @@ export class WatchStream {
     if (this.ended) return;
     const line = `{"type":${JSON.stringify(type)},"object":${compactJson(object)}}\n`;
     if (!this.blocked || initial) {
-      this.write(line);
+      this.add(line);
       return;
     }
     this.queue.push(line);
@@ -73,48 +82,69 @@ export class WatchStream {
     this.send('BOOKMARK', { kind: this.opts.kind, apiVersion: this.opts.apiVersion, metadata }, initialEventsEnd);
   }
 
-  /** Ends the response after what was already written; queued events are dropped. */
+  /** Ends the response after what was already sent; queued events are dropped. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.queue.length = 0;
+    this.queue = [];
     this.queuedBytes = 0;
-    this.res.end();
+    const rest = this.take();
+    if (rest === '') this.res.end();
+    else this.res.end(rest);
   }
 
-  private write(line: string): void {
-    // Events published in one turn (a committed group of writes) leave in one socket write, not one
-    // each. The socket is corked, not the response: a corked response holds chunks back without
-    // backpressure or 'drain' (Node 24: a watcher that fell behind stalled for good), and its end()
-    // left them unsent. end() uncorks the socket fully.
-    if (!this.corked) {
-      this.corked = true;
-      this.res.socket?.cork();
-      process.nextTick(() => this.uncork());
+  /**
+   * Events published in one turn (a committed group of writes) leave in one chunk and one socket
+   * write, not one each; a burst larger than a socket buffer is written as it grows, so that the
+   * socket's back-pressure stops it early.
+   */
+  private add(line: string): void {
+    this.batch.push(line);
+    this.batchBytes += line.length;
+    if (this.batchBytes >= this.res.writableHighWaterMark) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      process.nextTick(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
     }
-    if (!this.res.write(line) && !this.blocked) {
+  }
+
+  private flush(): void {
+    if (this.ended || this.batch.length === 0) return;
+    this.write(this.take());
+  }
+
+  private take(): string {
+    const text = this.batch.join('');
+    this.batch = [];
+    this.batchBytes = 0;
+    return text;
+  }
+
+  private write(text: string): void {
+    if (!this.res.write(text) && !this.blocked) {
       this.blocked = true;
       this.res.once('drain', () => this.drain());
     }
   }
 
-  private uncork(): void {
-    this.corked = false;
-    // end() has already uncorked fully; the socket may serve another response by now.
-    if (!this.ended) this.res.socket?.uncork();
-  }
-
+  /** Writes the queue in socket-buffer-sized chunks until the socket refuses more or the queue is empty. */
   private drain(): void {
     this.blocked = false;
+    const limit = this.res.writableHighWaterMark;
     while (!this.ended && !this.blocked && this.queue.length > 0) {
-      const line = this.queue.shift()!;
-      this.queuedBytes -= line.length;
-      this.write(line);
+      let n = 0;
+      let bytes = 0;
+      while (n < this.queue.length && (n === 0 || bytes < limit)) bytes += this.queue[n++]!.length;
+      this.queuedBytes -= bytes;
+      this.write(this.queue.splice(0, n).join(''));
     }
   }
 
   private overflow(): void {
-    this.queue.length = 0;
+    this.queue = [];
     this.queuedBytes = 0;
     this.opts.onOverflow();
   }
