@@ -15,8 +15,8 @@ export type CtbVersion = (typeof CTB_VERSIONS)[number];
 /** What clients should write: the preferred version. */
 export const CTB_API_VERSION = `certificates.k8s.io/${CTB_VERSIONS[0]}`;
 /**
- * The version objects are stored in. Still v1beta1, as kube-apiserver 1.37 keeps it: a server one release
- * older (which has no v1) can then read what this one wrote, so a rollback keeps every bundle.
+ * The version objects are stored in. Still v1beta1: a server one release older (which has no v1) can then
+ * read what this one wrote, so a rollback keeps every bundle (upstream's rule for a version that is new).
  */
 export const CTB_STORAGE_API_VERSION = 'certificates.k8s.io/v1beta1';
 /** The signers resource verb that lets a user write bundles naming a signer. */

@@ -2,7 +2,7 @@
  * certificates.k8s.io ClusterTrustBundles (upstream's pkg/registry/certificates/clustertrustbundle):
  * cluster-scoped, no status, nothing prepared, conditional updates only, the `spec.signerName` field
  * selector. Served in v1, v1beta1 and v1alpha1, whose schemas are the same: the objects are stored once, as
- * v1beta1 (upstream 1.37's storage version), and the other versions are views of them (ConvertedStore)
+ * v1beta1 (readable by a server that has no v1 yet), and the other versions are views of them (ConvertedStore)
  * that only rename the apiVersion.
  */
 import type { KObject } from '../../../api/meta.js';
