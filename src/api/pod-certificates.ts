@@ -11,6 +11,7 @@
  * dropped. []byte fields travel as base64 text in JSON.
  */
 import type { KObject, ObjectMeta } from './meta.js';
+import type { Wire } from './wire.js';
 
 export const PCR_RESOURCE = 'podcertificaterequests';
 export const PCR_KIND = 'PodCertificateRequest';
@@ -104,6 +105,15 @@ export interface PodCertificateRequestV1beta1 extends KObject {
   metadata?: ObjectMeta;
   spec: PodCertificateRequestSpecV1beta1;
   status?: PodCertificateRequestStatus;
+}
+
+/**
+ * A request as the API server decodes and stores it, in either version (v1's fields are a subset of
+ * v1beta1's): every field may be absent, as Go decodes it; validation says which are required.
+ */
+export interface PodCertificateRequestWire extends KObject {
+  spec?: Wire<PodCertificateRequestSpecV1beta1>;
+  status?: Wire<PodCertificateRequestStatus>;
 }
 
 /** The True terminal condition of a request (Issued, Denied or Failed), if it has one. */

@@ -9,9 +9,8 @@
  * the reason given here is what the 403 says, in upstream's words.
  */
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../../api/nodes.js';
-import { PCR_RESOURCE, PCR_VERSIONS } from '../../../api/pod-certificates.js';
-import { findResource } from '../../../api/resources.js';
-import { record, text } from '../../../lib/json.js';
+import { PCR_RESOURCE, PCR_VERSIONS, type PodCertificateRequestWire } from '../../../api/pod-certificates.js';
+import { findResource, type ResourceOf } from '../../../api/resources.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
 import { podOnNode, reachableFromNode, type RelatedKind } from './node-graph.js';
@@ -19,7 +18,7 @@ import { ruleAllows } from '../rbac/rbac-authorizer.js';
 import { NODE_RULES } from '../rbac/default-policy.js';
 
 const READ = ['get', 'list', 'watch'];
-const PCR_INFO = findResource('certificates.k8s.io', PCR_VERSIONS[0], PCR_RESOURCE);
+const PCR_INFO: ResourceOf<PodCertificateRequestWire> | undefined = findResource('certificates.k8s.io', PCR_VERSIONS[0], PCR_RESOURCE);
 
 /** Pod writes a node may attempt (NodeRestriction narrows them to its own pods), by subresource. */
 const POD_WRITES: Record<string, string[] | undefined> = { '': ['create', 'delete'], status: ['update', 'patch'], eviction: ['create'] };
@@ -78,7 +77,7 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     if ((a.verb === 'list' || a.verb === 'watch') && selectsNode(a.fieldSelector, nodeName)) return allow;
     if (a.verb === 'get' && a.name && PCR_INFO) {
       const pcr = await o.objects.get(PCR_INFO, a.namespace, a.name);
-      return pcr && text(record(pcr.spec).nodeName) === nodeName ? allow : noRelationship(nodeName);
+      return pcr && (pcr.spec?.nodeName ?? '') === nodeName ? allow : noRelationship(nodeName);
     }
     return noOpinion(`can only create podcertificaterequests, or get/list/watch those with spec.nodeName=${nodeName}`);
   };

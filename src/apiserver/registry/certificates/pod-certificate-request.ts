@@ -16,6 +16,7 @@ import {
   PCR_VERSIONS,
   VERB_SIGN,
   pcrTerminalCondition,
+  type PodCertificateRequestWire,
   type PcrVersion,
 } from '../../../api/pod-certificates.js';
 import { CERTIFICATES_GROUP } from '../../../api/certificates.js';
@@ -42,7 +43,8 @@ const BYTE_FIELDS = ['stubPKCS10Request', ...V1BETA1_ONLY] as const;
 
 type Json = Record<string, unknown>;
 const specRecord = (obj: KObject): Json => (obj.spec ?? {}) as Json;
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** Either version's object, as the strategies see it after decoding (or as stored). */
+type Pcr = PodCertificateRequestWire;
 
 function infoFor(version: PcrVersion): ResourceInfo {
   const found = findResource(CERTIFICATES_GROUP, version, PCR_RESOURCE);
@@ -76,9 +78,9 @@ function resetMetaForStatus(obj: KObject, old: KObject): void {
 }
 
 /** Issued, Denied, Failed or Pending: the request's terminal condition, if it has one. */
-const stateOf = (obj: KObject): string => pcrTerminalCondition(obj as { status?: never })?.type ?? 'Pending';
+const stateOf = (obj: Pcr): string => pcrTerminalCondition(obj as { status?: never })?.type ?? 'Pending';
 
-const table: TableConvertor = {
+const table: TableConvertor<Pcr> = {
   columns: [
     NAME_COLUMN,
     column('SignerName', 'string', 'signerName indicates the requested signer. List and watch can filter on it with a spec.signerName=NAME field selector.'),
@@ -89,30 +91,30 @@ const table: TableConvertor = {
     { ...column('Node', 'string', 'nodeName is the name of the node the pod is assigned to.'), priority: 1 },
   ],
   cells(obj, now) {
-    const spec = pcrSpecOf(obj);
+    const spec = obj.spec ?? {};
     return [
       obj.metadata?.name ?? '',
-      text(spec.signerName),
-      text(spec.podName),
-      text(spec.serviceAccountName),
+      spec.signerName ?? '',
+      spec.podName ?? '',
+      spec.serviceAccountName ?? '',
       stateOf(obj),
       ageCell(obj.metadata?.creationTimestamp, now),
-      text(spec.nodeName),
+      spec.nodeName ?? '',
     ];
   },
 };
 
 /** /status: only status changes (spec and metadata are restored), under upstream's transition rules. */
-const statusStrategy: SubresourceStrategy = {
+const statusStrategy: SubresourceStrategy<Pcr> = {
   prepareForUpdate(obj, old) {
-    obj.spec = cloneObject(old.spec as object);
+    obj.spec = cloneObject(old.spec);
     resetMetaForStatus(obj, old);
   },
   validateUpdate: (obj, old, ctx) => validatePodCertificateRequestStatus(obj, old, ctx.now),
   /** Upstream's status strategy: changing anything in status needs `sign` on the signer (exact or `<domain>/*`). */
   async admit(obj, old, ctx: RequestContext) {
     if (!statusChanged(obj, old)) return;
-    const signerName = text(pcrSpecOf(old).signerName);
+    const signerName = old.spec?.signerName ?? '';
     if (await isAuthorizedForSignerName(ctx.authorizer, ctx.user, VERB_SIGN, signerName)) return;
     throw errors.invalid(PCR_KIND, CERTIFICATES_GROUP, old.metadata?.name ?? '', [
       forbidden('spec.signerName', `User ${JSON.stringify(ctx.user.username)} is not permitted to "sign" for signer ${JSON.stringify(signerName)}`),
@@ -120,7 +122,7 @@ const statusStrategy: SubresourceStrategy = {
   },
 };
 
-function strategyFor(version: PcrVersion): Strategy {
+function strategyFor(version: PcrVersion): Strategy<Pcr> {
   return {
     info: infoFor(version),
     allowCreateOnUpdate: false,
@@ -138,14 +140,14 @@ function strategyFor(version: PcrVersion): Strategy {
     validate: (obj) => validatePodCertificateRequest(obj),
     prepareForUpdate(obj, old) {
       canonicalizeBytes(obj, version);
-      obj.status = cloneObject((old.status ?? {}) as object);
+      obj.status = cloneObject(old.status ?? {});
     },
     validateUpdate: (obj, old) => validatePodCertificateRequestUpdate(obj, old),
     subresources: { status: statusStrategy },
     fieldSelectors: {
-      'spec.signerName': (obj) => text(pcrSpecOf(obj).signerName),
-      'spec.podName': (obj) => text(pcrSpecOf(obj).podName),
-      'spec.nodeName': (obj) => text(pcrSpecOf(obj).nodeName),
+      'spec.signerName': (obj) => pcrSpecOf(obj).signerName ?? '',
+      'spec.podName': (obj) => pcrSpecOf(obj).podName ?? '',
+      'spec.nodeName': (obj) => pcrSpecOf(obj).nodeName ?? '',
     },
     table,
   };
