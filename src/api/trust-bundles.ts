@@ -3,6 +3,7 @@
  * the API server's registry and the controller that publishes its signers' CAs.
  */
 import type { KObject } from './meta.js';
+import type { Wire } from './wire.js';
 
 export const CTB_RESOURCE = 'clustertrustbundles';
 export const CTB_KIND = 'ClusterTrustBundle';
@@ -30,6 +31,11 @@ export interface ClusterTrustBundleSpec {
 
 export interface ClusterTrustBundle extends KObject {
   spec: ClusterTrustBundleSpec;
+}
+
+/** A bundle as the API server decodes and stores it: every field may be absent, as Go decodes it. */
+export interface ClusterTrustBundleWire extends KObject {
+  spec?: Wire<ClusterTrustBundleSpec>;
 }
 
 /** The prefix every bundle naming `signerName` must carry: the signer name with `/` as `:`, then `:`. */

@@ -7,7 +7,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { CTB_RESOURCE, CTB_STORAGE_API_VERSION, CTB_VERSIONS, type ClusterTrustBundleSpec, type CtbVersion } from '../../../api/trust-bundles.js';
+import { CTB_RESOURCE, CTB_STORAGE_API_VERSION, CTB_VERSIONS, type ClusterTrustBundleSpec, type ClusterTrustBundleWire, type CtbVersion } from '../../../api/trust-bundles.js';
 import type { Store } from '../../storage/store.js';
 import { storageKey } from '../../storage/store.js';
 import { ConvertedStore } from '../generic/converted-store.js';
@@ -18,7 +18,7 @@ import { validateClusterTrustBundle, validateClusterTrustBundleUpdate } from './
 const signerNameOf = (obj: KObject): string => ((obj.spec ?? {}) as Partial<ClusterTrustBundleSpec>).signerName ?? '';
 
 /** printClusterTrustBundle: Name and SignerName. */
-const table: TableConvertor = {
+const table: TableConvertor<ClusterTrustBundleWire> = {
   columns: [
     NAME_COLUMN,
     column(
@@ -36,7 +36,7 @@ function infoFor(version: CtbVersion): ResourceInfo {
   return found;
 }
 
-function strategyFor(version: CtbVersion): Strategy {
+function strategyFor(version: CtbVersion): Strategy<ClusterTrustBundleWire> {
   return {
     info: infoFor(version),
     allowCreateOnUpdate: false,

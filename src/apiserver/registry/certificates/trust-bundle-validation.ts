@@ -5,8 +5,7 @@
  * Messages are upstream's, since clients and tests match on them.
  */
 import { BasicConstraintsExtension, X509Certificate } from '@peculiar/x509';
-import type { KObject } from '../../../api/meta.js';
-import { type ClusterTrustBundleSpec, trustBundleNamePrefix } from '../../../api/trust-bundles.js';
+import { type ClusterTrustBundleWire, trustBundleNamePrefix } from '../../../api/trust-bundles.js';
 import { decodePemBlocks, type PemBlock } from '../../../pki/pem.js';
 import { type FieldError, invalid, tooLong } from '../../http/field-errors.js';
 import { byteLength, validateSubdomainName } from '../../validation/names.js';
@@ -17,8 +16,6 @@ export const MAX_TRUST_BUNDLE_SIZE = 1024 * 1024;
 const OMITTED = '<value omitted>';
 const TRUST_BUNDLE = 'spec.trustBundle';
 
-const specOf = (obj: KObject): Partial<ClusterTrustBundleSpec> => (obj.spec ?? {}) as Partial<ClusterTrustBundleSpec>;
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** ValidateClusterTrustBundleName: the signer's prefix when there is a signer, no `:` at all when there is none. */
 export function trustBundleNameErrors(name: string, signerName: string): string[] {
@@ -83,13 +80,12 @@ export function validateTrustBundle(bundle: string): FieldError[] {
 }
 
 /** ValidateClusterTrustBundle; the trust bundle is parsed unless `parseBundle` is false. */
-export function validateClusterTrustBundle(obj: KObject, parseBundle = true): FieldError[] {
-  const spec = specOf(obj);
-  const signerName = text(spec.signerName);
+export function validateClusterTrustBundle(obj: ClusterTrustBundleWire, parseBundle = true): FieldError[] {
+  const signerName = obj.spec?.signerName ?? '';
   const name = obj.metadata?.name ?? '';
   const errs: FieldError[] = name === '' ? [] : trustBundleNameErrors(name, signerName).map((m) => invalid('metadata.name', name, m));
   if (signerName !== '') errs.push(...validateSignerName('spec.signerName', signerName));
-  if (parseBundle) errs.push(...validateTrustBundle(text(spec.trustBundle)));
+  if (parseBundle) errs.push(...validateTrustBundle(obj.spec?.trustBundle ?? ''));
   return errs;
 }
 
@@ -97,10 +93,9 @@ export function validateClusterTrustBundle(obj: KObject, parseBundle = true): Fi
  * ValidateClusterTrustBundleUpdate: an unchanged trust bundle is not parsed again (so a stricter parser
  * never strands stored objects), and signerName is immutable.
  */
-export function validateClusterTrustBundleUpdate(obj: KObject, old: KObject): FieldError[] {
-  const spec = specOf(obj);
-  const errs = validateClusterTrustBundle(obj, text(spec.trustBundle) !== text(specOf(old).trustBundle));
-  const signerName = text(spec.signerName);
-  if (signerName !== text(specOf(old).signerName)) errs.push(invalid('spec.signerName', signerName, 'field is immutable'));
+export function validateClusterTrustBundleUpdate(obj: ClusterTrustBundleWire, old: ClusterTrustBundleWire): FieldError[] {
+  const errs = validateClusterTrustBundle(obj, (obj.spec?.trustBundle ?? '') !== (old.spec?.trustBundle ?? ''));
+  const signerName = obj.spec?.signerName ?? '';
+  if (signerName !== (old.spec?.signerName ?? '')) errs.push(invalid('spec.signerName', signerName, 'field is immutable'));
   return errs;
 }
