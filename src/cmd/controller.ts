@@ -48,7 +48,7 @@ export async function runControllerProcess(
     kubeConfig: kubeConfig ?? loadKubeConfig(config.kubeconfig),
     signal,
     hostname: process.env.POD_NAME ?? os.hostname(),
-    register: registerControllers,
+    register: (mgr, client, cfg, stop) => registerControllers(mgr, client, cfg, { ...mgr.shared, signal: stop }),
   });
 }
 

@@ -1,25 +1,28 @@
 /**
  * Registration of the workload signer (register.ts calls it when --workload-signer-names is set):
  * a PodCertificateRequest informer over every namespace, in the version the server serves (v1
- * where served, else v1beta1, found once at start), feeding the signer's rate-limited queue with
- * the requests addressed to its signer names. Its CA is published with the CSR signers' (revision
+ * where served, else v1beta1, found once at start, asked until the server answers), feeding the
+ * signer's rate-limited queue with the requests addressed to its signer names. Its CA is published with the CSR signers' (revision
  * history, trust bundle ConfigMap, one ClusterTrustBundle per signer name), and a new revision (a
  * rotated CA) gives the requests still waiting another try.
  */
 import { CERTIFICATES_GROUP } from '../api/certificates.js';
 import type { KObject } from '../api/meta.js';
-import { isNotFound } from '../lib/api-errors.js';
+import { httpStatusOf, isNotFound, isRefused } from '../lib/api-errors.js';
+import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
 import { PodCertificateMetrics } from '../metrics/pod-certificates.js';
 import type { CaSignerSource } from '../pki/ca.js';
 import { PCR_RESOURCE, PCR_VERSIONS, type PcrKeyType, type PcrVersion, type PodCertificateRequestV1beta1 } from '../api/pod-certificates.js';
 import type { ControllerConfig } from '../config/schema.js';
 import { parsePodKeyTypes, workloadSignerNames } from '../config/workload-signer.js';
+import { REFUSED_MESSAGE } from './client/errors.js';
 import type { KubeClient } from './client/kube-client.js';
 import { keyOf } from './informer/cache.js';
 import type { Informer } from './informer/informer.js';
 import type { CsrControllerContext } from './register.js';
 import type { RevisionSigner } from './revisions/revisions.js';
+import { JitteredBackoff } from '../lib/backoff.js';
 import { watch } from './runtime/manager.js';
 import type { CaFiles } from './signer/ca-source.js';
 import { WORKLOAD_SIGNER_NAME, WorkloadSignerReconciler, workloadSignerSkips } from './workload-signer/workload-signer.js';
@@ -53,21 +56,48 @@ export function workloadRevisionSigners(plan: WorkloadSignerPlan, ca: CaSignerSo
   return plan.signerNames.map((signerName) => ({ signerName, policy, ca, maxDurationMs: plan.maxDurationMs }));
 }
 
-/**
- * The PodCertificateRequest version to read, newest first; undefined when the server serves none
- * (an older cluster, or the feature gate off): the signer and the PCR cleaner then stay off, as said. Any other
- * error stops the start, as an unreachable server would.
- */
-export async function servedPodCertificateVersion(client: Pick<KubeClient, 'requestJSON'>, logger: Logger): Promise<PodCertificateVersion | undefined> {
+/** The newest PodCertificateRequest version the server serves; undefined when both answer 404 or list none. */
+async function discoverPodCertificateVersion(client: Pick<KubeClient, 'requestJSON'>, signal?: AbortSignal): Promise<PodCertificateVersion | undefined> {
   for (const version of PCR_VERSIONS) {
     try {
-      const list = await client.requestJSON<{ resources?: { name: string }[] }>('GET', `/apis/${CERTIFICATES_GROUP}/${version}`);
+      const list = await client.requestJSON<{ resources?: { name: string }[] }>('GET', `/apis/${CERTIFICATES_GROUP}/${version}`, {}, signal);
       if (list.resources?.some((r) => r.name === PCR_RESOURCE)) return version;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
-  logger.warn({ versions: PCR_VERSIONS }, 'PodCertificateRequests not served: the workload signer and the PodCertificateRequest cleaner stay off');
+  return undefined;
+}
+
+/** How the start-up discovery waits between attempts, and when it gives up. */
+export interface DiscoveryRetry {
+  clock: Clock;
+  /** The controller's stop: discovery ends (undefined) once it aborts. */
+  signal?: AbortSignal;
+  backoff?: JitteredBackoff;
+}
+
+/**
+ * The PodCertificateRequest version to read, newest first; undefined when the server serves none
+ * (an older cluster, or the feature gate off): the signer and the PCR cleaner then stay off, as
+ * said, while the signer's CA is still published. A server that cannot be reached, or answers
+ * anything but 404, is asked again with the informers' backoff until it answers or the controller
+ * is stopped, as the informers would keep retrying their lists.
+ */
+export async function servedPodCertificateVersion(client: Pick<KubeClient, 'requestJSON'>, logger: Logger, retry: DiscoveryRetry): Promise<PodCertificateVersion | undefined> {
+  const backoff = retry.backoff ?? new JitteredBackoff();
+  while (!retry.signal?.aborted) {
+    try {
+      const version = await discoverPodCertificateVersion(client, retry.signal);
+      if (version === undefined) logger.warn({ versions: PCR_VERSIONS }, 'PodCertificateRequests not served: the workload signer and the PodCertificateRequest cleaner stay off');
+      return version;
+    } catch (err) {
+      if (retry.signal?.aborted) break;
+      if (isRefused(err)) logger.error({ err, status: httpStatusOf(err) }, REFUSED_MESSAGE);
+      else logger.info({ err }, 'PodCertificateRequest discovery failed, retrying');
+      await sleep(retry.clock, backoff.next(), retry.signal);
+    }
+  }
   return undefined;
 }
 

@@ -81,6 +81,8 @@ export interface RegisterDeps {
   eventSink?: EventSink;
   /** How the serving approver resolves DNS SANs (default: the system's resolver). */
   resolveHost?: ResolveHost;
+  /** The controller's stop: ends the wait for the API server's discovery at start. */
+  signal?: AbortSignal;
 }
 
 /** Handles for tests and for src/cmd. */
@@ -119,11 +121,12 @@ export const unlessSkipped = (skips: (csr: CertificateSigningRequest) => boolean
   csr.spec?.signerName !== undefined && !skips(csr) ? [keyOf(csr)] : [];
 
 /**
- * The `register` hook runController takes: every controller, the workload signer in the
- * PodCertificateRequest version the server serves (asked once, before anything starts).
+ * The `register` hook runController takes: every controller, the workload signer and the PCR
+ * cleaner in the PodCertificateRequest version the server serves (asked before anything starts,
+ * again with backoff while the server cannot be reached, until `deps.signal` aborts).
  */
 export async function registerControllers(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps = mgr.shared): Promise<Registered> {
-  const podCertificates = await servedPodCertificateVersion(client, deps.logger);
+  const podCertificates = await servedPodCertificateVersion(client, deps.logger, { clock: deps.clock, signal: deps.signal });
   const registered = registerCsrControllers(mgr, client, config, deps, podCertificates);
   return podCertificates ? { ...registered, pcrCleaner: addPcrCleaner(mgr, client, podCertificates, deps) } : registered;
 }

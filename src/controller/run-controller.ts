@@ -29,8 +29,8 @@ export interface ControllerDeps {
   signal: AbortSignal;
   /** Used for the default leader identity (the pod name). */
   hostname: string;
-  /** Adds informers, controllers and runnables to the manager. */
-  register?: (mgr: Manager, client: KubeClient, config: ControllerConfig) => unknown;
+  /** Adds informers, controllers and runnables to the manager; `signal` stops any wait for the API server. */
+  register?: (mgr: Manager, client: KubeClient, config: ControllerConfig, signal: AbortSignal) => unknown;
   clock?: Clock;
   /** Called once the probe server listens (tests read the bound URL). */
   onListening?: (server: ProbeServer) => void;
@@ -73,17 +73,21 @@ export async function runController(config: ControllerConfig, deps: ControllerDe
   // Without leader election this process alone runs the controllers: it reports itself as the
   // leader, so the gauge reads the same under `up` as in an elected Deployment.
   if (!config.leaderElect) leaderGauge(deps.registry).set({ name: config.leaderElectionId }, 1);
-  await deps.register?.(mgr, client, config);
+  // Probes answer while registration waits for the API server (the workload signer's discovery
+  // retries until it answers): alive, but not ready until the controllers are registered.
+  let registered = false;
   const server = await startProbeServer({
     registry: deps.registry,
     logger: deps.logger,
     bindAddress: config.metricsBindAddress,
-    readyChecks: () => mgr.readyChecks(),
+    readyChecks: () => [{ name: 'controllers-registered', check: () => registered }, ...mgr.readyChecks()],
     secure: config.metricsSecure ? await secureMetrics(config, client, deps, clock) : undefined,
   });
   deps.logger.info({ url: server.url }, 'serving metrics and probes');
   deps.onListening?.(server);
   try {
+    await deps.register?.(mgr, client, config, deps.signal);
+    registered = true;
     await mgr.run(deps.signal);
   } finally {
     client.close();

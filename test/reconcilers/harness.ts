@@ -109,24 +109,25 @@ export interface RunningController {
 
 /**
  * The real controllers (no leader election) with the given options on top of test-friendly defaults,
- * as the admin or as whoever `token` authenticates.
+ * as the admin or as whoever `token` authenticates, through `url` (the server's own by default).
  */
 export async function startController(
   h: Harness,
   flags: Partial<Record<ConfigKey, unknown>>,
   more: Pick<RegisterDeps, 'eventSink' | 'resolveHost'> = {},
   token: string = TOKENS.admin,
+  url: string = h.server.url,
 ): Promise<RunningController> {
   const config = await loadControllerConfig({
     flags: { leaderElect: 'false', rateLimiterBaseDelay: '20ms', rateLimiterMaxDelay: '500ms', caReloadInterval: '200ms', cleanerInterval: '24h', ...flags },
   });
-  const kc = tokenKubeConfig(h.server, token);
+  const kc = tokenKubeConfig({ url, caPem: h.server.caPem }, token);
   const registry = new Registry();
   const logger = silentLogger();
   const client = new KubeClient({ kubeConfig: kc, clock: realClock });
   const mgr = new Manager({ client, logger, registry, clock: realClock, gracefulShutdownMs: 2000 });
-  const registered = await registerControllers(mgr, client, config, { registry, logger, clock: realClock, ...more });
   const stop = new AbortController();
+  const registered = await registerControllers(mgr, client, config, { registry, logger, clock: realClock, signal: stop.signal, ...more });
   const run = mgr.run(stop.signal);
   return {
     registered,

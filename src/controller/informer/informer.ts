@@ -16,13 +16,13 @@
  * Handlers run synchronously; a throwing handler is logged and does not stop the informer.
  */
 import type { KObject, WatchEvent } from '../../api/meta.js';
-import { ExponentialBackoff, noJitterGenerator, type IBackoff } from 'cockatiel';
 import { sleep, type Clock, type TimerHandle } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { InformerMetrics, WatchRestartReason } from '../../metrics/informer.js';
 import { httpStatusOf, isGone, isRefused } from '../../lib/api-errors.js';
 import { REFUSED_MESSAGE } from '../client/errors.js';
 import { deepFreeze } from '../../lib/json.js';
+import { JitteredBackoff } from '../../lib/backoff.js';
 import { Cache, keyOf, type Indexers, type ReadonlyCache } from './cache.js';
 import type { ListWatch, WatchHandle } from './list-watch.js';
 
@@ -85,9 +85,8 @@ export class Informer<T extends KObject = KObject> {
   private readonly cache: Cache<T>;
   private readonly handlers: EventHandlers<T>[] = [];
   private readonly logger: Logger;
-  /** Reconnect delays: doubling from backoffInitialMs to backoffMaxMs (cockatiel), each plus up to 100% jitter (client-go's wait.Jitter). */
-  private readonly backoffs: ExponentialBackoff<number>;
-  private backoff: IBackoff<unknown> | undefined;
+  /** Reconnect delays: doubling from backoffInitialMs to backoffMaxMs, each plus up to 100% jitter (client-go's wait.Jitter). */
+  private readonly backoff: JitteredBackoff;
   private readonly random: () => number;
   private readonly transform: (obj: T) => T;
   private lastRV = '';
@@ -101,7 +100,7 @@ export class Informer<T extends KObject = KObject> {
     this.logger = opts.logger.child({ informer: opts.name });
     this.random = opts.random ?? Math.random;
     this.transform = opts.transform ?? stripManagedFields;
-    this.backoffs = new ExponentialBackoff({ initialDelay: opts.backoffInitialMs ?? 800, maxDelay: opts.backoffMaxMs ?? 30_000, generator: noJitterGenerator });
+    this.backoff = new JitteredBackoff({ initialMs: opts.backoffInitialMs, maxMs: opts.backoffMaxMs, random: this.random });
     opts.metrics?.synced.set({ informer: opts.name }, 0);
     opts.metrics?.initInformer(opts.name);
   }
@@ -128,13 +127,6 @@ export class Informer<T extends KObject = KObject> {
     });
   }
 
-  /** The wait before the next list or watch: the next step of the backoff, jittered, within its cap. */
-  private nextDelay(): number {
-    this.backoff = this.backoff ? this.backoff.next(undefined) : this.backoffs.next();
-    const delay = this.backoff.duration;
-    return Math.min(this.opts.backoffMaxMs ?? 30_000, delay + delay * this.random());
-  }
-
   /** Registers handlers; once synced, a late handler first gets `add` for every cached object. */
   addHandlers(h: EventHandlers<T>): void {
     this.handlers.push(h);
@@ -153,7 +145,7 @@ export class Informer<T extends KObject = KObject> {
           if (signal.aborted) break;
           if (isRefused(err)) this.logger.error({ err, status: httpStatusOf(err) }, REFUSED_MESSAGE);
           else this.logger.info({ err }, 'list failed, retrying');
-          await sleep(this.opts.clock, this.nextDelay(), signal);
+          await sleep(this.opts.clock, this.backoff.next(), signal);
           continue;
         }
       }
@@ -161,9 +153,9 @@ export class Informer<T extends KObject = KObject> {
       if (reason === 'stopped') break;
       this.opts.metrics?.watchRestarts.inc({ informer: this.name, reason });
       if (reason === 'expired') needList = true;
-      if (sawEvents) this.backoff = undefined;
+      if (sawEvents) this.backoff.reset();
       this.logger.debug({ reason, err, resourceVersion: this.lastRV }, 'watch ended, reconnecting');
-      await sleep(this.opts.clock, this.nextDelay(), signal);
+      await sleep(this.opts.clock, this.backoff.next(), signal);
     }
     this.resyncTimer?.cancel();
   }
