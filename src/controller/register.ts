@@ -31,6 +31,7 @@ import type { CsrReconcilerDeps } from './csr/csr-deps.js';
 import { csrCacheTransform } from './csr/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './csr/csr-conditions.js';
 import { ParsedRequests } from './csr/parsed-requests.js';
+import { publisherIdentity } from './revisions/cluster-trust-bundles.js';
 import { REVISION_SELECTOR, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
 import { SignerReconciler, signerSkips } from './signer/signer.js';
@@ -311,6 +312,7 @@ function addSigners(
     ],
     historyLimit: config.revisionHistoryLimit,
     bundle: { namespace: config.trustBundleNamespace, name: config.trustBundleConfigMapName },
+    publisher: publisherIdentity(config.leaderElectionNamespace, config.leaderElectionId),
     clock: ctx.clock,
     logger: ctx.logger,
     metrics: CsrMetrics.for(ctx.registry),

@@ -50,6 +50,8 @@ export interface RevisionSyncOptions {
   signers: readonly RevisionSigner[];
   historyLimit: number;
   bundle: { namespace: string; name: string };
+  /** Whose ClusterTrustBundles these are (publisherIdentity): only those are ever deleted. */
+  publisher: string;
   clock: Clock;
   logger: Logger;
   metrics: CsrMetrics;
@@ -112,7 +114,7 @@ export class RevisionSync implements Runnable {
     const kept = await this.prune(await this.listRevisions(), name);
     const bundles = trustBundles(data, kept, this.o.clock.now());
     await this.publish(bundles);
-    await publishClusterTrustBundles(this.o.client, bundles, this.logger);
+    await publishClusterTrustBundles(this.o.client, bundles, this.o.publisher, this.logger);
     return { current: name, created };
   }
 
