@@ -5,7 +5,7 @@
  * otherwise). Every Event passes the legacy rules; an Event created or updated through
  * events.k8s.io/v1 also passes the strict ones (ValidateEventCreate/Update with requestVersion).
  */
-import type { KObject } from '../../../api/meta.js';
+import type { Event } from '../../../api/events.js';
 import { type FieldError, type GoSyntax, invalid, required } from '../../http/field-errors.js';
 import { byteLength, isDns1123Subdomain, isQualifiedName, validateSubdomainName } from '../../validation/names.js';
 import { validateObjectMeta } from '../../validation/object-meta.js';
@@ -26,14 +26,14 @@ const tooLong = (limit: number): string => `can have at most ${limit} characters
 export type EventRequestVersion = 'v1' | 'events.k8s.io/v1';
 
 /** The reporting fields every "new" Event (one with an eventTime) must carry. */
-function validateReporting(event: KObject, version: EventRequestVersion): FieldError[] {
+function validateReporting(event: Event, version: EventRequestVersion): FieldError[] {
   const errs: FieldError[] = [];
-  const controller = str(event.reportingComponent);
+  const controller = event.reportingComponent ?? '';
   const controllerField = version === 'v1' ? 'reportingComponent' : 'reportingController';
   if (controller === '') errs.push(required(controllerField));
   for (const m of isQualifiedName(controller)) errs.push(invalid(controllerField, controller, m));
-  const limited = (field: string, limit: number, mandatory: boolean): void => {
-    const value = str(event[field]);
+  const limited = (field: 'reportingInstance' | 'action' | 'reason' | 'message', limit: number, mandatory: boolean): void => {
+    const value = event[field] ?? '';
     if (mandatory && value === '') errs.push(required(field));
     // Go's len: bytes.
     if (byteLength(value) > limit) errs.push(invalid(field, '', tooLong(limit)));
@@ -46,10 +46,10 @@ function validateReporting(event: KObject, version: EventRequestVersion): FieldE
 }
 
 /** legacyValidateEvent: namespace agreement, and the reporting fields of "new" Events (with eventTime). */
-export function validateEventLegacy(event: KObject, version: EventRequestVersion): FieldError[] {
+export function validateEventLegacy(event: Event, version: EventRequestVersion): FieldError[] {
   const errs: FieldError[] = [];
   const namespace = event.metadata?.namespace ?? '';
-  const involvedNamespace = str(record(event.involvedObject).namespace);
+  const involvedNamespace = event.involvedObject?.namespace ?? '';
   let agrees: boolean;
   if (isZero(event.eventTime)) {
     // Old clients wrote cluster-scoped objects' Events in "" or "default".
@@ -64,9 +64,9 @@ export function validateEventLegacy(event: KObject, version: EventRequestVersion
 }
 
 /** validateV1EventSeries. */
-function validateSeries(event: KObject): FieldError[] {
-  if (event.series === undefined || event.series === null) return [];
-  const series = record(event.series);
+function validateSeries(event: Event): FieldError[] {
+  const { series } = event;
+  if (series === undefined || series === null) return [];
   const errs: FieldError[] = [];
   if (typeof series.count !== 'number' || series.count < 2) errs.push(invalid('series.count', '', 'should be at least 2'));
   if (isZero(series.lastObservedTime)) errs.push(required('series.lastObservedTime'));
@@ -74,7 +74,7 @@ function validateSeries(event: KObject): FieldError[] {
 }
 
 /** ValidateEventCreate for a request through events.k8s.io/v1. */
-export function validateEventCreateStrict(event: KObject): FieldError[] {
+export function validateEventCreateStrict(event: Event): FieldError[] {
   const meta = event.metadata ?? {};
   const errs = validateEventLegacy(event, 'events.k8s.io/v1');
   // Only the name rule is stricter than the generic metadata validation every create gets.
@@ -82,14 +82,14 @@ export function validateEventCreateStrict(event: KObject): FieldError[] {
   errs.push(...names.filter((e) => e.field === 'metadata.name' || e.field === 'metadata.generateName'));
   errs.push(...validateSeries(event));
   if (isZero(event.eventTime)) errs.push(required('eventTime'));
-  const type = str(event.type);
+  const type = event.type ?? '';
   if (type !== 'Normal' && type !== 'Warning') errs.push(invalid('type', '', `has invalid value: ${type}`));
   for (const field of ['firstTimestamp', 'lastTimestamp']) {
     if (!isZero(event[field])) errs.push(invalid(field, '', 'needs to be unset'));
   }
   if (typeof event.count === 'number' && event.count !== 0) errs.push(invalid('count', '', 'needs to be unset'));
-  const source = record(event.source);
-  if (str(source.component) !== '' || str(source.host) !== '') errs.push(invalid('source', '', 'needs to be unset'));
+  const source = event.source ?? {};
+  if ((source.component ?? '') !== '' || (source.host ?? '') !== '') errs.push(invalid('source', '', 'needs to be unset'));
   return errs;
 }
 
@@ -142,7 +142,7 @@ function withoutZeros(v: unknown): unknown {
 const sameValue = (a: unknown, b: unknown): boolean => deepEqual(withoutZeros(a), withoutZeros(b));
 
 /** ValidateEventUpdate for a request through events.k8s.io/v1 (metadata's rules run generically). */
-export function validateEventUpdateStrict(event: KObject, old: KObject): FieldError[] {
+export function validateEventUpdateStrict(event: Event, old: Event): FieldError[] {
   const errs = validateEventLegacy(event, 'events.k8s.io/v1');
   if (!sameValue(event.series, old.series)) errs.push(...validateSeries(event));
   // Upstream lists `reason` twice; its Invalid error collapses repeated messages, so once here.

@@ -3,55 +3,54 @@
  * legacy Event rules only. They are also served as events.k8s.io/v1 (registry/events/), from the same
  * stored objects.
  */
-import type { KObject } from '../../../api/meta.js';
+import type { Event } from '../../../api/events.js';
 import { findResource } from '../../../api/resources.js';
 import type { Strategy, TableConvertor } from '../generic/strategy.js';
 import { ageCell, column, NAME_COLUMN } from '../generic/table.js';
-import { record } from '../../../lib/json.js';
 import { validatePathSegmentName } from '../../validation/names.js';
 import { validateEventLegacy } from './event-validation.js';
 
 const coreInfo = findResource('', 'v1', 'events');
 if (!coreInfo) throw new Error('events missing from RESOURCES');
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const int = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
-
 /** `component, instance`, falling back to the reporting fields (upstream formatEventSource; core/v1 names ReportingController `reportingComponent`). */
-function source(obj: KObject): string {
-  const src = record(obj.source);
-  const component = str(src.component) || str(obj.reportingComponent);
-  const instance = str(src.host) || str(obj.reportingInstance);
+function source(obj: Event): string {
+  const component = obj.source?.component || (obj.reportingComponent ?? '');
+  const instance = obj.source?.host || (obj.reportingInstance ?? '');
   return instance ? `${component}, ${instance}` : component;
+}
+
+/** Last seen and count: a series overrides both, and a singleton event without a count counts once. */
+function lastSeenAndCount(obj: Event, first: string, now: Date): [last: string, count: number] {
+  const { series } = obj;
+  if (series) return [ageCell(series.lastObservedTime ?? '', now), series.count ?? 0];
+  const count = obj.count ?? 0;
+  return [obj.lastTimestamp ? ageCell(obj.lastTimestamp, now) : first, count === 0 ? 1 : count];
+}
+
+/** The involved object as `kind/name` (kind lower-cased), and its field path. */
+function objectCells(obj: Event): [target: string, fieldPath: string] {
+  const io = obj.involvedObject ?? {};
+  const kind = (io.kind ?? '').toLowerCase();
+  return [io.name ? `${kind}/${io.name}` : kind, io.fieldPath ?? ''];
 }
 
 /**
  * The cells of upstream printEvent with Wide set (the server always prints wide; kubectl hides
- * priority-1 columns without `-o wide`): a series overrides last-seen and count, and a singleton
- * event without a count counts once.
+ * priority-1 columns without `-o wide`).
  */
-function eventCells(obj: KObject, now: Date): unknown[] {
-  const first = ageCell(str(obj.firstTimestamp) || str(obj.eventTime), now);
-  let last = str(obj.lastTimestamp) ? ageCell(str(obj.lastTimestamp), now) : first;
-  let count = int(obj.count);
-  const series = obj.series === undefined || obj.series === null ? undefined : record(obj.series);
-  if (series) {
-    last = ageCell(str(series.lastObservedTime), now);
-    count = int(series.count);
-  } else if (count === 0) {
-    count = 1;
-  }
-  const io = record(obj.involvedObject);
-  const kind = str(io.kind).toLowerCase();
-  const target = str(io.name) ? `${kind}/${str(io.name)}` : kind;
+function eventCells(obj: Event, now: Date): unknown[] {
+  const first = ageCell(obj.firstTimestamp || (obj.eventTime ?? ''), now);
+  const [last, count] = lastSeenAndCount(obj, first, now);
+  const [target, fieldPath] = objectCells(obj);
   return [
     last,
-    str(obj.type),
-    str(obj.reason),
+    obj.type ?? '',
+    obj.reason ?? '',
     target,
-    str(io.fieldPath),
+    fieldPath,
     source(obj),
-    str(obj.message).trim(),
+    (obj.message ?? '').trim(),
     first,
     count,
     obj.metadata?.name ?? '',
@@ -59,7 +58,7 @@ function eventCells(obj: KObject, now: Date): unknown[] {
 }
 
 /** upstream's printEvent columns, for Events read through either group. */
-export const eventTable: TableConvertor = {
+export const eventTable: TableConvertor<Event> = {
   columns: [
     column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
     column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
@@ -80,7 +79,7 @@ export const eventTable: TableConvertor = {
   cells: eventCells,
 };
 
-export const coreEventStrategy: Strategy = {
+export const coreEventStrategy: Strategy<Event> = {
   info: coreInfo,
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,

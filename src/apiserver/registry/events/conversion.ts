@@ -13,6 +13,7 @@
  * fields, and their apiVersion), so server-side apply compares one version's field sets whichever
  * group each manager wrote through (upstream converts the objects to each manager's version instead).
  */
+import type { Event } from '../../../api/events.js';
 import type { KObject, ManagedFieldsEntry, ObjectMeta } from '../../../api/meta.js';
 
 /** [events.k8s.io/v1 name, core/v1 name] of every Event field but metadata. */
@@ -71,8 +72,8 @@ function convert(from: KObject, fromSide: Side): KObject {
   return out;
 }
 
-/** Convert_v1_Event_To_core_Event. */
-export function toCoreEvent(event: KObject): KObject {
+/** Convert_v1_Event_To_core_Event: a core Event, as the events.k8s.io schema typed the fields it renames. */
+export function toCoreEvent(event: KObject): Event {
   return convert(event, 0);
 }
 
