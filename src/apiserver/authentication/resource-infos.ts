@@ -1,6 +1,7 @@
 /** The ResourceInfos of the kinds access control reads through an ObjectReader. */
 import type { Node } from '../../api/nodes.js';
 import type { Pod } from '../../api/pods.js';
+import type { Role, RoleBinding } from '../../api/rbac.js';
 import type { Secret } from '../../api/secrets.js';
 import { findResource, type ResourceInfo, type ResourceOf } from '../../api/resources.js';
 
@@ -14,7 +15,7 @@ export const SERVICE_ACCOUNTS = info('', 'serviceaccounts');
 export const SECRETS: ResourceOf<Secret> = info('', 'secrets');
 export const PODS: ResourceOf<Pod> = info('', 'pods');
 export const NODES: ResourceOf<Node> = info('', 'nodes');
-export const ROLES = info('rbac.authorization.k8s.io', 'roles');
-export const CLUSTER_ROLES = info('rbac.authorization.k8s.io', 'clusterroles');
-export const ROLE_BINDINGS = info('rbac.authorization.k8s.io', 'rolebindings');
-export const CLUSTER_ROLE_BINDINGS = info('rbac.authorization.k8s.io', 'clusterrolebindings');
+export const ROLES: ResourceOf<Role> = info('rbac.authorization.k8s.io', 'roles');
+export const CLUSTER_ROLES: ResourceOf<Role> = info('rbac.authorization.k8s.io', 'clusterroles');
+export const ROLE_BINDINGS: ResourceOf<RoleBinding> = info('rbac.authorization.k8s.io', 'rolebindings');
+export const CLUSTER_ROLE_BINDINGS: ResourceOf<RoleBinding> = info('rbac.authorization.k8s.io', 'clusterrolebindings');

@@ -6,16 +6,15 @@
  * upstream's reason text. `system:masters` bypasses RBAC as kube-apiserver's privileged-group
  * authorizer does.
  */
-import type { KObject, UserInfo } from '../../../api/meta.js';
+import type { UserInfo } from '../../../api/meta.js';
 import { errors } from '../../http/errors.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
 import type { ResourceInfo } from '../../../api/resources.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
-import { record, str, strings } from '../../../lib/json.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import type { RbacIndex } from './rbac-index.js';
-import type { PolicyRule } from '../../../api/rbac.js';
+import type { PolicyRule, Role, RoleBinding, RoleRef as RoleRefField } from '../../../api/rbac.js';
 
 export const MASTERS_GROUP = 'system:masters';
 
@@ -26,18 +25,14 @@ interface Subject {
 }
 
 /** The rules of a Role or ClusterRole object. */
-export function rulesOf(role: KObject | undefined): PolicyRule[] {
-  const rules = Array.isArray(role?.rules) ? (role.rules as unknown[]) : [];
-  return rules.map((r) => {
-    const o = record(r);
-    return {
-      verbs: strings(o.verbs),
-      apiGroups: strings(o.apiGroups),
-      resources: strings(o.resources),
-      resourceNames: strings(o.resourceNames),
-      nonResourceURLs: strings(o.nonResourceURLs),
-    };
-  });
+export function rulesOf(role: Role | undefined): PolicyRule[] {
+  return (role?.rules ?? []).map((r) => ({
+    verbs: r.verbs ?? [],
+    apiGroups: r.apiGroups ?? [],
+    resources: r.resources ?? [],
+    resourceNames: r.resourceNames ?? [],
+    nonResourceURLs: r.nonResourceURLs ?? [],
+  }));
 }
 
 function has(list: string[], value: string): boolean {
@@ -70,16 +65,12 @@ export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolea
   return has(rule.verbs, a.verb) && nonResourceMatches(rule, a.path ?? '');
 }
 
-function subjectsOf(binding: KObject): Subject[] {
-  const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
-  return subjects.map((s) => {
-    const o = record(s);
-    return { kind: str(o.kind) ?? '', name: str(o.name) ?? '', namespace: str(o.namespace) };
-  });
+function subjectsOf(binding: RoleBinding): Subject[] {
+  return (binding.subjects ?? []).map((s) => ({ kind: s.kind ?? '', name: s.name ?? '', namespace: s.namespace }));
 }
 
 /** The subject in `binding` (of namespace `bindingNs`) that names `user`, if any. */
-function matchingSubject(user: UserInfo, binding: KObject, bindingNs: string): Subject | undefined {
+function matchingSubject(user: UserInfo, binding: RoleBinding, bindingNs: string): Subject | undefined {
   return subjectsOf(binding).find((s) => {
     if (s.kind === 'User') return s.name === user.username;
     if (s.kind === 'Group') return user.groups.includes(s.name);
@@ -105,9 +96,9 @@ export interface RbacAuthorizerOptions {
 type RoleRef = { info: ResourceInfo; namespace: string | undefined; name: string };
 
 /** The role a binding's roleRef names, or why it cannot name one (an unknown kind, a Role outside a namespace). */
-function roleOfRef(ref: Record<string, unknown>, namespace: string): RoleRef | { error: string } {
-  const kind = str(ref.kind);
-  const name = str(ref.name) ?? '';
+function roleOfRef(ref: RoleRefField | undefined, namespace: string): RoleRef | { error: string } {
+  const kind = ref?.kind;
+  const name = ref?.name ?? '';
   const info = kind === 'ClusterRole' ? CLUSTER_ROLES : kind === 'Role' ? ROLES : undefined;
   if (!info) return { error: `unsupported role reference kind: ${JSON.stringify(kind ?? '')}` };
   if (info.namespaced && !namespace) return { error: missingRole({ info, namespace, name }) };
@@ -122,7 +113,7 @@ function missingRole({ info, name }: RoleRef): string {
  * The rules a binding's roleRef points at (GetRoleReferenceRules upstream), or an error text when
  * the role does not exist or the kind is unknown.
  */
-export async function roleRefRules(objects: ObjectReader, ref: Record<string, unknown>, namespace: string): Promise<RoleRules> {
+export async function roleRefRules(objects: ObjectReader, ref: RoleRefField | undefined, namespace: string): Promise<RoleRules> {
   const r = roleOfRef(ref, namespace);
   if ('error' in r) return r;
   const role = await objects.get(r.info, r.namespace, r.name);
@@ -130,7 +121,7 @@ export async function roleRefRules(objects: ObjectReader, ref: Record<string, un
 }
 
 /** roleRefRules on the index's parsed rules. */
-function indexedRoleRules(index: RbacIndex, ref: Record<string, unknown>, namespace: string): RoleRules {
+function indexedRoleRules(index: RbacIndex, ref: RoleRefField | undefined, namespace: string): RoleRules {
   const r = roleOfRef(ref, namespace);
   if ('error' in r) return r;
   const rules = index.roleRules(r.info, r.namespace, r.name);
@@ -139,7 +130,7 @@ function indexedRoleRules(index: RbacIndex, ref: Record<string, unknown>, namesp
 
 /** A binding that names `user`, with the rules of the role it grants (or why they cannot be read). */
 interface Grant {
-  binding: KObject;
+  binding: RoleBinding;
   /** '' for a ClusterRoleBinding. */
   namespace: string;
   subject: Subject;
@@ -149,8 +140,8 @@ interface Grant {
 /** Where grants are read from: the store through an ObjectReader, or the RbacIndex. */
 interface GrantSource {
   /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order; a superset of those naming `user` is fine. */
-  bindings(user: UserInfo, bindingNs: string): Promise<KObject[]> | KObject[];
-  role(ref: Record<string, unknown>, namespace: string): Promise<RoleRules> | RoleRules;
+  bindings(user: UserInfo, bindingNs: string): Promise<RoleBinding[]> | RoleBinding[];
+  role(ref: RoleRefField | undefined, namespace: string): Promise<RoleRules> | RoleRules;
 }
 
 type RoleRules = { rules: PolicyRule[] } | { error: string };
@@ -186,7 +177,7 @@ async function visitGrants<T>(
     for (const binding of await source.bindings(user, bindingNs)) {
       const subject = matchingSubject(user, binding, bindingNs);
       if (!subject) continue;
-      const role = await source.role(record(binding.roleRef), bindingNs);
+      const role = await source.role(binding.roleRef, bindingNs);
       const out = visit({ binding, namespace: bindingNs, subject, role });
       if (out !== undefined) return out;
     }
@@ -214,10 +205,9 @@ export async function rulesFor(
 
 /** Upstream's reason for an allow: which binding of which role to which subject. */
 function allowReason({ binding, namespace, subject }: Grant): string {
-  const ref = record(binding.roleRef);
   const name = binding.metadata?.name ?? '';
   const what = namespace ? `RoleBinding "${name}/${namespace}"` : `ClusterRoleBinding "${name}"`;
-  return `RBAC: allowed by ${what} of ${str(ref.kind) ?? ''} "${str(ref.name) ?? ''}" to ${describeSubject(subject, namespace)}`;
+  return `RBAC: allowed by ${what} of ${binding.roleRef?.kind ?? ''} "${binding.roleRef?.name ?? ''}" to ${describeSubject(subject, namespace)}`;
 }
 
 export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {

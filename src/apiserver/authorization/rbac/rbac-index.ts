@@ -11,14 +11,13 @@
  * the index is current for the next decision; on etcd it may trail by a watch round trip, which
  * the authorizer covers by confirming a deny against the store.
  */
-import type { KObject, UserInfo } from '../../../api/meta.js';
+import type { UserInfo } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
 import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../../storage/store.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
-import { record, str } from '../../../lib/json.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import { rulesOf } from './rbac-authorizer.js';
-import type { PolicyRule } from '../../../api/rbac.js';
+import type { PolicyRule, Role, RoleBinding } from '../../../api/rbac.js';
 
 /** Delay before relisting a kind whose watch failed for a reason other than compaction. */
 const RELIST_DELAY_MS = 1000;
@@ -30,28 +29,28 @@ const prefixOf = (info: ResourceInfo): string => storageKey(info.group, info.plu
  * its username (both match on the caller's username); `g:<group>` for a Group. The authorizer
  * still matches each candidate binding's subjects itself, so a superset is harmless.
  */
-function subjectKeys(binding: KObject, bindingNs: string): string[] {
-  const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
+function subjectKeys(binding: RoleBinding, bindingNs: string): string[] {
   const keys: string[] = [];
-  for (const raw of subjects) {
-    const s = record(raw);
-    const kind = str(s.kind);
-    const name = str(s.name) ?? '';
-    if (kind === 'User') keys.push(`u:${name}`);
-    else if (kind === 'Group') keys.push(`g:${name}`);
-    else if (kind === 'ServiceAccount') {
-      const ns = str(s.namespace) || bindingNs;
+  for (const s of binding.subjects ?? []) {
+    const name = s.name ?? '';
+    if (s.kind === 'User') keys.push(`u:${name}`);
+    else if (s.kind === 'Group') keys.push(`g:${name}`);
+    else if (s.kind === 'ServiceAccount') {
+      const ns = s.namespace || bindingNs;
       if (ns !== '') keys.push(`u:${serviceAccountUsername(ns, name)}`);
     }
   }
   return keys;
 }
 
-/** One kind's objects by storage key, with its sync state. */
+/**
+ * One kind's objects by storage key, with its sync state. Every stored object passed its kind's
+ * schema when it was written, so a Role or a binding from the store reads as its type.
+ */
 interface KindState {
   info: ResourceInfo;
   prefix: string;
-  objects: Map<string, KObject>;
+  objects: Map<string, Role | RoleBinding>;
   synced: boolean;
   watch?: WatchHandle;
 }
@@ -83,13 +82,13 @@ export class RbacIndex {
    * The bindings in `bindingNs` ('' for ClusterRoleBindings) that may name `user`, in storage key
    * order (the order a store range gives, so the first matching rule is the same one).
    */
-  bindingsFor(user: UserInfo, bindingNs: string): KObject[] {
+  bindingsFor(user: UserInfo, bindingNs: string): RoleBinding[] {
     const kind = this.kindOf(bindingNs ? ROLE_BINDINGS : CLUSTER_ROLE_BINDINGS);
     const keys = new Set<string>();
     for (const sk of [`u:${user.username}`, ...user.groups.map((g) => `g:${g}`)]) {
       for (const key of this.bySubject.get(`${bindingNs}\0${sk}`) ?? []) keys.add(key);
     }
-    const out: KObject[] = [];
+    const out: RoleBinding[] = [];
     for (const key of [...keys].sort()) {
       const binding = kind.objects.get(key);
       if (binding) out.push(binding);
@@ -148,7 +147,7 @@ export class RbacIndex {
     return kind.info === CLUSTER_ROLE_BINDINGS || kind.info === ROLE_BINDINGS;
   }
 
-  private put(kind: KindState, key: string, obj: KObject): void {
+  private put(kind: KindState, key: string, obj: Role | RoleBinding): void {
     this.remove(kind, key);
     kind.objects.set(key, obj);
     if (!this.isBinding(kind)) {
