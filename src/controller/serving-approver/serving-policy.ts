@@ -82,6 +82,8 @@ function canonicalIp(ip: string): string | undefined {
 export function addressesOf(node: Readonly<Node>): { dns: Set<string>; ips: Set<string> } {
   const out = { dns: new Set<string>(), ips: new Set<string>() };
   for (const { type, address: value } of node.status?.addresses ?? []) {
+    // A server may store an entry without its fields (Go reads them as ""): it names nothing.
+    if (typeof type !== 'string' || typeof value !== 'string' || value === '') continue;
     if (DNS_ADDRESS_TYPES.has(type)) out.dns.add(value.toLowerCase());
     const ip = IP_ADDRESS_TYPES.has(type) ? canonicalIp(value) : undefined;
     if (ip) out.ips.add(ip);
