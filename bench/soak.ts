@@ -85,9 +85,11 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
       proxies.push(await Promise.all(etcd.members.map((m) => startTcpProxy({ host: '127.0.0.1', port: Number(new URL(m.clientUrl).port) }))));
     }
     // Both start together on one empty data directory, as a Deployment's replicas do.
-    replicas.push(
-      ...(await Promise.all(proxies.map((ps) => startApiServerProcess({ storage: 'etcd', etcdServers: ps.map((x) => `http://${x.address}`), dataDir })))),
-    );
+    // Settled, not Promise.all: a replica that started is kept for the `finally` to stop even when the other failed.
+    const started = await Promise.allSettled(proxies.map((ps) => startApiServerProcess({ storage: 'etcd', etcdServers: ps.map((x) => `http://${x.address}`), dataDir })));
+    for (const s of started) if (s.status === 'fulfilled') replicas.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
     replicas.forEach((rep, i) =>
       rep.proc.child.once('exit', (code, signal) => replicaExits.push(`replica ${i} exited (${code ?? signal}): ${rep.proc.stderrTail().slice(-1500)}`)),
     );
