@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CLI as NODE_ARGS, CLI_ENV as env, runCli, startCliChild, startUpChild } from '../helpers/cli.js';
+import { until } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 
@@ -182,9 +183,11 @@ it('logs each field once per line, and reports the controller as leader on /metr
     // JSON.parse would keep the last of two equal keys silently: count them in the text.
     expect([line, twice.filter((k) => k === 'component' || k === 'logger' || k === 'name')]).toEqual([line, []]);
   }
-  const metrics = await fetch(field('metrics')).then((r) => r.text());
-  expect(metrics).toMatch(/^leader_election_master_status\{name="kube-identity-controller"\} 1$/m);
-});
+  // After the restart above, the new up's controller acquires the Lease a moment after its banner (a Lease the
+  // old one failed to release is taken once it expires, 15 s): poll, as a dashboard would.
+  const leader = /^leader_election_master_status\{name="kube-identity-controller"\} 1$/m;
+  await until('up\'s controller to lead', async () => leader.test(await fetch(field('metrics')).then((r) => r.text())), 30_000);
+}, 60_000);
 
 it('says what is in the way of a second up and which flag to pass', async () => {
   const other = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up2-'));
