@@ -58,6 +58,9 @@ export class FakeClock implements Clock {
   }
 }
 
+/** Node timers overflow past 2^31-1 ms (and then fire at once): longer sleeps are capped there. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** Resolves after `ms` on the given clock, or early (without rejecting) once `signal` aborts. */
 export function sleep(
   clock: Pick<Clock, 'setTimeout'>,
@@ -73,7 +76,15 @@ export function sleep(
     const timer = clock.setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS));
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Runs `pass` now and then every `intervalMs` until `signal` aborts (wait.Until upstream). */
+export async function everyInterval(clock: Pick<Clock, 'setTimeout'>, intervalMs: number, signal: AbortSignal, pass: () => Promise<unknown>): Promise<void> {
+  while (!signal.aborted) {
+    await pass();
+    await sleep(clock, intervalMs, signal);
+  }
 }

@@ -6,7 +6,7 @@
  * (approved, issued...), is left for the next pass to judge again. A CSR already gone is fine.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import { everyInterval, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { ReadonlyCache } from '../informer/cache.js';
@@ -15,8 +15,6 @@ import { cleanReason, DEFAULT_CLEANER_DURATIONS, type CleanReason, type CleanerD
 import type { CsrApi } from '../csr/csr-api.js';
 
 export const CLEANER_NAME = 'csrcleaner';
-/** Node timers overflow past 2^31-1 ms (and then fire at once); longer intervals are capped. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 export interface CleanerOptions {
   api: Pick<CsrApi, 'delete'>;
@@ -38,10 +36,7 @@ export class Cleaner implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.runOnce();
-      await sleep(this.o.clock, Math.min(this.o.intervalMs ?? 3_600_000, MAX_TIMER_MS), signal);
-    }
+    await everyInterval(this.o.clock, this.o.intervalMs ?? 3_600_000, signal, () => this.runOnce());
   }
 
   /** One pass; returns the names deleted, with the rule that matched. */

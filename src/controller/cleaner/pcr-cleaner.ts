@@ -10,13 +10,12 @@
 import { PCR_RESOURCE, type PodCertificateRequestV1beta1 } from '../../api/pod-certificates.js';
 import { CERTIFICATES_GROUP } from '../../api/certificates.js';
 import { isConflict, isNotFound } from '../../lib/api-errors.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import { everyInterval, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { PcrCleanerMetrics, PcrCleanerResult } from '../../metrics/cleaner.js';
 import type { KubeClient } from '../client/kube-client.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { Runnable } from '../runtime/manager.js';
-import { MAX_TIMER_MS } from './cleaner.js';
 
 export const PCR_CLEANER_NAME = 'podcertificaterequest-cleaner-controller';
 
@@ -50,10 +49,7 @@ export class PcrCleaner implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.runOnce();
-      await sleep(this.o.clock, Math.min(this.o.intervalMs, MAX_TIMER_MS), signal);
-    }
+    await everyInterval(this.o.clock, this.o.intervalMs, signal, () => this.runOnce());
   }
 
   /** One pass; returns the `namespace/name` of the requests deleted. */

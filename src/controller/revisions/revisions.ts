@@ -15,7 +15,6 @@ import type { CaSignerSource } from '../../pki/ca.js';
 import type { KubeClient } from '../client/kube-client.js';
 import { isConflict, isNotFound } from '../../lib/api-errors.js';
 import type { Runnable } from '../runtime/manager.js';
-import { MAX_TIMER_MS } from '../cleaner/cleaner.js';
 import { publishClusterTrustBundles } from './cluster-trust-bundles.js';
 import {
   bundleKey,
@@ -96,7 +95,7 @@ export class RevisionSync implements Runnable {
       if (this.kickPending) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        void sleep(this.o.clock, Math.min(this.o.intervalMs ?? 60_000, MAX_TIMER_MS), signal).then(resolve);
+        void sleep(this.o.clock, this.o.intervalMs ?? 60_000, signal).then(resolve);
       });
       this.wake = undefined;
     }
