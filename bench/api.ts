@@ -55,6 +55,26 @@ export interface OpFigures {
   cpuRatio: number;
 }
 
+/** One operation's figures on both servers, with their ratios. */
+export function compare(bare: SideFigures, api: SideFigures): OpFigures {
+  return { bare, api, ratio: round(api.perSec / Math.max(1, bare.perSec)), cpuRatio: api.cpuUsPerOp > 0 ? round(bare.cpuUsPerOp / api.cpuUsPerOp) : 0 };
+}
+
+/** A table row: throughput, CPU and latency on both servers, and their ratios. */
+export function opRow(op: string, f: OpFigures, errors: number): string[] {
+  return [
+    op,
+    String(f.bare.perSec),
+    String(f.api.perSec),
+    f.ratio.toFixed(3),
+    `${f.bare.cpuUsPerOp}/${f.api.cpuUsPerOp}`,
+    f.cpuRatio.toFixed(3),
+    formatLatency(f.bare.latencyMs),
+    formatLatency(f.api.latencyMs),
+    String(errors),
+  ];
+}
+
 /** A phase's figures before the CPU they cost is known. */
 export type PhaseFigures = Omit<SideFigures, 'cpuUsPerOp'>;
 
@@ -266,7 +286,7 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
     for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<PhaseFigures>][]) {
       const b = await measured(ceiling.proc, () => run(ceiling.side, p));
       const a = await measured(server.proc, () => run(api, p));
-      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)), cpuRatio: a.cpuUsPerOp > 0 ? round(b.cpuUsPerOp / a.cpuUsPerOp) : 0 };
+      results[op] = compare(b, a);
     }
     const ratios: ApiRatios = {
       createToBareCreate: results.create.ratio,
@@ -283,17 +303,7 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
 
 export function formatApiTable(r: ApiBenchResult): string {
   const p = r.params;
-  const rows = Object.entries(r.results).map(([op, f]) => [
-    op,
-    String(f.bare.perSec),
-    String(f.api.perSec),
-    f.ratio.toFixed(3),
-    `${f.bare.cpuUsPerOp}/${f.api.cpuUsPerOp}`,
-    f.cpuRatio.toFixed(3),
-    formatLatency(f.bare.latencyMs),
-    formatLatency(f.api.latencyMs),
-    String(f.api.errors),
-  ]);
+  const rows = Object.entries(r.results).map(([op, f]) => opRow(op, f, f.api.errors));
   return [
     `api: ${p.objects} ConfigMaps, ${p.concurrency} clients, list pages of ${p.pageSize} x${p.listRounds}, ${p.watchers} watchers x ${p.watchEvents} events; storage ${r.storage}; API server peak RSS ${r.apiserverPeakRssMb} MB; ${r.cores} cores; node ${r.node}`,
     '(create/get: requests/s; list: objects/s, latency per page; watch: events/s delivered over all watchers, latency create-sent -> received;' +

@@ -11,13 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { figures, measured, type OpFigures, type PhaseFigures } from './api.js';
+import { compare, figures, measured, opRow, type OpFigures, type PhaseFigures } from './api.js';
 import { startApiServerProcess, type ApiServerProcess } from './lib/apiserver-process.js';
 import { HttpClient } from './lib/http-client.js';
 import { CSR_PATH, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
 import { closedLoop } from './lib/load.js';
 import { formatTable, isMain, machine, printResult, round, type Machine } from './lib/report.js';
-import { formatLatency } from './lib/stats.js';
 import { keyedProvider } from '../src/apiserver/encryption/providers.js';
 
 export const ENCRYPTION_PROVIDERS = ['secretbox', 'aesgcm', 'aescbc'] as const;
@@ -107,7 +106,7 @@ export async function runEncryptionBench(params: Partial<EncryptionBenchParams> 
       const second = await measured(two.server.proc, () => run(two));
       const [b, a] = encryptedFirst ? [second, first] : [first, second];
       encryptedFirst = !encryptedFirst;
-      results[op] = { bare: b, api: a, ratio: round(a.perSec / Math.max(1, b.perSec)), cpuRatio: a.cpuUsPerOp > 0 ? round(b.cpuUsPerOp / a.cpuUsPerOp) : 0 };
+      results[op] = compare(b, a);
     }
     const ratios = { secretCreate: results.secretCreate.ratio, secretGet: results.secretGet.ratio, csrCreate: results.csrCreate.ratio };
     const encryptUsPerWrite = round(meanToStorageSeconds((await encrypted.client.request('GET', '/metrics')).body) * 1e6, 1);
@@ -149,17 +148,7 @@ function meanToStorageSeconds(metrics: string): number {
 
 export function formatEncryptionTable(r: EncryptionBenchResult): string {
   const p = r.params;
-  const rows = Object.entries(r.results).map(([op, f]) => [
-    op,
-    String(f.bare.perSec),
-    String(f.api.perSec),
-    f.ratio.toFixed(3),
-    `${f.bare.cpuUsPerOp}/${f.api.cpuUsPerOp}`,
-    f.cpuRatio.toFixed(3),
-    formatLatency(f.bare.latencyMs),
-    formatLatency(f.api.latencyMs),
-    String(f.bare.errors + f.api.errors),
-  ]);
+  const rows = Object.entries(r.results).map(([op, f]) => opRow(op, f, f.bare.errors + f.api.errors));
   return [
     `encryption: Secrets encrypted with ${p.provider} vs not; ${p.secrets} Secrets, ${p.csrs} CSRs, ${p.concurrency} clients; SQLite; ${r.cores} cores; node ${r.node}`,
     '(requests/s; CPU: µs of server CPU per request, from /proc; x plain CPU = plain CPU / encrypted CPU)',
