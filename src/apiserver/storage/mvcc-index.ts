@@ -10,6 +10,7 @@
 import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
 import { parseFrozen, revisionOf, stampJson } from './frozen.js';
+import { HistoryIndex } from './history-index.js';
 
 export type WriteOp =
   | { kind: 'create'; key: string; object: KObject }
@@ -37,6 +38,8 @@ export class MvccIndex {
   private readonly keys: string[] = [];
   /** Events in revision order; `history[head]` has revision `compacted + 1`. */
   private history: StoreEvent[] = [];
+  /** The kept history's revisions by directory, for watch backlogs. */
+  private readonly historyIndex = new HistoryIndex();
   private head = 0;
   private rev = 0;
   private compacted = 0;
@@ -116,6 +119,7 @@ export class MvccIndex {
     this.setCurrent(event);
     this.rev = event.revision;
     this.history.push(event);
+    this.historyIndex.add(event.key, event.revision);
     if (this.history.length - this.head > this.historyLimit) {
       this.head++;
       this.compacted++;
@@ -123,6 +127,7 @@ export class MvccIndex {
       if (this.head >= this.historyLimit) {
         this.history = this.history.slice(this.head);
         this.head = 0;
+        this.historyIndex.trim(this.compacted);
       }
     }
   }
@@ -153,6 +158,7 @@ export class MvccIndex {
     });
     if (kept.length > 0 && first + kept.length - 1 !== revision) throw new Error('event log does not end at the store revision');
     this.history = kept;
+    for (const event of kept) this.historyIndex.add(event.key, event.revision);
     this.rev = revision;
     this.compacted = first - 1;
   }
@@ -173,13 +179,15 @@ export class MvccIndex {
     if (event?.revision === revision) this.history[i] = read(event);
   }
 
-  /** Events after `fromRevision` under `prefix`, oldest first; Compacted when some are gone. */
+  /**
+   * Events after `fromRevision` under `prefix`, oldest first; Compacted when some are gone. Reads
+   * only the kept events of the directories under `prefix` (HistoryIndex), not every later event.
+   */
   eventsAfter(fromRevision: number, prefix: string): StoreEvent[] {
     if (fromRevision < this.compacted) throw this.compactedError(prefix, fromRevision);
-    const start = this.head + Math.max(0, fromRevision - this.compacted);
     const out: StoreEvent[] = [];
-    for (let i = start; i < this.history.length; i++) {
-      const event = this.history[i]!;
+    for (const revision of this.historyIndex.revisionsAfter(fromRevision, prefix)) {
+      const event = this.history[this.head + (revision - this.compacted - 1)]!;
       if (event.key.startsWith(prefix)) out.push(event);
     }
     return out;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KObject } from '../../api/meta.js';
 import { startEtcd, type EtcdCluster } from '../../../test/helpers/etcd.js';
+import { prng } from '../../../test/helpers/prng.js';
 import { describeWithTools } from '../../../test/helpers/tools.js';
 import { EtcdStore } from './etcd/etcd.js';
 import { MemoryStore } from './memory/memory.js';
@@ -66,17 +67,6 @@ async function expectStoreError(promise: Promise<unknown>, code: string): Promis
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe(code);
   return err as StoreError;
-}
-
-/** Deterministic PRNG (mulberry32) so the model test is reproducible. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe.each(backends)('%s store', (_name, open) => conformance(open, async () => undefined));
