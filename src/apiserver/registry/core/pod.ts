@@ -1,8 +1,7 @@
 /**
- * Pods and Nodes, minimal: enough for bound tokens (pod/node references) and `kubectl get`.
- * Spec and status are split between the main resource and /status, as upstream does.
+ * Pods, minimal: enough for bound tokens (pod references) and `kubectl get`. Spec and status are
+ * split between the main resource and /status, as upstream does (Nodes: node.ts).
  */
-import type { Node } from '../../../api/nodes.js';
 import type { Pod } from '../../../api/pods.js';
 import { findResource } from '../../../api/resources.js';
 import { forbidden, required } from '../../http/field-errors.js';
@@ -12,8 +11,7 @@ import { isRecord, list } from '../../../lib/json.js';
 import { setPodDefaults } from './pod-defaults.js';
 
 const podInfo = findResource('', 'v1', 'pods');
-const nodeInfo = findResource('', 'v1', 'nodes');
-if (!podInfo || !nodeInfo) throw new Error('pods or nodes missing from RESOURCES');
+if (!podInfo) throw new Error('pods missing from RESOURCES');
 
 
 /** /status: only status changes; spec is kept. */
@@ -81,44 +79,5 @@ export const podStrategy: Strategy<Pod> = {
       column('Readiness Gates', 'string', 'Pod readiness gates.', 1),
     ],
     cells: podCells,
-  },
-};
-
-function nodeStatus(obj: Node): string {
-  const ready = (obj.status?.conditions ?? []).find((c) => c.type === 'Ready');
-  let s = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
-  if (obj.spec?.unschedulable === true) s += ',SchedulingDisabled';
-  return s;
-}
-
-export const nodeStrategy: Strategy<Node> = {
-  info: nodeInfo,
-  allowCreateOnUpdate: false,
-  allowUnconditionalUpdate: true,
-  prepareForUpdate(obj, old) {
-    obj.status = old.status;
-  },
-  subresources: { status: statusOnly },
-  table: {
-    columns: [
-      NAME_COLUMN,
-      column('Status', 'string', 'The status of the node'),
-      column('Roles', 'string', 'The roles of the node'),
-      AGE_COLUMN,
-      column('Version', 'string', 'Kubelet Version reported by the node.'),
-    ],
-    cells: (obj, now) => {
-      const roles = Object.keys(obj.metadata?.labels ?? {})
-        .filter((l) => l.startsWith('node-role.kubernetes.io/'))
-        .map((l) => l.slice('node-role.kubernetes.io/'.length))
-        .filter((r) => r !== '');
-      return [
-        obj.metadata?.name ?? '',
-        nodeStatus(obj),
-        roles.length > 0 ? roles.sort().join(',') : '<none>',
-        ageCell(obj.metadata?.creationTimestamp, now),
-        obj.status?.nodeInfo?.kubeletVersion ?? '',
-      ];
-    },
   },
 };
