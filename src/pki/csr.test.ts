@@ -81,6 +81,18 @@ describe('createCertificateRequestPem + parseCertificateRequestPem', () => {
     }
   });
 
+  it.each(ALGS)('a %s parse keeps the key it imported, and verifying with that parse reuses it and still refuses a tampered request', async (alg) => {
+    const pem = await createCertificateRequestPem({ privateKeyPem: generateKeyPair(alg).privateKeyPem, commonName: 'x' });
+    const verified = parseCertificateRequestPem(pem);
+    expect(verified.publicKey?.export({ type: 'spki', format: 'der' })).toEqual(Buffer.from(verified.publicKeyDer));
+    const unverified = parseCertificateRequestPem(pem, { verifySignature: false });
+    // Only an EC key is imported by an unverified parse (Go's check that its point is on the curve).
+    expect(unverified.publicKey !== undefined).toBe(alg.startsWith('ECDSA'));
+    expect(() => verifyCertificateRequestSignature(unverified)).not.toThrow();
+    const bad = parseCertificateRequestPem(tamper(pem, (d) => Buffer.from(d).indexOf('x', 0, 'latin1')), { verifySignature: false });
+    expectPkiError(() => verifyCertificateRequestSignature(bad), 'signature', /verification (failure|error)/);
+  });
+
   it('extracts every kind of SAN from a request made by openssl', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pki-csr-'));
     try {

@@ -1,9 +1,9 @@
-import crypto from 'node:crypto';
+import crypto, { type KeyObject } from 'node:crypto';
 import { TAG, bitString, children, decodeOid, expectTlv, explicit, malformed, octetString, oid, readTlv, seq, set, smallInteger, value, whole, type Tlv } from './der.js';
 import { PkiError } from './errors.js';
 import { describeSpki, importSpki, signWith, signatureSchemeFor } from './keys.js';
 import { encodeName, parseName, type ParsedName } from './name.js';
-import { goPublicKeyError } from './public-key.js';
+import { goPublicKey } from './public-key.js';
 import { decodePemBlocks, encodePem } from './pem.js';
 import { encodeSubjectAltNames, parseSubjectAltNames } from './san.js';
 
@@ -24,6 +24,11 @@ export interface ParsedCsr {
   publicKeyDer: Uint8Array;
   /** Dotted OID of the request's signature algorithm. */
   signatureAlgorithm: string;
+  /**
+   * The public key, when the parse imported it (checking an EC key as Go does, or verifying the
+   * signature): verifyCertificateRequestSignature reuses it instead of importing it again.
+   */
+  publicKey?: KeyObject;
 }
 
 export interface ParseCsrOptions {
@@ -73,48 +78,49 @@ const FAILURE_TEXT: Record<string, string> = {
 export function parseCertificateRequestDer(der: Uint8Array, opts: ParseCsrOptions = {}): ParsedCsr {
   const t = csrStructure(der);
   const publicKeyDer = whole(der, t.spki);
-  assertGoParsesKey(publicKeyDer);
+  const key = goParsedKey(publicKeyDer);
   const info = describeSpki(publicKeyDer);
   const sigOidTlv = readTlv(der, t.sigAlg.valueStart, t.sigAlg.end);
   if (sigOidTlv.tag !== TAG.OID) throw malformed('signature algorithm is not an OID');
   const signatureAlgorithm = decodeOid(value(der, sigOidTlv));
-  const sans = t.attributes?.tag === 0xa0 ? requestedSans(der, t.attributes) : undefined;
   const parsed: ParsedCsr = {
     der,
     subject: parseName(der, t.subject),
     subjectDer: whole(der, t.subject),
-    dnsNames: sans?.dnsNames ?? [],
-    ipAddresses: sans?.ipAddresses ?? [],
-    emailAddresses: sans?.emailAddresses ?? [],
-    uris: sans?.uris ?? [],
+    ...sansOf(der, t.attributes),
     publicKeyAlgorithm: info.algorithm,
     publicKeyDer,
     signatureAlgorithm,
   };
   if (info.curve) parsed.publicKeyCurve = info.curve;
-  if (opts.verifySignature !== false) {
-    verifySignature(whole(der, t.info), signatureAlgorithm, value(der, t.signature), publicKeyDer, info);
-  }
+  const publicKey = opts.verifySignature === false ? key : verifySignature(whole(der, t.info), signatureAlgorithm, value(der, t.signature), { der: publicKeyDer, info, key });
+  if (publicKey) parsed.publicKey = publicKey;
   return parsed;
 }
 
-/** As Go's parser: a key Go cannot load fails the request before anything else is looked at. */
-function assertGoParsesKey(spki: Uint8Array): void {
-  const keyError = goPublicKeyError(spki);
-  if (keyError !== undefined) throw new PkiError(keyError, 'unsupported');
+/**
+ * As Go's parser: a key Go cannot load fails the request before anything else is looked at.
+ * Returns the key when checking it imported it.
+ */
+function goParsedKey(spki: Uint8Array): KeyObject | undefined {
+  const verdict = goPublicKey(spki);
+  if (verdict.error !== undefined) throw new PkiError(verdict.error, 'unsupported');
+  return verdict.key;
 }
 
 /**
- * Verifies the self-signature of a request that parsed before without verification (its `der`),
- * with the same errors parseCertificateRequestDer would have thrown for it: a signer can reuse a
- * parse made for the approver and still check the signature itself, without parsing again.
+ * Verifies the self-signature of a request that parsed before without verification (its `der`, or
+ * the parse itself, whose imported key is then reused), with the same errors
+ * parseCertificateRequestDer would have thrown for it: a signer can reuse a parse made for the
+ * approver and still check the signature itself, without parsing again.
  */
-export function verifyCertificateRequestSignature(der: Uint8Array): void {
+export function verifyCertificateRequestSignature(request: Uint8Array | Readonly<Pick<ParsedCsr, 'der' | 'publicKey'>>): void {
+  const { der, publicKey } = request instanceof Uint8Array ? { der: request, publicKey: undefined } : request;
   const t = csrStructure(der);
   const publicKeyDer = whole(der, t.spki);
   const sigOidTlv = readTlv(der, t.sigAlg.valueStart, t.sigAlg.end);
   if (sigOidTlv.tag !== TAG.OID) throw malformed('signature algorithm is not an OID');
-  verifySignature(whole(der, t.info), decodeOid(value(der, sigOidTlv)), value(der, t.signature), publicKeyDer, describeSpki(publicKeyDer));
+  verifySignature(whole(der, t.info), decodeOid(value(der, sigOidTlv)), value(der, t.signature), { der: publicKeyDer, info: describeSpki(publicKeyDer), key: publicKey });
 }
 
 const bad = (): PkiError => new PkiError('x509: malformed certificate request');
@@ -140,6 +146,12 @@ function csrStructure(der: Uint8Array): Record<'info' | 'sigAlg' | 'signature' |
   return attributes ? { info, sigAlg, signature, subject, spki, attributes } : { info, sigAlg, signature, subject, spki };
 }
 
+/** The requested SANs of each kind, empty when the request has no attributes or no SAN extension. */
+function sansOf(der: Uint8Array, attrs: Tlv | undefined): Pick<ParsedCsr, 'dnsNames' | 'ipAddresses' | 'emailAddresses' | 'uris'> {
+  const sans = attrs?.tag === 0xa0 ? requestedSans(der, attrs) : undefined;
+  return { dnsNames: sans?.dnsNames ?? [], ipAddresses: sans?.ipAddresses ?? [], emailAddresses: sans?.emailAddresses ?? [], uris: sans?.uris ?? [] };
+}
+
 /** The SAN extension from the extensionRequest attribute; other requested extensions are ignored. */
 function requestedSans(der: Uint8Array, attrs: Tlv): ReturnType<typeof parseSubjectAltNames> | undefined {
   for (const attr of children(der, attrs)) {
@@ -159,7 +171,15 @@ function requestedSans(der: Uint8Array, attrs: Tlv): ReturnType<typeof parseSubj
   return undefined;
 }
 
-function verifySignature(tbs: Uint8Array, sigOid: string, sigBits: Uint8Array, spki: Uint8Array, info: ReturnType<typeof describeSpki>): void {
+/** The request's public key: its SPKI, what the SPKI says, and the key when it was imported already. */
+interface RequestKey {
+  der: Uint8Array;
+  info: ReturnType<typeof describeSpki>;
+  key: KeyObject | undefined;
+}
+
+/** Throws Go's error unless `sigBits` is the key's signature of `tbs`; returns the key, imported unless given. */
+function verifySignature(tbs: Uint8Array, sigOid: string, sigBits: Uint8Array, { der: spki, info, key: imported }: RequestKey): KeyObject {
   const insecure = INSECURE[sigOid];
   if (insecure) throw new PkiError(`x509: cannot verify signature: insecure algorithm ${insecure}`, 'signature');
   const alg = SIGNATURE_ALGORITHMS[sigOid];
@@ -168,7 +188,7 @@ function verifySignature(tbs: Uint8Array, sigOid: string, sigBits: Uint8Array, s
     throw new PkiError(`x509: signature algorithm specifies an ${alg.key} public key, but have public key of type ${info.algorithm}`, 'signature');
   }
   if (sigBits[0] !== 0) throw new PkiError('x509: malformed signature', 'signature');
-  const key = importSpki(spki, info);
+  const key = imported ?? importSpki(spki, info);
   let ok: boolean;
   try {
     ok = crypto.verify(alg.hash, tbs, key, sigBits.subarray(1));
@@ -176,6 +196,7 @@ function verifySignature(tbs: Uint8Array, sigOid: string, sigBits: Uint8Array, s
     ok = false;
   }
   if (!ok) throw new PkiError(FAILURE_TEXT[alg.key] ?? 'x509: signature verification failure', 'signature');
+  return key;
 }
 
 export interface CreateCsrOptions {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { goPublicKeyError, keyPolicyError } from './public-key.js';
+import { goPublicKey, goPublicKeyError, keyPolicyError } from './public-key.js';
 
 const spki = (type: 'ec' | 'rsa' | 'ed25519', opts: Record<string, unknown> = {}): Buffer =>
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the overloads want a literal type
@@ -28,6 +28,40 @@ describe('goPublicKeyError: what Go refuses, with its text', () => {
     const bits = Buffer.concat([Buffer.from([0x03, 34, 0, 0x02]), compressed]);
     const body = Buffer.concat([alg, bits]);
     expect(goPublicKeyError(Buffer.concat([Buffer.from([0x30, body.length]), body]))).toBe('x509: failed to unmarshal elliptic curve point');
+  });
+
+  it('refuses a P-256 point whose coordinate is not reduced (x + p for a point on the curve), as elliptic.Unmarshal does', () => {
+    const p = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffffn;
+    const b = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn;
+    const pow = (base: bigint, e: bigint): bigint => {
+      let r = 1n;
+      for (base %= p; e > 0n; e >>= 1n, base = (base * base) % p) if (e & 1n) r = (r * base) % p;
+      return r;
+    };
+    // The smallest x on the curve (y² = x³ - 3x + b; p ≡ 3 mod 4, so a square root is a power).
+    let x = 1n;
+    let y = 0n;
+    for (; ; x++) {
+      const rhs = (((x * x * x - 3n * x + b) % p) + p) % p;
+      y = pow(rhs, (p + 1n) / 4n);
+      if ((y * y) % p === rhs) break;
+    }
+    const der = spki('ec', { namedCurve: 'P-256' });
+    const withPoint = (px: bigint): Buffer => {
+      const out = Buffer.from(der);
+      Buffer.from(px.toString(16).padStart(64, '0') + y.toString(16).padStart(64, '0'), 'hex').copy(out, out.length - 64);
+      return out;
+    };
+    expect(goPublicKeyError(withPoint(x))).toBeUndefined();
+    expect(goPublicKeyError(withPoint(x + p))).toBe('x509: failed to unmarshal elliptic curve point');
+  });
+
+  it('returns the EC key it imported to check the point, and no key with a refusal', () => {
+    const der = spki('ec', { namedCurve: 'P-256' });
+    expect(goPublicKey(der).key?.export({ type: 'spki', format: 'der' })).toEqual(der);
+    const offCurve = Buffer.from(der);
+    offCurve[offCurve.length - 1] = (offCurve[offCurve.length - 1] ?? 0) ^ 1;
+    expect(goPublicKey(offCurve)).toEqual({ error: 'x509: failed to unmarshal elliptic curve point' });
   });
 
   it('refuses RSA without NULL parameters and Ed25519 with parameters', () => {

@@ -7,8 +7,9 @@
  * - keyPolicyError: what our signers refuse beyond that (small RSA moduli, curves other than P-256
  *   and P-384), so an approved request with such a key is marked Failed rather than signed.
  */
-import crypto from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { TAG, children, decodeOid, expectTlv, value, type Tlv } from './der.js';
+import { importSpki } from './keys.js';
 
 const OID_RSA = '1.2.840.113549.1.1.1';
 const OID_EC = '1.2.840.10045.2.1';
@@ -72,36 +73,49 @@ function rsaError(s: Spki): string | undefined {
   return undefined;
 }
 
-function ecError(spki: Uint8Array, s: Spki): string | undefined {
+/** Go's verdict on an EC key; loading the point is what checks it lies on its curve, so the key comes with it. */
+function ecVerdict(spki: Uint8Array, s: Spki): GoVerdict {
+  const unmarshal = { error: 'x509: failed to unmarshal elliptic curve point' };
   // Go wants a named curve: explicit parameters (a SEQUENCE: CurveBall), NULL or nothing are not one.
-  if (s.params?.tlv.tag !== TAG.OID) return 'x509: invalid ECDSA parameters';
+  if (s.params?.tlv.tag !== TAG.OID) return { error: 'x509: invalid ECDSA parameters' };
   const curve = GO_CURVES[decodeOid(value(spki, s.params.tlv))];
-  if (!curve) return 'x509: unsupported elliptic curve';
+  if (!curve) return { error: 'x509: unsupported elliptic curve' };
   // elliptic.Unmarshal: the uncompressed form only, of the exact length, and a point on the curve.
   const bits = s.keyBits;
-  if (bits[0] !== 0x04 || bits.length !== 1 + 2 * curve.bytes) return 'x509: failed to unmarshal elliptic curve point';
+  if (bits[0] !== 0x04 || bits.length !== 1 + 2 * curve.bytes) return unmarshal;
   try {
-    crypto.createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
+    return { key: importSpki(spki) };
   } catch {
-    return 'x509: failed to unmarshal elliptic curve point';
+    return unmarshal;
   }
-  return undefined;
 }
 
 /**
- * Go's parsePublicKey verdict on an SPKI, as ParseCertificateRequest reports it, or undefined when
- * Go accepts the key. Algorithms Go does not know are left to the signature check, as in Go.
+ * Go's parsePublicKey verdict on an SPKI: `error` as ParseCertificateRequest reports it, absent when
+ * Go accepts the key. `key` is the key when the check had to import it (EC keys), for the signature
+ * check to reuse: an import is a third of a verification's cost. Algorithms Go does not know are
+ * left to the signature check, as in Go.
  */
-export function goPublicKeyError(spki: Uint8Array): string | undefined {
+export type GoVerdict = { error: string; key?: undefined } | { error?: undefined; key?: KeyObject };
+
+export function goPublicKey(spki: Uint8Array): GoVerdict {
   const s = readSpki(spki);
-  if (!s) return undefined;
-  if (s.algorithm === OID_RSA) return rsaError(s);
-  if (s.algorithm === OID_EC) return ecError(spki, s);
-  if (s.algorithm === OID_ED25519) {
-    if (s.params) return 'x509: Ed25519 key encoded with illegal parameters';
-    if (s.keyBits.length !== 32) return 'x509: wrong Ed25519 public key size';
+  if (!s) return {};
+  if (s.algorithm === OID_RSA) {
+    const error = rsaError(s);
+    return error === undefined ? {} : { error };
   }
-  return undefined;
+  if (s.algorithm === OID_EC) return ecVerdict(spki, s);
+  if (s.algorithm === OID_ED25519) {
+    if (s.params) return { error: 'x509: Ed25519 key encoded with illegal parameters' };
+    if (s.keyBits.length !== 32) return { error: 'x509: wrong Ed25519 public key size' };
+  }
+  return {};
+}
+
+/** goPublicKey's error alone. */
+export function goPublicKeyError(spki: Uint8Array): string | undefined {
+  return goPublicKey(spki).error;
 }
 
 /** The signers' key policy (--signer-min-rsa-bits; the curves are fixed). */

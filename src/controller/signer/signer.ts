@@ -57,7 +57,7 @@ export class SignerReconciler implements Reconciler {
     try {
       parsed = this.o.requests.parse(csr.spec.request);
       // As upstream's signer: the self-signature is checked before anything is signed, every time.
-      verifyCertificateRequestSignature(parsed.der);
+      verifyCertificateRequestSignature(parsed);
     } catch (err) {
       if (!(err instanceof PkiError)) throw err;
       // The request is immutable: no retry can make it parse, so it is terminal.
