@@ -1,15 +1,18 @@
 /**
  * Two API server replicas on one etcd and one data directory serve one API: a write through
  * either is read, listed and watched through the other at once, and what access control reads
- * (RBAC bindings, bootstrap-token Secrets, ServiceAccounts behind tokens) is the store's, not a
- * replica's memory. Objects sit in etcd where kube-apiserver puts them.
+ * (RBAC bindings, bootstrap-token Secrets, ServiceAccounts behind tokens) follows the store: at once,
+ * or, where a replica keeps it in a watch-fed cache as kube-apiserver's informers do (RBAC, bootstrap
+ * tokens), within a watch round trip. Objects sit in etcd where kube-apiserver puts them.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { Registry } from 'prom-client';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
+import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -33,14 +36,23 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
   let client: Etcd3;
 
   const started: TestServer[] = [];
+  /** Each replica's etcd request metrics, in the order the replicas started. */
+  const metrics = new Map<TestServer, Registry>();
   const replica = async (): Promise<TestServer> => {
+    const registry = new Registry();
     const server = await startTestServer({
       dataDir,
-      store: await EtcdStore.open({ endpoints: etcd.endpoints, ttlSeconds: (key) => (key.includes('/events/') ? 600 : undefined) }),
+      store: await EtcdStore.open({ endpoints: etcd.endpoints, ttlSeconds: (key) => (key.includes('/events/') ? 600 : undefined), metrics: new EtcdMetrics(registry) }),
       tokenFile: 'alice-token,alice,alice-uid,\n',
     });
     started.push(server);
+    metrics.set(server, registry);
     return server;
+  };
+  /** How many Secrets a replica has read from etcd one by one. */
+  const secretGets = async (s: TestServer): Promise<number> => {
+    const text = await metrics.get(s)!.getSingleMetricAsString('etcd_requests_total');
+    return Number(/^etcd_requests_total\{operation="get",type="secrets"\} (\d+)$/m.exec(text)?.[1] ?? 0);
   };
 
   beforeAll(async () => {
@@ -167,6 +179,36 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect([self.status, self.json.status?.userInfo?.username]).toEqual([201, 'system:serviceaccount:default:ci']);
     expect((await raw(b, 'DELETE', '/api/v1/namespaces/default/serviceaccounts/ci')).status).toBe(200);
     expect((await raw(a, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} })).status).toBe(401);
+  });
+
+  it('authenticate bootstrap tokens from a watch-fed cache on each replica: a deleted token stops working once the delete reaches it, an expired one at once', async () => {
+    const review = (s: TestServer, token: string): Promise<number> =>
+      raw(s, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { token, body: {} }).then((r) => r.status);
+    const secret = (id: string, expiration?: string) => ({
+      metadata: { name: `bootstrap-token-${id}` },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData: { 'token-id': id, 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true', ...(expiration ? { expiration } : {}) },
+    });
+    expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret('ghijkl') })).status).toBe(201);
+    // Once the create's watch event reached b, b authenticates the token without reading etcd.
+    await until(async () => {
+      const before = await secretGets(b);
+      return (await review(b, 'ghijkl.0123456789abcdef')) === 201 && (await secretGets(b)) === before;
+    }, 5000);
+
+    // As with kube-apiserver's informers, the deletion ends the token on b within a watch round trip.
+    expect((await raw(a, 'DELETE', '/api/v1/namespaces/kube-system/secrets/bootstrap-token-ghijkl')).status).toBe(200);
+    await until(async () => (await review(b, 'ghijkl.0123456789abcdef')) === 401, 5000);
+
+    // Expiry needs no event: the first request after it is refused.
+    const expiration = new Date(Date.now() + 2000);
+    expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret('mnopqr', expiration.toISOString()) })).status).toBe(201);
+    await until(async () => {
+      const before = await secretGets(b);
+      return (await review(b, 'mnopqr.0123456789abcdef')) === 201 && (await secretGets(b)) === before;
+    }, 1500);
+    await new Promise((r) => setTimeout(r, expiration.getTime() - Date.now() + 10));
+    expect(await review(b, 'mnopqr.0123456789abcdef')).toBe(401);
   });
 
   it('finish deleting a namespace whose last content left through the other replica', async () => {

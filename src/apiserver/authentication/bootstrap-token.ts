@@ -2,6 +2,8 @@
  * Bootstrap tokens (`<id>.<secret>`), checked against the Secret kube-system/bootstrap-token-<id>
  * of type bootstrap.kubernetes.io/token as upstream's bootstrap authenticator does. Every failure
  * is "not mine" (upstream only logs it), which the token union reports as `invalid bearer token`.
+ * The Secret comes from the watch-fed cache when it holds it (bootstrap-token-secrets.ts), else from
+ * the store; expiration is checked against the clock on every use, wherever the Secret came from.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
@@ -9,14 +11,18 @@ import type { Secret } from '../../api/secrets.js';
 import type { ObjectReader } from './types.js';
 import { SECRETS } from './resource-infos.js';
 import type { AudienceAgnosticTokenAuthenticator } from './token-union.js';
+import type { BootstrapTokenSecrets } from './bootstrap-token-secrets.js';
 
 const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 export const BOOTSTRAP_SECRET_TYPE = 'bootstrap.kubernetes.io/token';
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
+export const BOOTSTRAP_SECRET_PREFIX = 'bootstrap-token-';
 
 export interface BootstrapTokenOptions {
   objects: ObjectReader;
+  /** The Secrets in memory; without it (or when it does not hold the Secret) they are read from `objects`. */
+  secrets?: BootstrapTokenSecrets;
   now: () => Date;
 }
 
@@ -50,13 +56,19 @@ function expired(secret: Secret, now: Date): boolean {
   return Number.isNaN(t) || t <= now.getTime();
 }
 
+/** The token's Secret: from memory when the cache holds it, else from the store. */
+async function secretOf(o: BootstrapTokenOptions, id: string): Promise<Secret | undefined> {
+  const name = BOOTSTRAP_SECRET_PREFIX + id;
+  return o.secrets?.get(name) ?? (await o.objects.get(SECRETS, 'kube-system', name));
+}
+
 export function createBootstrapTokenAuthenticator(o: BootstrapTokenOptions): AudienceAgnosticTokenAuthenticator {
   return {
     async authenticateToken(token): Promise<UserInfo | undefined> {
       const m = TOKEN.exec(token);
       if (!m) return undefined;
       const [, id = '', secretPart = ''] = m;
-      const secret = await o.objects.get(SECRETS, 'kube-system', `bootstrap-token-${id}`);
+      const secret = await secretOf(o, id);
       if (!secret || secret.metadata?.deletionTimestamp || secret.type !== BOOTSTRAP_SECRET_TYPE) return undefined;
       if (dataValue(secret, 'token-id') !== id) return undefined;
       if (!sameSecret(dataValue(secret, 'token-secret') ?? '', secretPart)) return undefined;

@@ -14,6 +14,7 @@ import type { ObjectReader } from '../authentication/types.js';
 import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
 import { defaultPolicyObjects, PUBLIC_INFO_PATHS } from '../authorization/rbac/default-policy.js';
 import { createBootstrapTokenAuthenticator } from '../authentication/bootstrap-token.js';
+import type { BootstrapTokenSecrets } from '../authentication/bootstrap-token-secrets.js';
 import { createImpersonatingAuthenticator } from './impersonation.js';
 import { oidcRoutes, type OidcRoute } from '../authentication/oidc.js';
 import { createNodeAuthorizer } from '../authorization/node/node-authorizer.js';
@@ -32,6 +33,8 @@ export interface AccessControlOptions {
   objects: ObjectReader;
   /** RBAC decisions from memory (the caller owns it and stops it); without it they read `objects`. */
   rbacIndex?: RbacIndex;
+  /** Bootstrap-token Secrets from memory (the caller owns the cache and stops it); without it they read `objects`. */
+  bootstrapTokens?: BootstrapTokenSecrets;
   /** CA bundle for client certificates; omit to disable x509 authentication. */
   clientCaPem?: string;
   /** Contents of a --token-auth-file (CSV). */
@@ -89,7 +92,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (o.tokenFile !== undefined) tokenAuthenticators.push(audienceAgnostic(createTokenFileAuthenticator(o.tokenFile), apiAudiences));
   tokenAuthenticators.push(createServiceAccountTokenAuthenticator({ keys, issuers, objects: o.objects, now }));
-  tokenAuthenticators.push(audienceAgnostic(createBootstrapTokenAuthenticator({ objects: o.objects, now }), apiAudiences));
+  tokenAuthenticators.push(audienceAgnostic(createBootstrapTokenAuthenticator({ objects: o.objects, secrets: o.bootstrapTokens, now }), apiAudiences));
   const tokens = createTokenChain(tokenAuthenticators, apiAudiences);
 
   // kube-apiserver's `--authorization-mode=Node,RBAC`.

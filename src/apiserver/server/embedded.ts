@@ -22,6 +22,7 @@ import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
 import { storageKey, type Store } from '../storage/store.js';
 import { RbacIndex } from '../authorization/rbac/rbac-index.js';
+import { BootstrapTokenSecrets } from '../authentication/bootstrap-token-secrets.js';
 import { EncryptionAtRest } from '../encryption/at-rest.js';
 import { ensureDefaultEncryptionConfig } from '../encryption/default-config.js';
 import type { KmsTimings } from '../encryption/kms-envelope.js';
@@ -163,10 +164,12 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const { store, encryption } = await openStorage(opts, dataDir, metricsRegistry);
   const rbacIndex = new RbacIndex(store);
+  const bootstrapTokens = new BootstrapTokenSecrets(store);
   const clientCaPem = clientCaOf(opts, credentials);
   const access = await createAccessControl({
     objects: objectReader(store),
     rbacIndex,
+    bootstrapTokens,
     clientCaPem,
     tokenFile: opts.tokenFile,
     serviceAccountKey: credentials.serviceAccountKeyPem,
@@ -218,6 +221,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     async close() {
       await server.close();
       rbacIndex.stop();
+      bootstrapTokens.stop();
       await store.close();
       encryption?.atRest.close();
     },

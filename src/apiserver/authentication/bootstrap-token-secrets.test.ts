@@ -1,0 +1,129 @@
+import type { KObject } from '../../api/meta.js';
+import { MemoryStore } from '../storage/memory/memory.js';
+import { storageKey, StoreError, type WatchHandle, type WatchOptions } from '../storage/store.js';
+import { createBootstrapTokenAuthenticator } from './bootstrap-token.js';
+import { BootstrapTokenSecrets } from './bootstrap-token-secrets.js';
+import type { ObjectReader } from './types.js';
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const key = (name: string, namespace = 'kube-system'): string => storageKey('', 'secrets', namespace, name);
+
+function tokenSecret(id: string, secret: string, data: Record<string, string> = {}): KObject {
+  const all = { 'token-id': id, 'token-secret': secret, 'usage-bootstrap-authentication': 'true', ...data };
+  return {
+    metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' },
+    type: 'bootstrap.kubernetes.io/token',
+    data: Object.fromEntries(Object.entries(all).map(([k, v]) => [k, b64(v)])),
+  };
+}
+
+/** A MemoryStore whose watches the test can end with an error, as a compaction or a lost stream would. */
+class BreakableStore extends MemoryStore {
+  private readonly live: { options: WatchOptions; handle: WatchHandle }[] = [];
+
+  override watch(prefix: string, options: WatchOptions): WatchHandle {
+    const handle = super.watch(prefix, options);
+    this.live.push({ options, handle });
+    return handle;
+  }
+
+  /** Stops every watch and reports `code` to it, as a store does when it cannot go on. */
+  breakWatches(code: 'Compacted' | 'Unavailable'): void {
+    for (const { options, handle } of this.live.splice(0)) {
+      handle.stop();
+      options.onError?.(new StoreError(code, '', 'broken by the test'));
+    }
+  }
+}
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; !done(); i++) {
+    if (i > 2000) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+describe('bootstrap-token Secrets in memory', () => {
+  it('holds the kube-system bootstrap-token Secrets listed and watched, and nothing else', async () => {
+    const store = new MemoryStore();
+    await store.create(key('bootstrap-token-aaaaaa'), tokenSecret('aaaaaa', '0123456789abcdef'));
+    await store.create(key('other'), { metadata: { name: 'other', namespace: 'kube-system' }, type: 'Opaque' });
+    await store.create(key('bootstrap-token-bbbbbb', 'default'), tokenSecret('bbbbbb', '0123456789abcdef'));
+    const cache = new BootstrapTokenSecrets(store);
+    expect(cache.get('bootstrap-token-aaaaaa')).toBeUndefined();
+    await until(() => cache.ready());
+    expect(cache.get('bootstrap-token-aaaaaa')?.metadata?.name).toBe('bootstrap-token-aaaaaa');
+    expect([cache.get('other'), cache.get('bootstrap-token-bbbbbb')]).toEqual([undefined, undefined]);
+
+    // Each write is there at the next request: the in-process store publishes it as it commits.
+    await store.create(key('bootstrap-token-cccccc'), tokenSecret('cccccc', '0123456789abcdef'));
+    await Promise.resolve();
+    expect(cache.get('bootstrap-token-cccccc')).toBeDefined();
+    await store.update(key('bootstrap-token-cccccc'), tokenSecret('cccccc', 'fedcba9876543210'));
+    await Promise.resolve();
+    expect(cache.get('bootstrap-token-cccccc')?.data?.['token-secret']).toBe(b64('fedcba9876543210'));
+    await store.delete(key('bootstrap-token-aaaaaa'));
+    await Promise.resolve();
+    expect(cache.get('bootstrap-token-aaaaaa')).toBeUndefined();
+    cache.stop();
+    expect(cache.get('bootstrap-token-cccccc')).toBeUndefined();
+    await store.close();
+  });
+
+  it.each(['Compacted', 'Unavailable'] as const)('answers nothing from a watch that ended (%s) until a relist brings the writes it missed', async (code) => {
+    const store = new BreakableStore();
+    await store.create(key('bootstrap-token-aaaaaa'), tokenSecret('aaaaaa', '0123456789abcdef'));
+    const cache = new BootstrapTokenSecrets(store);
+    await until(() => cache.ready());
+    store.breakWatches(code);
+    // Missed by the cache: only the relist can show them.
+    await store.delete(key('bootstrap-token-aaaaaa'));
+    await store.create(key('bootstrap-token-bbbbbb'), tokenSecret('bbbbbb', '0123456789abcdef'));
+    expect([cache.ready(), cache.get('bootstrap-token-aaaaaa')]).toEqual([false, undefined]);
+    await until(() => cache.ready());
+    expect([cache.get('bootstrap-token-aaaaaa'), cache.get('bootstrap-token-bbbbbb')?.metadata?.name]).toEqual([undefined, 'bootstrap-token-bbbbbb']);
+    cache.stop();
+    await store.close();
+  });
+
+  describe('the authenticator over it', () => {
+    const store = new MemoryStore();
+    let cache: BootstrapTokenSecrets;
+    let now = new Date('2026-01-01T00:00:00Z');
+    let reads = 0;
+    const objects: ObjectReader = {
+      get: async (info, ns, name) => {
+        reads++;
+        return (await store.get(storageKey(info.group, info.plural, ns, name)))?.object as never;
+      },
+      list: () => Promise.resolve([]),
+    };
+    const user = async (token: string): Promise<string | undefined> =>
+      (await createBootstrapTokenAuthenticator({ objects, secrets: cache, now: () => now }).authenticateToken(token))?.username;
+    afterAll(() => {
+      cache.stop();
+      return store.close();
+    });
+
+    it('reads the store only for a Secret the cache does not hold, and refuses an expired token at once', async () => {
+      const expiration = new Date(now.getTime() + 60_000).toISOString();
+      await store.create(key('bootstrap-token-aaaaaa'), tokenSecret('aaaaaa', '0123456789abcdef', { expiration }));
+      cache = new BootstrapTokenSecrets(store);
+      // Before the first list: the store answers.
+      expect(cache.ready()).toBe(false);
+      expect(await user('aaaaaa.0123456789abcdef')).toBe('system:bootstrap:aaaaaa');
+      expect(reads).toBe(1);
+      await until(() => cache.ready());
+      expect(await user('aaaaaa.0123456789abcdef')).toBe('system:bootstrap:aaaaaa');
+      expect(await user('aaaaaa.0000000000000000')).toBeUndefined();
+      expect(reads).toBe(1);
+      // Expiry is the clock's, not an event's: the cached Secret stops working the moment it passes.
+      now = new Date(now.getTime() + 60_000);
+      expect(await user('aaaaaa.0123456789abcdef')).toBeUndefined();
+      expect(reads).toBe(1);
+      // An id the cache does not hold is read from the store (and is refused when absent there too).
+      expect(await user('zzzzzz.0123456789abcdef')).toBeUndefined();
+      expect(reads).toBe(2);
+    });
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The bootstrap-token Secrets of kube-system in memory, for the bootstrap token authenticator, which
+ * kube-apiserver feeds from an informer's lister rather than a storage read per request: on etcd a
+ * join then costs no etcd round trip to authenticate.
+ *
+ * One store range of the `kube-system/bootstrap-token-` keys, then a store watch from its revision;
+ * a watch that ends is relisted (at once after Compacted, a second later after any other failure).
+ * `get` answers only while the list and watch are current: before the first list and while a relist
+ * is pending it answers undefined, and so does it for a name it does not hold, and the authenticator
+ * then reads the store. So a token is never refused for want of a cache, and one created through
+ * another replica works at once.
+ *
+ * A change reaches the cache with its watch event: before the next request on the in-process stores
+ * (they publish the event as the write commits), within a watch round trip on etcd, so there a token
+ * whose Secret was deleted or changed keeps its old meaning until the event arrives, as it does with
+ * upstream's informer. What depends on the clock (`expiration`) is not cached: the authenticator
+ * checks it on every use.
+ */
+import type { Secret } from '../../api/secrets.js';
+import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../storage/store.js';
+import { BOOTSTRAP_SECRET_PREFIX } from './bootstrap-token.js';
+
+/** Delay before relisting after a watch failure other than compaction. */
+const RELIST_DELAY_MS = 1000;
+
+const PREFIX = storageKey('', 'secrets', 'kube-system', BOOTSTRAP_SECRET_PREFIX);
+
+export class BootstrapTokenSecrets {
+  /** Secrets by name. Every stored Secret passed the Secret schema when it was written. */
+  private readonly secrets = new Map<string, Secret>();
+  private synced = false;
+  private stopped = false;
+  private watch: WatchHandle | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly store: Store) {
+    void this.relist();
+  }
+
+  /** The Secret named `name` when the cache is current and holds it; otherwise undefined (read the store). */
+  get(name: string): Secret | undefined {
+    return this.synced ? this.secrets.get(name) : undefined;
+  }
+
+  /** Whether the first list is done and the watch is running. */
+  ready(): boolean {
+    return this.synced;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.synced = false;
+    clearTimeout(this.timer);
+    this.watch?.stop();
+  }
+
+  private async relist(): Promise<void> {
+    this.synced = false;
+    this.watch?.stop();
+    if (this.stopped) return;
+    try {
+      const res = await this.store.range({ prefix: PREFIX });
+      if (this.stopped) return;
+      this.secrets.clear();
+      for (const item of res.items) this.secrets.set(nameOf(item.key), item.object as Secret);
+      this.watch = this.store.watch(PREFIX, {
+        fromRevision: res.revision,
+        onEvent: (e) => this.apply(e),
+        onError: (err) => this.retry(err.code === 'Compacted' ? 0 : RELIST_DELAY_MS),
+      });
+      this.synced = true;
+    } catch {
+      this.retry(RELIST_DELAY_MS);
+    }
+  }
+
+  private retry(delayMs: number): void {
+    this.synced = false;
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.relist(), delayMs);
+    this.timer.unref();
+  }
+
+  private apply(e: StoreEvent): void {
+    if (e.type === 'DELETED') this.secrets.delete(nameOf(e.key));
+    else this.secrets.set(nameOf(e.key), e.object as Secret);
+  }
+}
+
+function nameOf(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
