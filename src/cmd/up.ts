@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { CREDENTIAL_FILES } from '../apiserver/server/credentials.js';
-import { controllerKubeConfig } from './controller-identity.js';
+import { controllerKubeConfig, controllerPolicyScope } from './controller-identity.js';
 import { DEFAULT_LOG_FILE, DEFAULT_POLICY_FILE, defaultPolicy, writeDefaultPolicy } from '../apiserver/audit/default-policy.js';
 import type { EmbeddedServer, EncryptionSummary } from '../apiserver/server/embedded.js';
 import { loadControllerConfig, loadUpConfig } from '../config/load.js';
@@ -129,7 +129,13 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
   const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
   // Beyond kube-apiserver's plaintext default: Secrets are encrypted unless the operator says how.
-  const server = await startEmbeddedServer({ ...options, encryptSecretsByDefault: true, logger: logger.child({ logger: 'apiserver' }) }).catch((err: unknown) => {
+  // Its controller's identity may do what this controller configuration needs, nothing more.
+  const server = await startEmbeddedServer({
+    ...options,
+    encryptSecretsByDefault: true,
+    controllerPolicy: controllerPolicyScope(config),
+    logger: logger.child({ logger: 'apiserver' }),
+  }).catch((err: unknown) => {
     start.undo(err);
     throw explainStartError(err, '--port');
   });

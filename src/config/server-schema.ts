@@ -75,7 +75,11 @@ export const APISERVER_CONFIG_SCHEMA = {
   ...TLS_CONFIG_SCHEMA,
 } as const satisfies Record<string, FieldSpec>;
 
-/** Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with the controller's defaults (a Lease kube-system/kube-identity-controller). */
+/**
+ * Controller options `up` sets itself: its kubeconfig, its CA as the signers' CA, leader election with
+ * the controller's defaults (a Lease kube-system/kube-identity-controller), and revisions and trust
+ * bundle in that namespace too: its identity's Role (system:kube-identity-controller) is there.
+ */
 const SET_BY_UP = [
   'kubeconfig',
   'metricsBindAddress',
@@ -87,6 +91,8 @@ const SET_BY_UP = [
   'leaderElectionLeaseDuration',
   'leaderElectionRenewDeadline',
   'leaderElectionRetryPeriod',
+  'controllerNamespace',
+  'trustBundleNamespace',
   'clusterSigningCertFile',
   'clusterSigningKeyFile',
   'clusterSigningKubeletServingCertFile',

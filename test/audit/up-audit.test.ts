@@ -67,6 +67,8 @@ it('records the controller\'s approval as its own user and a kubectl approval as
 
   const nodeApproval = evs.find(approval('audit-node-csr'));
   expect(nodeApproval).toMatchObject({ level: 'RequestResponse', stage: 'ResponseComplete', user: { username: 'system:kube-identity-controller' }, responseStatus: { code: 200 } });
+  // As kube-controller-manager's identity: in no group that bypasses RBAC, only what its role grants.
+  expect(nodeApproval?.user.groups).toEqual(['system:authenticated']);
   expect(nodeApproval?.requestObject).toMatchObject({ status: { conditions: [expect.objectContaining({ type: 'Approved', status: 'True' })] } });
   const manual = evs.find(approval('audit-client-csr'));
   expect(manual).toMatchObject({ level: 'RequestResponse', user: { username: 'kubernetes-admin', groups: expect.arrayContaining(['system:masters']) } });

@@ -48,7 +48,7 @@ describe('kustomize base (deploy/)', () => {
     );
     expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [], verbs: ['create', 'get', 'update'], nonResourceURLs: [] });
     const revisions = rulesOf(rbac, 'Role', ':revisions');
-    expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['configmaps:create,get,update', 'controllerrevisions:create,delete,get,list,watch']);
+    expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['configmaps:create,get,update', 'controllerrevisions:create,delete,get,list,update,watch']);
     // No ClusterRole can write anything but the CSR subresources it owns.
     const writes = [...rbac.entries()].filter(([k]) => k.startsWith('ClusterRole ')).flatMap(([, rules]) => (rules as string[]).map((r) => JSON.parse(r) as Obj));
     expect(writes.filter((r) => (r.verbs as string[]).some((v) => ['update', 'patch'].includes(v))).flatMap((r) => r.resources)).toEqual(
@@ -97,7 +97,7 @@ describe('kustomize base (deploy/)', () => {
         'certificatesigningrequests/approval:update:',
         'certificatesigningrequests:get,list,watch:',
         'endpoints,services:get:kubernetes',
-        'events:create,patch:',
+        'events:create,patch,update:',
         'nodes:get,list,watch:',
         'signers:approve:kubernetes.io/kubelet-serving',
       ]);
@@ -116,7 +116,7 @@ describe('kustomize base (deploy/)', () => {
       const docs = parseDocs(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }), 'workload-signer component');
       expect(rulesOf(normaliseRbac(docs), 'ClusterRole', ':workload-signer').map((r) => `${String(r.resources)}:${String(r.verbs)}:${String(r.resourceNames)}`).sort()).toEqual([
         'clustertrustbundles:create,delete,get,list,update,watch:',
-        'events:create,patch:',
+        'events:create,patch,update:',
         'podcertificaterequests/status:update:',
         'podcertificaterequests:get,list,watch:',
         'signers:attest,sign:kube-identity.io/workload',

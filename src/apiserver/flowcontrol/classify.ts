@@ -15,6 +15,7 @@
  */
 import type { UserInfo } from '../../api/meta.js';
 import { NODES_GROUP } from '../../api/nodes.js';
+import { KUBE_IDENTITY_CONTROLLER_USER } from '../authorization/rbac/default-policy.js';
 import { MASTERS_GROUP } from '../authorization/rbac/rbac-authorizer.js';
 import { ALL_UNAUTHENTICATED } from '../authentication/request-authenticator.js';
 import { SERVICE_ACCOUNT_USERNAME_PREFIX } from '../authentication/sa-token.js';
@@ -30,7 +31,8 @@ export interface Classification {
   flow: string;
 }
 
-const LEADER_ELECTION_USERS = new Set(['system:kube-controller-manager', 'system:kube-scheduler']);
+/** Upstream's controller managers, and kube-identity's own controller as `up` runs it (its identity is theirs in kind). */
+const LEADER_ELECTION_USERS = new Set(['system:kube-controller-manager', 'system:kube-scheduler', KUBE_IDENTITY_CONTROLLER_USER]);
 const LEADER_ELECTION_VERBS = new Set(['get', 'create', 'update']);
 /** group/resource of the objects leader election locks on. */
 const LEADER_ELECTION_RESOURCES = new Set(['coordination.k8s.io/leases', '/configmaps', '/endpoints']);

@@ -22,6 +22,7 @@ import { leaseStrategy } from './coordination/lease.js';
 import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
 import { nodeStrategy } from './core/node.js';
 import { podStrategy } from './core/pod.js';
+import { reconcileDefault } from './rbac/reconcile-defaults.js';
 import { secretStrategy } from './core/secret.js';
 import { DEFAULT_SERVICE_RANGE, type ServiceRange } from '../../lib/service-range.js';
 import { serviceStrategy } from './core/service.js';
@@ -72,7 +73,7 @@ export interface Registries {
   /** The kinds kept in the store (not the computed ones: reviews, token requests), with their object counts. */
   storedResources(): StoredResource[];
   readonly reader: ObjectReader;
-  /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing. */
+  /** Creates the system namespaces (and their default ServiceAccounts) and `objects` when missing; reconciles stored RBAC defaults. */
   start(objects: readonly KObject[]): Promise<void>;
   /** Stops the observers' background work. */
   close(): void;
@@ -192,8 +193,15 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
         const registry = [...registries.values()].find((r) => r.info.group === group && r.info.version === version && r.info.kind === obj.kind);
         if (!registry) throw new Error(`no registry for default object ${obj.apiVersion}/${obj.kind}`);
         const namespace = registry.info.namespaced ? obj.metadata?.namespace : undefined;
-        if (await reader.get(registry.info, namespace, obj.metadata?.name ?? '')) continue;
-        await ignoreExists(registry.create(namespace, obj, ctx, { dryRun: false, fieldManager: 'kube-identity' }));
+        const name = obj.metadata?.name ?? '';
+        const existing = await reader.get(registry.info, namespace, name);
+        if (!existing) {
+          await ignoreExists(registry.create(namespace, obj, ctx, { dryRun: false, fieldManager: 'kube-identity' }));
+          continue;
+        }
+        const reconciled = reconcileDefault(existing, obj);
+        // A conflict means someone else wrote it meanwhile: the next start reconciles again.
+        if (reconciled) await ignoreExists(registry.update(namespace, name, ctx, { dryRun: false, fieldManager: 'kube-identity' }, { tryUpdate: () => reconciled }));
       }
     },
   };

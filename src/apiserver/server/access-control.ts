@@ -12,7 +12,7 @@ import type { Strategy, VirtualCreate } from '../registry/generic/strategy.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import type { ObjectReader } from '../authentication/types.js';
 import { tokenRequestSubresource, tokenReviewStrategy } from '../registry/authentication/tokens.js';
-import { defaultPolicyObjects, PUBLIC_INFO_PATHS } from '../authorization/rbac/default-policy.js';
+import { defaultPolicyObjects, PUBLIC_INFO_PATHS, type ControllerPolicyScope } from '../authorization/rbac/default-policy.js';
 import { createBootstrapTokenAuthenticator } from '../authentication/bootstrap-token.js';
 import type { BootstrapTokenSecrets } from '../authentication/bootstrap-token-secrets.js';
 import { createImpersonatingAuthenticator } from './impersonation.js';
@@ -57,6 +57,8 @@ export interface AccessControlOptions {
    */
   anonymous?: boolean;
   now?: () => Date;
+  /** What kube-identity's own controller runs with (`up`): its identity's RBAC follows (default: up's defaults). */
+  controllerPolicy?: ControllerPolicyScope;
 }
 
 export interface AccessControl {
@@ -72,7 +74,7 @@ export interface AccessControl {
   virtualSubresources: { serviceaccounts: Record<string, VirtualCreate> };
   /** Bodies for the issuer discovery routes, to serve as non-resource GETs. */
   oidcRoutes: OidcRoute[];
-  /** ClusterRoles and ClusterRoleBindings to create at start when absent. */
+  /** Default RBAC objects to create at start when absent (and reconcile when stored). */
   defaultObjects: KObject[];
   /** The token union, shared by request authentication and TokenReview. */
   tokens: TokenChain;
@@ -120,7 +122,7 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
     ],
     virtualSubresources: { serviceaccounts: { token: tokenRequest } },
     oidcRoutes: await oidcRoutes({ issuer: primaryIssuer, jwksUri: o.jwksUri, keys }),
-    defaultObjects: defaultPolicyObjects(),
+    defaultObjects: defaultPolicyObjects(o.controllerPolicy),
     tokens,
     signingKey,
     apiAudiences,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Registry } from 'prom-client';
 import { registerProcessMetrics } from '../../metrics/registry.js';
 import { createAccessControl } from './access-control.js';
-import { kubeadmAutoApproveBindings } from '../authorization/rbac/default-policy.js';
+import { kubeadmAutoApproveBindings, type ControllerPolicyScope } from '../authorization/rbac/default-policy.js';
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
 import { adminCertificateExpiry, ensureCredentials, CREDENTIAL_FILES, RETIRED_ADMIN_TOKEN_FILE, writeKubeconfig, type ServerCredentials } from './credentials.js';
 import { unknownFields } from '../openapi/index.js';
@@ -100,6 +100,8 @@ export interface EmbeddedServerOptions {
    * `up`; never the kubelet-serving CA.
    */
   clientCaPem?: string;
+  /** What `up`'s controller runs with: the RBAC of its identity, system:kube-identity-controller (default: up's defaults). */
+  controllerPolicy?: ControllerPolicyScope;
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -175,6 +177,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     serviceAccountKey: credentials.serviceAccountKeyPem,
     issuer: opts.issuer ?? DEFAULT_ISSUER,
     anonymous: opts.anonymousAuth ?? true,
+    controllerPolicy: opts.controllerPolicy,
   });
   const auditor = opts.audit && (await Auditor.create(opts.audit, metricsRegistry, opts.logger));
   const server = await startApiServer({

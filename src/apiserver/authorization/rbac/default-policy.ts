@@ -4,6 +4,7 @@
  * each one at start if absent. kubeadm's CSR auto-approval bindings are not upstream defaults, so
  * they are offered separately for installations that want kubeadm's behaviour.
  */
+import { SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../../../api/certificates.js';
 import type { KObject } from '../../../api/meta.js';
 import type { PolicyRule } from '../../../api/rbac.js';
 
@@ -234,9 +235,101 @@ function clusterRoleBindings(): KObject[] {
   ];
 }
 
-/** Every ClusterRole and ClusterRoleBinding to create at start, roles first. */
-export function defaultPolicyObjects(): KObject[] {
-  return [...clusterRoles(), ...clusterRoleBindings()];
+/**
+ * The user kube-identity's own controller acts as when the server runs it (`up`), as
+ * kube-controller-manager acts as system:kube-controller-manager: a client certificate with this
+ * common name and no groups, bound below to what the controller does and nothing else.
+ */
+export const KUBE_IDENTITY_CONTROLLER_USER = 'system:kube-identity-controller';
+
+/** What the controller runs with, which decides what its identity may do. */
+export interface ControllerPolicyScope {
+  /** Signers whose approved CSRs it issues (`sign`) and whose CAs it publishes (`attest`). */
+  csrSigners: string[];
+  /** Signers whose CSRs it approves: the kubelet client signer, kubelet-serving with the serving approver. */
+  approvedSigners: string[];
+  /** The workload signer's names (PodCertificateRequests: `sign`, CA bundles: `attest`); none when off. */
+  workloadSigners: string[];
+  /** The serving approver reads Nodes and the kubernetes Service's addresses. */
+  servingApprover: boolean;
+  /** --metrics-secure: callers of /metrics are checked with TokenReviews. */
+  metricsAuth: boolean;
+  /** Where its Lease, signer revisions and trust bundle ConfigMap are: one namespace (`up` keeps all three in kube-system). */
+  namespace: string;
+  /** Its leader election Lease and its trust bundle ConfigMap, the only ones it reads or writes there. */
+  leaseName: string;
+  trustBundleConfigMap: string;
+}
+
+/** `up`'s controller as it starts by default; the identity every server's default policy knows. */
+export const DEFAULT_CONTROLLER_POLICY_SCOPE: ControllerPolicyScope = {
+  csrSigners: [SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING],
+  approvedSigners: [SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING],
+  workloadSigners: ['kube-identity.io/workload'],
+  servingApprover: true,
+  metricsAuth: false,
+  namespace: 'kube-system',
+  leaseName: 'kube-identity-controller',
+  trustBundleConfigMap: 'kube-identity-trust-bundle',
+};
+
+/** Upstream's eventsRule: the Event recorder creates, and updates a repeated Event's count. */
+const EVENTS_RULE: Rule = { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'update', 'patch'] };
+
+/**
+ * The controller's identity, rule for rule what it calls (as upstream's controller roles): the
+ * certificate-controller's CSR rules on its own signers, the PodCertificateRequest signer and
+ * cleaner, ClusterTrustBundles for the signers it attests, and, in its namespace only, its Lease,
+ * signer ControllerRevisions and trust bundle ConfigMap. Never Secrets, RBAC, Pods, or a signer
+ * it does not run.
+ */
+export function controllerPolicyObjects(scope: ControllerPolicyScope): KObject[] {
+  const name = KUBE_IDENTITY_CONTROLLER_USER;
+  const signed = [...new Set([...scope.csrSigners, ...scope.workloadSigners])];
+  const rules: Rule[] = [
+    { apiGroups: [CERTS], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch', 'delete'] },
+    { apiGroups: [CERTS], resources: ['certificatesigningrequests/approval', 'certificatesigningrequests/status'], verbs: ['update'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: [CERTS], resources: ['podcertificaterequests'], verbs: ['get', 'list', 'watch', 'delete'] },
+    { apiGroups: [CERTS], resources: ['clustertrustbundles'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    EVENTS_RULE,
+  ];
+  if (scope.approvedSigners.length > 0) rules.push({ apiGroups: [CERTS], resources: ['signers'], resourceNames: [...scope.approvedSigners], verbs: ['approve'] });
+  if (signed.length > 0) rules.push({ apiGroups: [CERTS], resources: ['signers'], resourceNames: signed, verbs: ['sign', 'attest'] });
+  if (scope.workloadSigners.length > 0) rules.push({ apiGroups: [CERTS], resources: ['podcertificaterequests/status'], verbs: ['update'] });
+  if (scope.servingApprover) {
+    rules.push(
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['services', 'endpoints'], resourceNames: ['kubernetes'], verbs: ['get'] },
+    );
+  }
+  if (scope.metricsAuth) rules.push({ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] });
+  const user: SubjectSpec = { kind: 'User', name };
+  const role: KObject = {
+    apiVersion: RBAC_V1,
+    kind: 'Role',
+    metadata: { ...meta(name), namespace: scope.namespace },
+    // As upstream's leader-locking roles: a create cannot be limited to a name, the rest is.
+    rules: [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [scope.leaseName], verbs: ['get', 'update'] },
+      { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: [scope.trustBundleConfigMap], verbs: ['get', 'update'] },
+    ],
+  };
+  const roleBinding: KObject = {
+    ...binding(name, name, [user]),
+    kind: 'RoleBinding',
+    metadata: { ...meta(name), namespace: scope.namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+  };
+  return [clusterRole(name, rules), binding(name, name, [user]), role, roleBinding];
+}
+
+/** Every default RBAC object to create at start, roles first; the controller's identity for `scope`. */
+export function defaultPolicyObjects(scope: ControllerPolicyScope = DEFAULT_CONTROLLER_POLICY_SCOPE): KObject[] {
+  return [...clusterRoles(), ...clusterRoleBindings(), ...controllerPolicyObjects(scope)];
 }
 
 /**
