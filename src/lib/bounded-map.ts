@@ -1,6 +1,6 @@
 /**
  * A Map that forgets its oldest entry (insertion order) once it holds `limit`: the memos on hot paths
- * (verified tokens, CSR verdicts and parses, JSON texts), where the entry most likely needed again is
+ * (verified tokens, CSR verdicts and parses), where the entry most likely needed again is
  * the one just added, and memory must stay bounded whatever the traffic.
  */
 export class BoundedMap<K, V> extends Map<K, V> {
