@@ -192,7 +192,15 @@ export class Pipeline {
 
   private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
     let user: UserInfo | undefined;
-    const request: AuthenticationRequest = { headers: req.headers, headersDistinct: req.headersDistinct, path: info.path, clientCertificateChain: clientChain(req) };
+    const request: AuthenticationRequest = {
+      headers: req.headers,
+      // Built by Node on first read: only impersonation reads it.
+      get headersDistinct() {
+        return req.headersDistinct;
+      },
+      path: info.path,
+      clientCertificateChain: clientChain(req),
+    };
     try {
       user = await this.opts.authenticator.authenticate(request);
     } catch (err) {
