@@ -6,6 +6,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { deepFreeze } from '../../../lib/json.js';
+import { parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 
 /** The object's JSON without its resourceVersion, which etcd's revision stands for. */
@@ -14,9 +15,66 @@ export function encode(object: KObject): Buffer {
   return Buffer.from(JSON.stringify({ ...object, metadata }));
 }
 
-/** JSON from `encode` as the deep-frozen object with resourceVersion set to `revision`. */
+const METADATA = '"metadata":{';
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/** The index of the quote closing the JSON string that opens at `i`. */
+function stringEnd(text: string, i: number): number {
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j;
+  }
+  return text.length;
+}
+
+/**
+ * Where the top-level `"metadata":{` of compact JSON object text starts, and the index of the `}`
+ * that closes it; undefined when the text has no such object (or is not compact, as another writer
+ * may have stored it).
+ */
+function metadataSpan(text: string): { start: number; end: number } | undefined {
+  const start = text.indexOf(METADATA);
+  if (start < 0) return undefined;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (i === start) {
+      // The first occurrence is the top-level key only when it is met outside strings at depth 1.
+      if (depth !== 1) return undefined;
+      i += METADATA.length - 1;
+      depth++;
+      continue;
+    }
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = stringEnd(text, i);
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    if (i > start && depth < 2) return depth === 1 && c !== QUOTE ? { start, end: i } : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * JSON from `encode` as the deep-frozen object with resourceVersion set to `revision` (the last key
+ * of its metadata). The text is stamped where it lies and remembered with the object, so responses
+ * and watch events send it without serialising the object again, as for the SQLite store's objects.
+ * A value whose metadata cannot be found in the text, or that mentions a resourceVersion anywhere
+ * (an Event's involvedObject does), is parsed and stamped as an object instead.
+ */
 export function decode(json: Uint8Array, revision: number): KObject {
-  const object = JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')) as KObject;
+  const text = Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
+  const span = text.includes('"resourceVersion"') ? undefined : metadataSpan(text);
+  if (span) {
+    const rv = `"resourceVersion":"${revision}"`;
+    const empty = span.end === span.start + METADATA.length;
+    return parseFrozen(`${text.slice(0, span.end)}${empty ? rv : `,${rv}`}${text.slice(span.end)}`);
+  }
+  const object = JSON.parse(text) as KObject;
   object.metadata = { ...object.metadata, resourceVersion: String(revision) };
   return deepFreeze(object) as KObject;
 }
