@@ -12,9 +12,12 @@
  * SLOs (SIG Scalability's, and no node NotReady): mutating p99 ≤ 1 s, single-object GET p99 ≤ 1 s,
  * LIST p99 ≤ 30 s, the oldest Lease < 40 s, every node joined and rotated, every watch back after the
  * restart, no failed request outside the restart. Prints a table per N, then one JSON line.
- * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO; `--steady-seconds S`
- * and `--timeout-seconds S` (how long a scenario may take, 600 by default) shorten a run; `--verbose`
- * prints progress to stderr.
+ * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO; `--out DIR` writes
+ * each N's JSON to DIR/fleet-N.json (bench/plot.ts --fleet DIR draws docs/perf-fleet.svg from them);
+ * `--steady-seconds S` and `--timeout-seconds S` (how long a scenario may take, 600 by default) shorten
+ * a run; `--verbose` prints progress to stderr.
+ * The kubelets speak HTTP/2 when up negotiates it (one connection per credential, as client-go);
+ * `--http1` forces HTTP/1.1, `--protocols h2,http1` runs each N both ways back to back.
  * The simulated kubelets run in `--workers W` processes (bench/lib/fleet-pool.ts; one per 250 nodes, at
  * most 8, by default), so no single event loop of the load generator is what is measured. They share the
  * machine with `up`: the worst worker's event-loop delay and the simulator's CPU are reported beside the figures.
@@ -22,7 +25,7 @@
  * after the join storm: `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
  */
 import 'reflect-metadata';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
@@ -32,6 +35,7 @@ import { freePort } from './lib/free-port.js';
 import { HttpClient } from './lib/http-client.js';
 import { createBootstrapToken } from './lib/kubelet-csr.js';
 import { FleetPool, defaultWorkers, type NodeCounts } from './lib/fleet-pool.js';
+import { negotiatedProtocol, type Protocol } from './lib/fleet-transport.js';
 import { formatTable, isMain, machine, mb, round, type Machine } from './lib/report.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
 
@@ -48,6 +52,8 @@ export interface FleetParams {
   workers: number;
   /** Run `up` under `node --cpu-prof` writing into this directory, and stop after the join storm. */
   upCpuProfDir?: string;
+  /** Speak HTTP/1.1 even when the server offers h2 (the simulator before HTTP/2, for comparison). */
+  http1: boolean;
 }
 
 const PHASES = ['join', 'steady', 'rotation', 'restart'] as const;
@@ -66,6 +72,8 @@ export interface PhaseResult {
   errors: number;
   firstError?: string;
   throttled: number;
+  /** TLS connections the simulated kubelets opened in the phase. */
+  connectionsOpened: number;
   /** up's CPU over the phase, in % of one core; its main thread's alone (event loop and native TLS work); per node, in ms. */
   upCpuPercent: number;
   upMainThreadCpuPercent: number;
@@ -86,6 +94,11 @@ export interface PhaseResult {
 export interface FleetResult extends Machine {
   name: 'fleet';
   nodes: number;
+  /** What the simulated kubelets spoke: h2 when the server negotiated it (and --http1 was not given). */
+  protocol: Protocol;
+  /** TLS connections opened per node in the join storm and in the rotation wave. */
+  connectionsPerJoin: number;
+  connectionsPerRotation: number;
   sloMet: boolean;
   slo: Record<string, boolean>;
   joinStormSeconds: number | null;
@@ -108,7 +121,7 @@ export interface FleetResult extends Machine {
   phases: Partial<Record<Phase, PhaseResult>>;
 }
 
-const DEFAULTS: Omit<FleetParams, 'workers'> = { nodes: 100, joinSpreadMs: 10_000, steadyMs: 120_000, rotationSpreadMs: 60_000, scenarioTimeoutMs: 600_000, restart: true };
+const DEFAULTS: Omit<FleetParams, 'workers'> = { nodes: 100, joinSpreadMs: 10_000, steadyMs: 120_000, rotationSpreadMs: 60_000, scenarioTimeoutMs: 600_000, restart: true, http1: false };
 
 /** The node's address: 10.0.0.1 upward, one per node (the serving policy refuses an IP another Node has). */
 const ipOf = (i: number): string => `10.${((i + 1) >> 16) & 255}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`;
@@ -153,7 +166,8 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   const caPem = readFileSync(path.join(dataDir, CREDENTIAL_FILES.caPem), 'utf8');
   const client = { certPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminCertPem), 'utf8'), keyPem: readFileSync(path.join(dataDir, CREDENTIAL_FILES.adminKeyPem), 'utf8') };
   const admin = new HttpClient({ url: up.url, caPem, client }, 2);
-  const target = { url: up.url, caPem, bootstrapToken: await createBootstrapToken(admin) };
+  const protocol = p.http1 ? 'http/1.1' : await negotiatedProtocol(up.url, caPem);
+  const target = { url: up.url, caPem, protocol, bootstrapToken: await createBootstrapToken(admin) };
   admin.close();
   const bareMs = await bareConnectionCpuMs(dataDir, { ...client, caPem });
   let fleet: FleetPool | undefined;
@@ -194,6 +208,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       errors: d.errors,
       firstError: d.firstError,
       throttled: d.throttled,
+      connectionsOpened: d.connections,
       upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
       upMainThreadCpuPercent: round(((up.proc.mainThreadCpuMs() - mainStart) / (seconds * 1000)) * 100, 1),
       upCpuMsPerNode: round(upCpu / p.nodes, 1),
@@ -238,7 +253,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     if (joined) joinStormSeconds = round((joined.lastServingCertAt - startedAt) / 1000, 1);
     await endPhase('steady', joined !== undefined);
     // The profile is written when up exits, in the finally below.
-    if (p.upCpuProfDir) return summarizeFleet(p, phases, joinStormSeconds, bareMs);
+    if (p.upCpuProfDir) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     await sleep(p.steadyMs);
     await endPhase('rotation', true);
@@ -246,7 +261,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     fleet.rotate(p.rotationSpreadMs);
     await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
 
-    if (!p.restart) return summarizeFleet(p, phases, joinStormSeconds, bareMs);
+    if (!p.restart) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
     fleet.markRestart();
     // The phase's CPU spans two processes: what the stopped one used, then the new one's.
     const usedBeforeStop = up.proc.cpuMs() - cpuStart;
@@ -274,10 +289,10 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     await up.proc.stop(10_000);
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return summarizeFleet(p, phases, joinStormSeconds, bareMs);
+  return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 }
 
-function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResult>>, joinStormSeconds: number | null, bareMs: number): FleetResult {
+function summarizeFleet(p: FleetParams, protocol: Protocol, phases: Partial<Record<Phase, PhaseResult>>, joinStormSeconds: number | null, bareMs: number): FleetResult {
   const all = PHASES.map((ph) => phases[ph]).filter((r): r is PhaseResult => r !== undefined);
   const worst = (pick: (r: PhaseResult) => number): number => Math.max(0, ...all.map(pick));
   const outsideRestart = all.filter((r) => r !== phases.restart);
@@ -302,6 +317,9 @@ function summarizeFleet(p: FleetParams, phases: Partial<Record<Phase, PhaseResul
     name: 'fleet',
     ...machine(),
     nodes: p.nodes,
+    protocol,
+    connectionsPerJoin: round((phases.join?.connectionsOpened ?? 0) / p.nodes, 2),
+    connectionsPerRotation: round((phases.rotation?.connectionsOpened ?? 0) / p.nodes, 2),
     sloMet: Object.values(slo).every(Boolean),
     slo,
     joinStormSeconds,
@@ -338,6 +356,7 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.maxLeaseAgeSeconds),
         String(x.errors),
         String(x.throttled),
+        String(round(x.connectionsOpened / r.nodes, 2)),
         `${x.upCpuPercent}/${x.upMainThreadCpuPercent}`,
         String(x.upCpuMsPerNode),
         String(x.upPeakRssMb),
@@ -347,14 +366,38 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
-  return [`fleet: ${r.nodes} nodes (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');
+  return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');
 }
 
-/** Runs each N of `--nodes A,B,C` in turn: table, then JSON line; last, the largest N that met every SLO. */
+/** Where each run's JSON goes under `--out DIR`: one file per N (and per protocol when HTTP/1.1 was forced). */
+export const fleetResultFile = (dir: string, r: Pick<FleetResult, 'nodes' | 'params'>): string => path.join(dir, `fleet-${r.nodes}${r.params.http1 ? '-http1' : ''}.json`);
+
+/**
+ * Runs each N of `--nodes A,B,C` in turn (each over h2 then HTTP/1.1 with `--protocols h2,http1`;
+ * `--http1` alone forces HTTP/1.1): table, then JSON line, and with `--out DIR` the JSON in
+ * DIR/fleet-N.json as soon as that N is done; last, the largest N that met every SLO.
+ */
 export async function runFleetCli(argv: string[]): Promise<void> {
+  const o = fleetOptions(argv);
+  if (o.out) mkdirSync(o.out, { recursive: true });
+  const met: number[] = [];
+  for (const nodes of o.counts) {
+    for (const protocol of o.protocols) {
+      const r = await runFleetBench({ ...o.params, nodes, http1: protocol === 'http1' }, o.verbose ? (l) => console.error(l) : undefined);
+      console.log(formatFleetTable(r));
+      console.log(JSON.stringify(r));
+      if (o.out) writeFileSync(fleetResultFile(o.out, r), `${JSON.stringify(r, null, 2)}\n`);
+      if (r.sloMet && protocol === o.protocols[0]) met.push(nodes);
+    }
+  }
+  const which = o.protocols.length > 1 ? ` (${o.protocols[0]})` : '';
+  if (o.counts.length > 1) console.log(`largest N meeting every SLO${which}: ${met.length ? Math.max(...met) : 'none'}`);
+}
+
+function fleetOptions(argv: string[]) {
   const arg = (name: string): string | undefined => {
     const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
     if (i < 0) return undefined;
@@ -363,28 +406,16 @@ export async function runFleetCli(argv: string[]): Promise<void> {
   };
   const counts = (arg('nodes') ?? '100').split(',').map(Number);
   if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes takes positive integers, got ${arg('nodes')}`);
-  const steady = arg('steady-seconds');
-  const timeout = arg('timeout-seconds');
-  const workers = arg('workers');
+  const protocols = (arg('protocols') ?? (argv.includes('--http1') ? 'http1' : 'h2')).split(',');
+  if (protocols.some((x) => x !== 'h2' && x !== 'http1')) throw new Error(`--protocols takes h2 and http1, got ${arg('protocols')}`);
+  const seconds = (name: string): number | undefined => (arg(name) === undefined ? undefined : Number(arg(name)) * 1000);
+  const params: Partial<FleetParams> = {};
+  if (seconds('steady-seconds') !== undefined) params.steadyMs = seconds('steady-seconds');
+  if (seconds('timeout-seconds') !== undefined) params.scenarioTimeoutMs = seconds('timeout-seconds');
+  if (arg('workers') !== undefined) params.workers = Number(arg('workers'));
   const cpuProf = arg('up-cpu-prof');
-  const verbose = argv.includes('--verbose');
-  const met: number[] = [];
-  for (const nodes of counts) {
-    const r = await runFleetBench(
-      {
-        nodes,
-        ...(steady ? { steadyMs: Number(steady) * 1000 } : {}),
-        ...(timeout ? { scenarioTimeoutMs: Number(timeout) * 1000 } : {}),
-        ...(workers ? { workers: Number(workers) } : {}),
-        ...(cpuProf ? { upCpuProfDir: path.resolve(cpuProf) } : {}),
-      },
-      verbose ? (l) => console.error(l) : undefined,
-    );
-    console.log(formatFleetTable(r));
-    console.log(JSON.stringify(r));
-    if (r.sloMet) met.push(nodes);
-  }
-  if (counts.length > 1) console.log(`largest N meeting every SLO: ${met.length ? Math.max(...met) : 'none'}`);
+  if (cpuProf !== undefined) params.upCpuProfDir = path.resolve(cpuProf);
+  return { counts, protocols, params, out: arg('out'), verbose: argv.includes('--verbose') };
 }
 
 if (isMain(import.meta.url)) await runFleetCli(process.argv.slice(2));

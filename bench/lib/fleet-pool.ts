@@ -31,6 +31,8 @@ export interface WorkerSamples {
   errors: number;
   firstError: string | undefined;
   throttled: number;
+  /** TLS connections the phase's simulated kubelets opened. */
+  connections: number;
   maxLeaseAgeSeconds: number;
   lagP99Ms: number;
 }
@@ -157,6 +159,7 @@ export class FleetPool {
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,
       throttled: all.reduce((a, s) => a + s.throttled, 0),
+      connections: all.reduce((a, s) => a + s.connections, 0),
       maxLeaseAgeSeconds: Math.max(0, ...all.map((s) => s.maxLeaseAgeSeconds)),
       lagP99Ms: Math.max(0, ...all.map((s) => s.lagP99Ms)),
     };

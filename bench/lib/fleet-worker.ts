@@ -15,7 +15,7 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, connections: 0 };
   }
 
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
@@ -31,6 +31,10 @@ export class Recorder implements FleetRecorder {
 
   throttled(): void {
     this.data.throttled++;
+  }
+
+  connected(): void {
+    this.data.connections++;
   }
 
   requests(): number {

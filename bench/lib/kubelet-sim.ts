@@ -5,14 +5,15 @@
  * a failed renewal is retried after 200 ms doubling to 7 s) → a kubelet-serving CSR → informers on
  * its own Node (fieldSelector metadata.name) and its pods (spec.nodeName), list then watch, relisting
  * on 410 → node status every 5 min → client certificate rotation, after which every connection is
- * closed and the watches start again, as kubelet's rotating transport does. Each node has its own
- * keep-alive TLS connections: one for requests, one per watch (its Node, its pods, a CSR awaited) (HTTP/1.1, as client-go against a
- * server without HTTP/2). Every request goes through `FleetRecorder`, which keeps latencies by kind
- * and counts errors and 429s (honoured: the request is sent again after Retry-After, up to 10 times).
+ * closed and the watches start again, as kubelet's rotating transport does. Each credential has its
+ * own transport (bench/lib/fleet-transport.ts): one HTTP/2 connection for everything when the server
+ * offers h2, as client-go, else HTTP/1.1 keep-alive connections (one for requests, one per watch).
+ * Every request goes through `FleetRecorder`, which keeps latencies by kind, counts errors, 429s
+ * (honoured: the request is sent again after Retry-After, up to 10 times) and connections opened.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { Pool } from 'undici';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
+import { openTransport, type Transport, type TransportTarget } from './fleet-transport.js';
 import { CSR_PATH, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES } from './kubelet-csr.js';
 
 export type RequestKind = 'mutating' | 'get' | 'list';
@@ -22,11 +23,11 @@ export interface FleetRecorder {
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void;
   error(what: string): void;
   throttled(): void;
+  /** A TLS connection was opened. */
+  connected(): void;
 }
 
-export interface FleetTarget {
-  url: string;
-  caPem: string;
+export interface FleetTarget extends TransportTarget {
   bootstrapToken: string;
 }
 
@@ -54,19 +55,15 @@ interface Credentials {
   keyPem?: string;
 }
 
-/** One node's connections: requests on `pool`, each watch on a connection of its own. */
+/** One credential's transport, and the headers its requests carry. */
 class Connection {
-  readonly pool: Pool;
-  readonly watches: Pool;
+  readonly transport: Transport;
   constructor(
-    readonly target: FleetTarget,
+    target: FleetTarget,
     readonly creds: Credentials,
+    onConnect: () => void,
   ) {
-    const connect = { ca: target.caPem, cert: creds.certPem, key: creds.keyPem };
-    // client-go keeps idle connections 90 s (undici: 4 s), so Lease renewals reuse theirs.
-    const keepAlive = { keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000 };
-    this.pool = new Pool(target.url, { connections: 1, connect, ...keepAlive });
-    this.watches = new Pool(target.url, { connections: 3, connect, ...keepAlive, bodyTimeout: 0 });
+    this.transport = openTransport(target, creds, onConnect);
   }
 
   headers(body: boolean, contentType = 'application/json'): Record<string, string> {
@@ -78,8 +75,7 @@ class Connection {
 
   /** Ends the watches at once; requests under way finish first unless `now` (client-go closes idle connections on rotation). */
   close(now = false): void {
-    void (now ? this.pool.destroy() : this.pool.close());
-    void this.watches.destroy();
+    this.transport.close(now);
   }
 }
 
@@ -109,10 +105,10 @@ export class SimKubelet {
 
   /** Bootstrap, register, heartbeat, serving certificate and informers; resolves once both certificates are held. */
   async join(): Promise<void> {
-    const bootstrap = new Connection(this.target, { token: this.target.bootstrapToken });
+    const bootstrap = this.connect({ token: this.target.bootstrapToken });
     try {
       const client = await this.requestCertificate(bootstrap, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES, {});
-      this.conn = new Connection(this.target, client);
+      this.conn = this.connect(client);
       this.clientCertAt = Date.now();
     } finally {
       bootstrap.close();
@@ -131,7 +127,7 @@ export class SimKubelet {
   async rotate(): Promise<void> {
     const old = this.current();
     const fresh = await this.requestCertificate(old, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES, {});
-    this.conn = new Connection(this.target, fresh);
+    this.conn = this.connect(fresh);
     this.generation++;
     old.close();
     this.rotations++;
@@ -143,6 +139,10 @@ export class SimKubelet {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.conn?.close(true);
+  }
+
+  private connect(creds: Credentials): Connection {
+    return new Connection(this.target, creds, () => this.rec.connected());
   }
 
   private current(): Connection {
@@ -164,15 +164,15 @@ export class SimKubelet {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
-      const res = await conn.pool.request({ method: method as 'GET', path, headers: conn.headers(payload !== undefined, opts.contentType), body: payload });
-      const text = await res.body.text();
-      const retryAfter = Number(res.headers['retry-after']);
-      if (res.statusCode === 429 && attempt < MAX_RETRIES && Number.isInteger(retryAfter)) {
+      const res = await conn.transport.request(method, path, conn.headers(payload !== undefined, opts.contentType), payload);
+      const text = res.text;
+      const retryAfter = Number(res.retryAfter);
+      if (res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(retryAfter)) {
         this.rec.throttled();
         await sleep(retryAfter * 1000);
         continue;
       }
-      if (res.statusCode < 200 || res.statusCode > 299) throw new HttpError(res.statusCode, text);
+      if (res.status < 200 || res.status > 299) throw new HttpError(res.status, text);
       this.rec.latency(kind, performance.now() - started, opts.lease ?? false);
       return JSON.parse(text) as Obj;
     }
@@ -207,11 +207,8 @@ export class SimKubelet {
   /** Streams a watch until `done` says so or the stream ends; rejects on a non-200. */
   private async watch(conn: Connection, path: string, done: (obj: Obj, type: string) => boolean, onOpen?: () => void): Promise<void> {
     const abort = new AbortController();
-    const res = await conn.watches.request({ method: 'GET', path, headers: conn.headers(false), signal: abort.signal });
-    if (res.statusCode !== 200) {
-      const text = await res.body.text();
-      throw new HttpError(res.statusCode, text);
-    }
+    const res = await conn.transport.stream(path, conn.headers(false), abort.signal);
+    if (res.status !== 200) throw new HttpError(res.status, await res.text());
     onOpen?.();
     let buf = '';
     try {

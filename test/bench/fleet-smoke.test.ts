@@ -14,6 +14,11 @@ describe('bench/fleet', () => {
     expect(r.phases.join?.listMs.count).toBe(3 * 2);
     expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
     expect(r.errors).toBe(0);
+    // client-go's connections: over h2 one per credential (the bootstrap token's, then the certificate's;
+    // a rotation adds the new certificate's); over HTTP/1.1 one for requests and one per watch (the CSR's
+    // as a bootstrapper; the CSR's, the Node's and the pods' with the certificate; a rotation: the new
+    // CSR's watch on the old credential, then requests and two watches on the new one).
+    expect([r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(r.protocol === 'h2' ? [2, 1] : [6, 4]);
     expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
     expect(r.phases.join?.upMainThreadCpuPercent).toBeGreaterThan(0);
     expect(r.bareConnectionCpuMs).toBeGreaterThan(0);

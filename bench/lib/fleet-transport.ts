@@ -1,0 +1,195 @@
+/**
+ * A simulated kubelet's transport to the API server, as client-go's: one per credential (bootstrap
+ * token, then each client certificate). Against a server that negotiates HTTP/2 it is one TLS
+ * connection multiplexing every request and watch (client-go's default with an h2 server); otherwise
+ * HTTP/1.1 keep-alive connections, one for requests and one per watch. Every TLS connection opened is
+ * reported through `onConnect`, so the bench can count connections per join.
+ *
+ * HTTP/2 as Go's transport: after a GOAWAY (or the connection closing) the next request opens a new
+ * connection, streams already running finish on the old one, and a request the server refused
+ * unprocessed (REFUSED_STREAM, or sent after the GOAWAY) is sent again once on the new connection.
+ */
+import { once } from 'node:events';
+import http2, { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import tls from 'node:tls';
+import { Pool } from 'undici';
+
+export type Protocol = 'h2' | 'http/1.1';
+
+export interface TransportTarget {
+  url: string;
+  caPem: string;
+  /** What the transports speak; the bench asks the server once (negotiatedProtocol) unless told --http1. */
+  protocol: Protocol;
+}
+
+export interface TransportCredentials {
+  certPem?: string;
+  keyPem?: string;
+}
+
+/** A response read whole. */
+export interface Reply {
+  status: number;
+  retryAfter: string | undefined;
+  text: string;
+}
+
+/** A streamed response (a watch): its status, then its body until it ends or is aborted. */
+export interface StreamReply {
+  status: number;
+  body: AsyncIterable<Buffer>;
+  text(): Promise<string>;
+}
+
+export interface Transport {
+  request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply>;
+  stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply>;
+  /** Ends the watches at once; requests under way finish first unless `now`. */
+  close(now?: boolean): void;
+}
+
+/** How long a new connection may take to be ready (undici's connect timeout). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The protocol the server picks when offered h2 and http/1.1, as a Go client offers them. */
+export async function negotiatedProtocol(url: string, caPem: string): Promise<Protocol> {
+  const { hostname, port } = new URL(url);
+  const socket = tls.connect({ host: hostname, port: Number(port), ca: caPem, ALPNProtocols: ['h2', 'http/1.1'] });
+  try {
+    await once(socket, 'secureConnect');
+    return socket.alpnProtocol === 'h2' ? 'h2' : 'http/1.1';
+  } finally {
+    socket.destroy();
+  }
+}
+
+export function openTransport(target: TransportTarget, creds: TransportCredentials, onConnect: () => void): Transport {
+  return target.protocol === 'h2' ? new Http2Transport(target, creds, onConnect) : new Http1Transport(target, creds, onConnect);
+}
+
+const retryAfterOf = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/** HTTP/1.1 as client-go without h2: a keep-alive connection for requests and one per watch. */
+class Http1Transport implements Transport {
+  private readonly pool: Pool;
+  private readonly watches: Pool;
+
+  constructor(target: TransportTarget, creds: TransportCredentials, onConnect: () => void) {
+    const connect = { ca: target.caPem, cert: creds.certPem, key: creds.keyPem };
+    // client-go keeps idle connections 90 s (undici: 4 s), so Lease renewals reuse theirs.
+    const keepAlive = { keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000 };
+    this.pool = new Pool(target.url, { connections: 1, connect, ...keepAlive });
+    this.watches = new Pool(target.url, { connections: 3, connect, ...keepAlive, bodyTimeout: 0 });
+    this.pool.on('connect', onConnect);
+    this.watches.on('connect', onConnect);
+  }
+
+  async request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+    const res = await this.pool.request({ method: method as 'GET', path, headers, body });
+    return { status: res.statusCode, retryAfter: retryAfterOf(res.headers['retry-after']), text: await res.body.text() };
+  }
+
+  async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply> {
+    const res = await this.watches.request({ method: 'GET', path, headers, signal });
+    return { status: res.statusCode, body: res.body, text: () => res.body.text() };
+  }
+
+  close(now = false): void {
+    void (now ? this.pool.destroy() : this.pool.close());
+    void this.watches.destroy();
+  }
+}
+
+/** Whether a stream's failure means the server never processed it, so it may be sent again. */
+function unprocessed(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'ERR_HTTP2_GOAWAY_SESSION' || code === 'ERR_HTTP2_INVALID_SESSION' || /NGHTTP2_REFUSED_STREAM/.test(String(err));
+}
+
+/** The response headers of a stream; rejects if it fails or closes before them. */
+function responseOf(stream: ClientHttp2Stream): Promise<IncomingHttpHeaders> {
+  return new Promise((resolve, reject) => {
+    stream.once('response', resolve);
+    stream.once('error', reject);
+    stream.once('close', () => reject(Object.assign(new Error(`stream closed before its response (code ${stream.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' })));
+  });
+}
+
+/** HTTP/2: one TLS connection carries every request and watch; a new one after GOAWAY or a close. */
+class Http2Transport implements Transport {
+  private session: ClientHttp2Session | undefined;
+  private readonly watches = new Set<ClientHttp2Stream>();
+  private closed = false;
+
+  constructor(
+    private readonly target: TransportTarget,
+    private readonly creds: TransportCredentials,
+    private readonly onConnect: () => void,
+  ) {}
+
+  /** The connection new streams go on: the current one unless it is going away. */
+  private current(): ClientHttp2Session {
+    if (this.closed) throw Object.assign(new Error('transport closed'), { code: 'ERR_TRANSPORT_CLOSED' });
+    const s = this.session;
+    if (s && !s.closed && !s.destroyed) return s;
+    const session = http2.connect(this.target.url, { ca: this.target.caPem, cert: this.creds.certPem, key: this.creds.keyPem });
+    this.onConnect();
+    const forget = (): void => {
+      if (this.session === session) this.session = undefined;
+    };
+    // Streams report their own failures; a connection's error only means the next request needs a new one.
+    session.on('error', forget);
+    session.on('goaway', forget);
+    session.on('close', forget);
+    const timer = setTimeout(() => session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), CONNECT_TIMEOUT_MS);
+    session.once('connect', () => clearTimeout(timer));
+    session.once('close', () => clearTimeout(timer));
+    this.session = session;
+    return session;
+  }
+
+  /** Opens a stream and waits for its response headers; a stream the server refused unprocessed is sent once more. */
+  private async open(headers: http2.OutgoingHttpHeaders, body: string | undefined, signal?: AbortSignal): Promise<{ stream: ClientHttp2Stream; head: IncomingHttpHeaders }> {
+    for (let attempt = 0; ; attempt++) {
+      let stream: ClientHttp2Stream | undefined;
+      try {
+        stream = this.current().request(headers, { endStream: body === undefined, signal });
+        // A late error (a stream reset after it was read or aborted) must not be an uncaught one.
+        stream.on('error', () => undefined);
+        if (body !== undefined) stream.end(body);
+        return { stream, head: await responseOf(stream) };
+      } catch (err) {
+        stream?.destroy();
+        if (attempt > 0 || signal?.aborted || !unprocessed(err)) throw err;
+      }
+    }
+  }
+
+  async request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+    const { stream, head } = await this.open({ ':method': method, ':path': path, ...headers }, body);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return { status: Number(head[':status']), retryAfter: retryAfterOf(head['retry-after']), text: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply> {
+    const { stream, head } = await this.open({ ':method': 'GET', ':path': path, ...headers }, undefined, signal);
+    this.watches.add(stream);
+    stream.once('close', () => this.watches.delete(stream));
+    const text = async (): Promise<string> => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    return { status: Number(head[':status']), body: stream as AsyncIterable<Buffer>, text };
+  }
+
+  close(now = false): void {
+    this.closed = true;
+    for (const w of this.watches) w.close(http2.constants.NGHTTP2_CANCEL);
+    if (now) this.session?.destroy();
+    else this.session?.close();
+    this.session = undefined;
+  }
+}
