@@ -1,4 +1,4 @@
-import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from './rfc3339.js';
+import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT, timestampSeconds } from './rfc3339.js';
 
 /** What Go's time.Parse answers for metav1.Time (RFC3339) and metav1.MicroTime (RFC3339Micro) layouts. */
 const T = TIME_LAYOUT;
@@ -48,5 +48,26 @@ describe('Go time.Parse with the metav1.Time and MicroTime layouts', () => {
   it('knows the zero time, which metav1 writes as null', () => {
     expect(isZeroTime(parseGoTime('0001-01-01T00:00:00Z', T))).toBe(true);
     expect(isZeroTime(parseGoTime('0001-01-01T01:00:00+01:00', T))).toBe(true);
+  });
+});
+
+describe('timestampSeconds', () => {
+  it('formats each instant to its own second, whatever came before', () => {
+    const instants = ['2026-11-26T19:31:31.999Z', '2026-11-26T19:31:31.000Z', '2026-11-26T19:31:32.001Z', '2026-11-26T19:31:31.500Z', '1970-01-01T00:00:00.000Z', '0050-06-01T00:00:00.250Z', '2026-11-26T19:31:32.999Z'];
+    expect(instants.map((t) => timestampSeconds(new Date(t)))).toEqual([
+      '2026-11-26T19:31:31Z',
+      '2026-11-26T19:31:31Z',
+      '2026-11-26T19:31:32Z',
+      '2026-11-26T19:31:31Z',
+      '1970-01-01T00:00:00Z',
+      '0050-06-01T00:00:00Z',
+      '2026-11-26T19:31:32Z',
+    ]);
+  });
+
+  it('refuses an invalid date every time, after a valid one', () => {
+    timestampSeconds(new Date('2026-11-26T19:31:31Z'));
+    expect(() => timestampSeconds(new Date(NaN))).toThrow(RangeError);
+    expect(() => timestampSeconds(new Date(NaN))).toThrow(RangeError);
   });
 });

@@ -4,9 +4,19 @@
  * letter of its error messages, which kube-apiserver returns for a malformed time.
  */
 
+/** The last second formatted: every write stamps one or two times, nearly always within the same second. */
+let lastSecond = NaN;
+let lastText = '';
+
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export function timestampSeconds(d: Date): string {
-  return new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  // An invalid date (NaN) never equals the cache, so it throws as toISOString does.
+  if (second !== lastSecond) {
+    lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 /** An instant in UTC: whole seconds since the epoch and the nanoseconds within that second. */
