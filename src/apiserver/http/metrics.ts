@@ -15,6 +15,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RequestInfo } from './request-info.js';
 import type { Store } from '../storage/store.js';
+import { ScrapedCounter } from '../../lib/scraped-counter.js';
 
 type RequestLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component';
 
@@ -87,20 +88,21 @@ export interface ApiServerMetricsOptions {
 
 export class ApiServerMetrics {
   readonly registry: Registry;
-  private readonly requests: Counter<RequestLabel | 'code'>;
+  private readonly requests: ScrapedCounter<RequestLabel | 'code'>;
   private readonly durations: Histogram<RequestLabel>;
-  private readonly inflight: Gauge<'request_kind'>;
+  /** Requests in flight by kind, read when scraped (every request changes them twice). */
+  private readonly inflight = { readOnly: 0, mutating: 0 };
   private readonly watchers: Gauge<'group' | 'version' | 'kind'>;
   private readonly terminated: Counter<'group' | 'version' | 'resource'>;
-  private readonly authAttempts: Counter<'result'>;
-  private readonly userRequests: Counter<'username'>;
-  private readonly decisions: Counter<'decision'>;
+  private readonly authAttempts: ScrapedCounter<'result'>;
+  private readonly userRequests: ScrapedCounter<'username'>;
+  private readonly decisions: ScrapedCounter<'decision'>;
 
   constructor(opts: ApiServerMetricsOptions) {
     const registers = [opts.registry];
     this.registry = opts.registry;
     const requestLabels: RequestLabel[] = ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
-    this.requests = new Counter({
+    this.requests = new ScrapedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, group, version, resource, scope, component, and HTTP response code.',
       labelNames: [...requestLabels, 'code'],
@@ -113,14 +115,17 @@ export class ApiServerMetrics {
       buckets: DURATION_BUCKETS,
       registers,
     });
-    this.inflight = new Gauge({
+    const inflight = this.inflight;
+    new Gauge({
       name: 'apiserver_current_inflight_requests',
       help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
       labelNames: ['request_kind'],
       registers,
+      collect() {
+        this.set({ request_kind: 'readOnly' }, inflight.readOnly);
+        this.set({ request_kind: 'mutating' }, inflight.mutating);
+      },
     });
-    this.inflight.set({ request_kind: 'readOnly' }, 0);
-    this.inflight.set({ request_kind: 'mutating' }, 0);
     this.watchers = new Gauge({ name: 'apiserver_registered_watchers', help: 'Number of currently registered watchers for a given resources', labelNames: ['group', 'version', 'kind'], registers });
     this.terminated = new Counter({
       name: 'apiserver_terminated_watchers_total',
@@ -128,9 +133,9 @@ export class ApiServerMetrics {
       labelNames: ['group', 'version', 'resource'],
       registers,
     });
-    this.authAttempts = new Counter({ name: 'authentication_attempts', help: 'Counter of authenticated attempts.', labelNames: ['result'], registers });
-    this.userRequests = new Counter({ name: 'authenticated_user_requests', help: 'Counter of authenticated requests broken out by username.', labelNames: ['username'], registers });
-    this.decisions = new Counter({ name: 'apiserver_authorization_decisions_total', help: 'Total number of terminal decisions made by an authorizer split by decision.', labelNames: ['decision'], registers });
+    this.authAttempts = new ScrapedCounter({ name: 'authentication_attempts', help: 'Counter of authenticated attempts.', labelNames: ['result'], registers });
+    this.userRequests = new ScrapedCounter({ name: 'authenticated_user_requests', help: 'Counter of authenticated requests broken out by username.', labelNames: ['username'], registers });
+    this.decisions = new ScrapedCounter({ name: 'apiserver_authorization_decisions_total', help: 'Total number of terminal decisions made by an authorizer split by decision.', labelNames: ['decision'], registers });
     registerStorageGauges(opts);
   }
 
@@ -144,15 +149,17 @@ export class ApiServerMetrics {
     let info: RequestInfo | undefined;
     let route: ResourceInfo | undefined;
     let inflight = true;
-    this.inflight.inc({ request_kind: kind });
+    this.inflight[kind]++;
     const leaveInflight = (): void => {
-      if (inflight) this.inflight.dec({ request_kind: kind });
+      if (inflight) this.inflight[kind]--;
       inflight = false;
     };
     res.once('close', () => {
       leaveInflight();
       const labels = requestLabels(req, info, route);
-      this.requests.inc({ ...labels, code: String(res.statusCode) });
+      const code = String(res.statusCode);
+      const key = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${code}`;
+      this.requests.inc(key, () => ({ ...labels, code }));
       if (labels.verb !== 'WATCH') this.durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
     return {
@@ -168,12 +175,16 @@ export class ApiServerMetrics {
   }
 
   authenticated(username: string | undefined, failed: boolean): void {
-    this.authAttempts.inc({ result: failed ? 'error' : username === undefined ? 'failure' : 'success' });
-    if (username !== undefined) this.userRequests.inc({ username: compressUsername(username) });
+    const result = failed ? 'error' : username === undefined ? 'failure' : 'success';
+    this.authAttempts.inc(result, () => ({ result }));
+    if (username === undefined) return;
+    const compressed = compressUsername(username);
+    this.userRequests.inc(compressed, () => ({ username: compressed }));
   }
 
   authorized(allowed: boolean): void {
-    this.decisions.inc({ decision: allowed ? 'allowed' : 'denied' });
+    const decision = allowed ? 'allowed' : 'denied';
+    this.decisions.inc(decision, () => ({ decision }));
   }
 
   /** A watch started; the returned function ends it (`slow`: closed for falling behind). */
