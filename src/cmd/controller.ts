@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { loadControllerConfig } from '../config/load.js';
 import { CONTROLLER_CONFIG_SCHEMA, type ControllerConfig } from '../config/schema.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
+import { kubernetesUserAgent } from '../lib/user-agent.js';
 import { buildVersion } from '../lib/version.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { registerBuildInfo } from '../metrics/build-info.js';
@@ -48,6 +49,7 @@ export async function runControllerProcess(
     kubeConfig: kubeConfig ?? loadKubeConfig(config.kubeconfig),
     signal,
     hostname: process.env.POD_NAME ?? os.hostname(),
+    userAgent: kubernetesUserAgent('kube-identity', version),
     register: (mgr, client, cfg, stop) => registerControllers(mgr, client, cfg, { ...mgr.shared, signal: stop }),
   });
 }

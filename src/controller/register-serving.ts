@@ -45,7 +45,7 @@ export function addServingApprover(ctx: CsrControllerContext, resolveHost?: Reso
         clusterDomain: config.clusterDomain,
         serviceRange: parseServiceRange(config.serviceClusterIpRange),
       },
-      apiserver: new ApiserverAddresses(ctx.client, ctx.clock),
+      apiserver: new ApiserverAddresses(ctx.client.forComponent(SERVING_APPROVER_NAME), ctx.clock),
       resolveHost: config.kubeletServingBypassDnsResolution ? undefined : (resolveHost ?? systemResolveHost),
       dryRun: config.kubeletServingDryRun,
       deny: config.kubeletServingDeny,

@@ -120,7 +120,7 @@ export function addWorkloadSigner(ctx: CsrControllerContext, plan: WorkloadSigne
       maxDurationMs: plan.maxDurationMs,
       keyTypes: new Set(plan.keyTypes),
       pcrs,
-      client: ctx.client,
+      client: ctx.client.forComponent(WORKLOAD_SIGNER_NAME),
       events: ctx.deps(WORKLOAD_SIGNER_NAME).events,
       metrics: PodCertificateMetrics.for(ctx.registry),
       clock: ctx.clock,

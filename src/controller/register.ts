@@ -22,8 +22,8 @@ import { type Manager, watch } from './runtime/manager.js';
 import type { Informer } from './informer/informer.js';
 import { APPROVER_NAME, ApproverReconciler, approverSkips } from './approver/approver.js';
 import { CaSource, type CaFiles } from './signer/ca-source.js';
-import { Cleaner } from './cleaner/cleaner.js';
-import { PcrCleaner } from './cleaner/pcr-cleaner.js';
+import { CLEANER_NAME, Cleaner } from './cleaner/cleaner.js';
+import { PCR_CLEANER_NAME, PcrCleaner } from './cleaner/pcr-cleaner.js';
 import { PcrCleanerMetrics } from '../metrics/cleaner.js';
 import { PCR_RESOURCE, type PodCertificateRequestV1beta1 } from '../api/pod-certificates.js';
 import { CsrApi } from './csr/csr-api.js';
@@ -32,7 +32,7 @@ import { csrCacheTransform } from './csr/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './csr/csr-conditions.js';
 import { ParsedRequests } from './csr/parsed-requests.js';
 import { publisherIdentity } from './revisions/cluster-trust-bundles.js';
-import { REVISION_SELECTOR, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
+import { REVISION_SELECTOR, REVISIONS_NAME, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
 import { SignerReconciler, signerSkips } from './signer/signer.js';
 import { addServingApprover } from './register-serving.js';
@@ -139,7 +139,7 @@ function addPcrCleaner(mgr: Manager, client: KubeClient, version: PodCertificate
     resource: { group: CERTIFICATES_GROUP, version, plural: PCR_RESOURCE },
   });
   const cleaner = new PcrCleaner({
-    client,
+    client: client.forComponent(PCR_CLEANER_NAME),
     version,
     pcrs: informer.store,
     clock: deps.clock,
@@ -160,7 +160,8 @@ export interface CsrControllerContext {
   registry: Registry;
   logger: Logger;
   clock: Clock;
-  api: CsrApi;
+  /** The CSR API as `component` calls it. */
+  api(component: string): CsrApi;
   csrInformer: Informer<CertificateSigningRequest>;
   /** The same informer, as the Manager's watches take it. */
   rateLimiter: RateLimiterOptions;
@@ -206,10 +207,12 @@ export function csrControllerContext(mgr: Manager, client: KubeClient, config: C
   });
   const csrs = csrInformer.store;
   metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
-  const broadcaster = new EventBroadcaster({ sink: deps.eventSink ?? apiSink(client), clock, logger, registry });
+  // One writer sends every controller's Events (upstream's recorders write through each controller's client).
+  const broadcaster = new EventBroadcaster({ sink: deps.eventSink ?? apiSink(client.forComponent('event-broadcaster')), clock, logger, registry });
   mgr.add(broadcaster);
-  const api = new CsrApi(client);
   const requests = new ParsedRequests();
+  // Each controller's requests name it in their User-Agent, as kube-controller-manager's do.
+  const api = (component: string): CsrApi => new CsrApi(client.forComponent(component));
   return {
     mgr,
     client,
@@ -217,7 +220,6 @@ export function csrControllerContext(mgr: Manager, client: KubeClient, config: C
     registry,
     logger,
     clock,
-    api,
     csrInformer,
     rateLimiter: {
       baseDelayMs: config.rateLimiterBaseDelay,
@@ -225,7 +227,8 @@ export function csrControllerContext(mgr: Manager, client: KubeClient, config: C
       qps: config.rateLimiterQps,
       burst: config.rateLimiterBurst,
     },
-    deps: (component) => ({ api, csrs, events: broadcaster.recorder(component), metrics, clock, requests }),
+    api,
+    deps: (component) => ({ api: api(component), csrs, events: broadcaster.recorder(component), metrics, clock, requests }),
   };
 }
 
@@ -242,7 +245,7 @@ function addApprover(ctx: CsrControllerContext): void {
 function addCleaner(ctx: CsrControllerContext): Cleaner {
   const { config } = ctx;
   const cleaner = new Cleaner({
-    api: ctx.api,
+    api: ctx.api(CLEANER_NAME),
     csrs: ctx.csrInformer.store,
     clock: ctx.clock,
     logger: ctx.logger,
@@ -304,7 +307,7 @@ function addSigners(
     });
   }
   const revisions = new RevisionSync({
-    client: ctx.client,
+    client: ctx.client.forComponent(REVISIONS_NAME),
     namespace: config.controllerNamespace,
     signers: [
       ...plan.map(({ policy, files }) => ({ signerName: policy.signerName, policy: policy.policy, ca: sourceFor(files), maxDurationMs: config.clusterSigningDuration })),

@@ -29,6 +29,8 @@ export interface ControllerDeps {
   signal: AbortSignal;
   /** Used for the default leader identity (the pod name). */
   hostname: string;
+  /** Every request's User-Agent, each component's name added (client-go's form, src/lib/user-agent.ts). */
+  userAgent?: string;
   /** Adds informers, controllers and runnables to the manager; `signal` stops any wait for the API server. */
   register?: (mgr: Manager, client: KubeClient, config: ControllerConfig, signal: AbortSignal) => unknown;
   clock?: Clock;
@@ -42,17 +44,21 @@ async function secureMetrics(config: ControllerConfig, client: KubeClient, deps:
   const tls = config.metricsCertPath
     ? servingTls({ ...settings, certFile: path.join(config.metricsCertPath, config.metricsCertName), keyFile: path.join(config.metricsCertPath, config.metricsCertKey) })
     : servingTls({ ...settings, ...(await selfSignedServingPair('kube-identity-controller-metrics', ['localhost', '127.0.0.1', deps.hostname])) });
-  const auth = new MetricsAuth({ client, clock, logger: deps.logger });
+  const auth = new MetricsAuth({ client: client.forComponent('metrics-auth'), clock, logger: deps.logger });
   return { tls, authorize: (req, urlPath) => auth.check(req.headers, urlPath) };
 }
 
 export async function runController(config: ControllerConfig, deps: ControllerDeps): Promise<void> {
   const clock = deps.clock ?? realClock;
   registerProcessMetrics(deps.registry);
-  const client = new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics: RestClientMetrics.for(deps.registry) });
-  const electionClient = config.leaderElect ? new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics: RestClientMetrics.for(deps.registry) }) : undefined;
+  const metrics = RestClientMetrics.for(deps.registry);
+  const client = new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics, userAgent: deps.userAgent });
+  // As kube-controller-manager's: leader election on connections of its own, named as upstream's.
+  const electionClient = config.leaderElect
+    ? new KubeClient({ kubeConfig: deps.kubeConfig, clock, metrics, userAgent: deps.userAgent && `${deps.userAgent}/leader-election` })
+    : undefined;
   const mgr = new Manager({
-    client,
+    client: client.forComponent('shared-informers'),
     leaderElectionClient: electionClient,
     logger: deps.logger,
     registry: deps.registry,

@@ -69,6 +69,15 @@ it('records the controller\'s approval as its own user and a kubectl approval as
   expect(nodeApproval).toMatchObject({ level: 'RequestResponse', stage: 'ResponseComplete', user: { username: 'system:kube-identity-controller' }, responseStatus: { code: 200 } });
   // As kube-controller-manager's identity: in no group that bypasses RBAC, only what its role grants.
   expect(nodeApproval?.user.groups).toEqual(['system:authenticated']);
+  // And as its clients do, each request names the program, its version, platform and commit, and the controller.
+  const agent = (name: string): RegExp => new RegExp(`^kube-identity/v\\d+\\.\\d+\\.\\d+ \\([a-z0-9]+/[a-z0-9]+\\) kubernetes/([0-9a-f]{7}|unknown)/${name}$`);
+  expect(nodeApproval?.userAgent).toMatch(agent('csrapproving'));
+  expect(evs.find(issued('audit-node-csr'))?.userAgent).toMatch(agent('csrsigning-kubelet-client'));
+  const all = await eventsWhen(log, (es) => es.some((e) => e.objectRef?.resource === 'leases' && e.user.username === 'system:kube-identity-controller'));
+  const controllers = all.filter((e) => e.user.username === 'system:kube-identity-controller');
+  expect(controllers.find((e) => e.verb === 'watch' && e.objectRef?.resource === 'certificatesigningrequests')?.userAgent).toMatch(agent('shared-informers'));
+  expect(controllers.find((e) => e.objectRef?.resource === 'leases')?.userAgent).toMatch(agent('leader-election'));
+  expect(controllers.filter((e) => !e.userAgent)).toEqual([]);
   expect(nodeApproval?.requestObject).toMatchObject({ status: { conditions: [expect.objectContaining({ type: 'Approved', status: 'True' })] } });
   const manual = evs.find(approval('audit-client-csr'));
   expect(manual).toMatchObject({ level: 'RequestResponse', user: { username: 'kubernetes-admin', groups: expect.arrayContaining(['system:masters']) } });

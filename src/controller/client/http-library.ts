@@ -18,12 +18,12 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
-/** Sends a client-node request through `transport`; the body is read in full before it resolves. */
-export async function sendContext(transport: Transport, ctx: RequestContext): Promise<ResponseContext> {
+/** Sends a client-node request through `transport` with `extra` headers; the body is read in full before it resolves. */
+export async function sendContext(transport: Transport, ctx: RequestContext, extra: Record<string, string> = {}): Promise<ResponseContext> {
   const res = await transport.request({
     method: ctx.getHttpMethod() as Method,
     path: transport.pathOf(ctx.getUrl()),
-    headers: ctx.getHeaders(),
+    headers: { ...ctx.getHeaders(), ...extra },
     body: bodyText(ctx.getBody()),
     signal: ctx.getSignal(),
   });

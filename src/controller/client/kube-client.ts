@@ -47,13 +47,12 @@ export type Query = Record<string, string | undefined>;
 
 /** Plain requests fail after this long without response bytes (undici's default); watches have no limit. */
 const BODY_TIMEOUT_MS = 300_000;
-const JSON_HEADERS = { accept: 'application/json' };
-const JSON_BODY_HEADERS = { accept: 'application/json', 'content-type': 'application/json' };
-
 export interface KubeClientOptions {
   kubeConfig: KubeConfig;
   clock: Clock;
   metrics?: RestClientMetrics;
+  /** Sent with every request (client-go's form: src/lib/user-agent.ts); none when absent. */
+  userAgent?: string;
 }
 
 export class KubeClient {
@@ -62,15 +61,33 @@ export class KubeClient {
   private readonly transport: Transport;
   private readonly http: HttpLibrary;
   private readonly host: string;
+  private readonly headers: Record<string, string>;
+  private readonly bodyHeaders: Record<string, string>;
 
-  constructor(private readonly opts: KubeClientOptions) {
+  /** @param shared the transport of the client this one is a view of (forComponent) */
+  constructor(
+    private readonly opts: KubeClientOptions,
+    shared?: Transport,
+  ) {
     this.kubeConfig = opts.kubeConfig;
     const cluster = opts.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.host = new URL(this.server).host;
-    this.transport = new Transport(opts.kubeConfig, this.server, opts.clock);
-    this.http = wrapHttpLibrary({ send: (ctx) => this.observe(ctx.getHttpMethod(), () => sendContext(this.transport, ctx)) });
+    this.transport = shared ?? new Transport(opts.kubeConfig, this.server, opts.clock);
+    const agent: Record<string, string> = opts.userAgent ? { 'user-agent': opts.userAgent } : {};
+    this.headers = { accept: 'application/json', ...agent };
+    this.bodyHeaders = { ...this.headers, 'content-type': 'application/json' };
+    this.http = wrapHttpLibrary({ send: (ctx) => this.observe(ctx.getHttpMethod(), () => sendContext(this.transport, ctx, agent)) });
+  }
+
+  /**
+   * The same client for one component (a controller, the informers): its requests carry
+   * `<user agent>/<name>`, as client-go's AddUserAgent gives each of kube-controller-manager's
+   * controllers, over this client's connections. Closing this client closes them.
+   */
+  forComponent(name: string): KubeClient {
+    return new KubeClient({ ...this.opts, userAgent: this.opts.userAgent && `${this.opts.userAgent}/${name}` }, this.transport);
   }
 
   /** Closes pooled keep-alive connections and open watches (on shutdown). */
@@ -116,7 +133,7 @@ export class KubeClient {
    * streaming; the caller reads it and records the request (see `record`). Any status is returned.
    */
   stream(path: string, query: Query, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.transport.request({ method: 'GET', path: this.pathWithQuery(path, query), headers: JSON_HEADERS, signal, bodyTimeoutMs: 0 });
+    return this.transport.request({ method: 'GET', path: this.pathWithQuery(path, query), headers: this.headers, signal, bodyTimeoutMs: 0 });
   }
 
   /** Records one request's outcome and latency; `startedAt` is a clock time (watches report here too). */
@@ -133,7 +150,7 @@ export class KubeClient {
       this.transport.request({
         method,
         path: this.pathWithQuery(path, query),
-        headers: body === undefined ? JSON_HEADERS : JSON_BODY_HEADERS,
+        headers: body === undefined ? this.headers : this.bodyHeaders,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
         bodyTimeoutMs: BODY_TIMEOUT_MS,
