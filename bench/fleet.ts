@@ -373,7 +373,7 @@ export function formatFleetTable(r: FleetResult): string {
 }
 
 /** Where each run's JSON goes under `--out DIR`: one file per N (and per protocol when HTTP/1.1 was forced). */
-export const fleetResultFile = (dir: string, r: Pick<FleetResult, 'nodes' | 'params'>): string => path.join(dir, `fleet-${r.nodes}${r.params.http1 ? '-http1' : ''}.json`);
+export const fleetResultFile = (dir: string, r: { nodes: number; params: Pick<FleetParams, 'http1'> }): string => path.join(dir, `fleet-${r.nodes}${r.params.http1 ? '-http1' : ''}.json`);
 
 /**
  * Runs each N of `--nodes A,B,C` in turn (each over h2 then HTTP/1.1 with `--protocols h2,http1`;
@@ -389,7 +389,7 @@ export async function runFleetCli(argv: string[]): Promise<void> {
       const r = await runFleetBench({ ...o.params, nodes, http1: protocol === 'http1' }, o.verbose ? (l) => console.error(l) : undefined);
       console.log(formatFleetTable(r));
       console.log(JSON.stringify(r));
-      if (o.out) writeFileSync(fleetResultFile(o.out, r), `${JSON.stringify(r, null, 2)}\n`);
+      if (o.out) writeFileSync(fleetResultFile(o.out, r), `${JSON.stringify(r)}\n`);
       if (r.sloMet && protocol === o.protocols[0]) met.push(nodes);
     }
   }

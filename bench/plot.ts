@@ -4,13 +4,15 @@
  *   round: rounds 1-3 from docs/bench/rounds.json (transcribed from docs/performance.md), round 4
  *   from an `e2e` run's output;
  * - perf-fixed-rate.svg: create->issued p50/p90/p99 at fixed rates, from one `e2e --rate=R` output each.
- * - perf-fleet.svg: cost against fleet size from `bench fleet --nodes N` outputs: up's CPU in steady
- *   state and peak RSS, and the p99s of mutating calls, Lease renewals and lists against the SLO.
+ * - perf-fleet.svg: cost against fleet size from `bench fleet` results (a directory `bench fleet --out DIR`
+ *   wrote, or files): up's CPU in steady state per 1,000 nodes and per joining node, its peak RSS per
+ *   1,000 nodes, and the p99s of mutating calls, Lease renewals, gets and lists against the SLOs.
  * Each input is what `node dist/bench/run.js e2e [--runs=N]` (or `fleet`) prints (the JSON line is found
  * in it); with --runs the median is the point and the bar is the range over the runs.
- * Run: `node dist/bench/plot.js --round4=E2E.out --fixed=R50.out,R100.out,R200.out,R400.out [--fleet=F100.json,...] [--out=docs]`.
+ * Run: `node dist/bench/plot.js [--round4=E2E.out] [--fixed=R50.out,R100.out,R200.out,R400.out] [--fleet=DIR|F100.json,...] [--out=docs]`;
+ * each figure is drawn only when its inputs are given.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMain } from './lib/report.js';
 import { numericLeaves, type RunsResult, type Spread } from './lib/runs.js';
@@ -134,11 +136,50 @@ export function fixedRateSvg(points: FixedRatePoint[]): string {
 /** What perf-fleet.svg shows of one `bench fleet` result. */
 export interface FleetPoint {
   nodes: number;
-  steadyCpuPercent: number;
-  peakRssMb: number;
+  /** up's CPU in steady state, in % of a core per 1,000 nodes. */
+  steadyCpuPer1000: number;
+  /** up's CPU per node in the join storm, in ms. */
+  joinCpuMsPerNode: number;
+  /** up's peak RSS over the run, in MB per 1,000 nodes. */
+  rssMbPer1000: number;
   mutatingP99Ms: number;
   leaseRenewP99Ms: number;
+  getP99Ms: number;
   listP99Ms: number;
+}
+
+/** The point of one `bench fleet` result (what `--out DIR` writes, or a saved output). */
+export function fleetPoint(r: object): FleetPoint {
+  const v = (p: string, fallback?: number): number => {
+    try {
+      return figure(r, p).median;
+    } catch (err) {
+      if (fallback === undefined) throw err;
+      return fallback;
+    }
+  };
+  const nodes = v('nodes');
+  return {
+    nodes,
+    steadyCpuPer1000: v('cpuPercentPer1000Nodes'),
+    joinCpuMsPerNode: v('phases.join.upCpuMsPerNode', 0),
+    rssMbPer1000: Math.round((v('peakRssMb.apiserver') * 1000) / nodes),
+    mutatingP99Ms: v('mutatingP99Ms'),
+    leaseRenewP99Ms: v('leaseRenewP99Ms'),
+    getP99Ms: v('getP99Ms'),
+    listP99Ms: v('listP99Ms'),
+  };
+}
+
+/** The fleet results named by `--fleet`: files, or directories whose fleet-N.json (as `bench fleet --out` writes) are all read. */
+export function fleetFiles(args: string[]): string[] {
+  return args.flatMap((a) =>
+    statSync(a).isDirectory()
+      ? readdirSync(a)
+          .filter((f) => /^fleet-\d+\.json$/.test(f))
+          .map((f) => path.join(a, f))
+      : [a],
+  );
 }
 
 export function fleetSvg(points: FleetPoint[]): string {
@@ -158,28 +199,39 @@ export function fleetSvg(points: FleetPoint[]): string {
   };
   const yP99 = logScale(1, 1_000_000);
   const latency = frame({ title: 'p99 over the run (ms, log)', yLabel: 'ms', ticks: [1, 10, 100, 1000, 10000, 100000, 1000000], y: yP99, xLabels });
-  latency.push(line(M.left, yP99(1000), W - M.right, yP99(1000), '#2a2 stroke-dasharray="4 3"'), text(W - M.right, yP99(1000) - 4, 'SLO 1 s', 'text-anchor="end" fill="#2a2"'));
-  const series: [keyof FleetPoint, string, string][] = [['mutatingP99Ms', '#b5401f', 'mutating'], ['leaseRenewP99Ms', '#1f5fa8', 'Lease renewal'], ['listP99Ms', '#7a3fa8', 'list']];
+  latency.push(line(M.left, yP99(1000), W - M.right, yP99(1000), '#2a2 stroke-dasharray="4 3"'), text(W - M.right, yP99(1000) - 4, 'SLO 1 s (list: 30 s)', 'text-anchor="end" fill="#2a2"'));
+  const series: [keyof FleetPoint, string, string][] = [
+    ['mutatingP99Ms', '#b5401f', 'mutating'],
+    ['leaseRenewP99Ms', '#1f5fa8', 'Lease renewal'],
+    ['getP99Ms', '#2a8a2a', 'get'],
+    ['listP99Ms', '#7a3fa8', 'list'],
+  ];
   series.forEach(([key, color, label], si) => {
     latency.push(`<polyline points="${points.map((p, i) => `${(xs[i] ?? 0).toFixed(1)},${yP99(p[key]).toFixed(1)}`).join(' ')}" fill="none" stroke="${color}" stroke-width="2"/>`);
     latency.push(text(M.left + 8, M.top + 14 * si, label, `fill="${color}" font-weight="bold"`));
   });
   return svg(
-    [bars("up's CPU in steady state (% of a core)", '%', (p) => p.steadyCpuPercent, '#1f5fa8'), bars("up's peak RSS (MB)", 'MB', (p) => p.peakRssMb, '#7a3fa8'), latency],
-    'x: simulated nodes; one bench fleet run per point, load generator and up on the same 2 shared cores (bench/plot.ts).',
+    [
+      bars("up's CPU, steady (% of a core per 1,000 nodes)", '%', (p) => p.steadyCpuPer1000, '#1f5fa8'),
+      bars("up's CPU per joining node (ms)", 'ms', (p) => p.joinCpuMsPerNode, '#2a8a2a'),
+      bars("up's peak RSS per 1,000 nodes (MB)", 'MB', (p) => p.rssMbPer1000, '#7a3fa8'),
+      latency,
+    ],
+    'x: simulated nodes; one bench fleet run per point, simulator and up on the same 2 cores; from docs/bench JSON by bench/plot.ts --fleet.',
   );
 }
 
 function main(argv: string[]): void {
   const flag = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const out = flag('out') ?? 'docs';
-  const rounds = (JSON.parse(readFileSync(flag('rounds') ?? 'docs/bench/rounds.json', 'utf8')) as { rounds: RoundPoint[] }).rounds;
+  // perf-rounds.svg only when its round 4 is given: without it the plot would lose that round.
   const round4 = flag('round4');
   if (round4) {
+    const rounds = (JSON.parse(readFileSync(flag('rounds') ?? 'docs/bench/rounds.json', 'utf8')) as { rounds: RoundPoint[] }).rounds;
     const r = readBenchOutput(round4);
     rounds.push({ label: 'round 4', csrsPerSec: figure(r, 'sustained.csrsPerSec'), p99At100Ms: figure(r, 'fixedRate.latencyMs.p99') });
+    writeFileSync(path.join(out, 'perf-rounds.svg'), roundsSvg(rounds));
   }
-  writeFileSync(path.join(out, 'perf-rounds.svg'), roundsSvg(rounds));
   const fixed = flag('fixed')?.split(',') ?? [];
   if (fixed.length > 0) {
     const points = fixed.map((file) => {
@@ -189,13 +241,9 @@ function main(argv: string[]): void {
     });
     writeFileSync(path.join(out, 'perf-fixed-rate.svg'), fixedRateSvg(points.sort((a, b) => a.rate - b.rate)));
   }
-  const fleet = flag('fleet')?.split(',') ?? [];
+  const fleet = fleetFiles(flag('fleet')?.split(',') ?? []);
   if (fleet.length > 0) {
-    const points = fleet.map((file) => {
-      const r = readBenchOutput(file, 'fleet');
-      const v = (p: string): number => figure(r, p).median;
-      return { nodes: v('nodes'), steadyCpuPercent: v('phases.steady.upCpuPercent'), peakRssMb: v('peakRssMb.apiserver'), mutatingP99Ms: v('mutatingP99Ms'), leaseRenewP99Ms: v('leaseRenewP99Ms'), listP99Ms: v('listP99Ms') };
-    });
+    const points = fleet.map((file) => fleetPoint(readBenchOutput(file, 'fleet')));
     writeFileSync(path.join(out, 'perf-fleet.svg'), fleetSvg(points.sort((a, b) => a.nodes - b.nodes)));
   }
 }

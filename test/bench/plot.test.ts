@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { figure, fixedRateSvg, readBenchOutput, roundsSvg } from '../../bench/plot.js';
+import { fleetResultFile } from '../../bench/fleet.js';
+import { figure, fixedRateSvg, fleetFiles, fleetPoint, fleetSvg, readBenchOutput, roundsSvg } from '../../bench/plot.js';
 import { summarizeRuns } from '../../bench/lib/runs.js';
 
 const e2e = (csrsPerSec: number, p99: number, rate = 100): object => ({
@@ -37,5 +38,33 @@ describe('bench/plot', () => {
     })));
     expect(f.match(/<polyline /g)).toHaveLength(3);
     expect(f).toContain('400/s');
+  });
+
+  it('reads a fleet series from the directory bench fleet --out wrote, and draws cost and p99s against N', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'plot-fleet-'));
+    const fleet = (nodes: number, http1 = false) => ({
+      name: 'fleet',
+      nodes,
+      params: { nodes, http1 },
+      cpuPercentPer1000Nodes: 9.5,
+      peakRssMb: { apiserver: 200 + nodes * 0.4 },
+      mutatingP99Ms: nodes,
+      leaseRenewP99Ms: nodes / 2,
+      getP99Ms: nodes / 4,
+      listP99Ms: nodes * 2,
+      phases: { join: { upCpuMsPerNode: 30 } },
+    });
+    for (const r of [fleet(500), fleet(100), fleet(100, true)]) writeFileSync(fleetResultFile(dir, r), `${JSON.stringify(r)}\n`);
+    // The HTTP/1.1 comparison run (fleet-100-http1.json) is not part of the series.
+    const files = fleetFiles([dir]).sort();
+    expect(files.map((f) => path.basename(f))).toEqual(['fleet-100.json', 'fleet-500.json']);
+    const points = files.map((f) => fleetPoint(readBenchOutput(f, 'fleet')));
+    expect(points[0]).toEqual({ nodes: 100, steadyCpuPer1000: 9.5, joinCpuMsPerNode: 30, rssMbPer1000: 2400, mutatingP99Ms: 100, leaseRenewP99Ms: 50, getP99Ms: 25, listP99Ms: 200 });
+    expect(points[1]?.rssMbPer1000).toBe(800);
+    const s = fleetSvg(points);
+    expect(s).toMatch(/^<svg /);
+    expect(s.match(/<polyline /g)).toHaveLength(4);
+    expect(s).toContain('per 1,000 nodes');
+    expect(s).toContain('>500<');
   });
 });
