@@ -26,7 +26,8 @@ beforeAll(async () => {
   server = await startTestServer({
     tokenFile: `${TOKENS}\n`,
     flowControl: {
-      maxRequestsInflight: 2,
+      // 4 seats: 3 of them workload's (its 125 of the 215 shares, rounded up).
+      maxRequestsInflight: 3,
       maxMutatingRequestsInflight: 1,
       queuing: { workload: { queues: 1, queueLengthLimit: 2, handSize: 1 } },
     },

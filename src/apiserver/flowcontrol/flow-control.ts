@@ -38,13 +38,14 @@ export const FLOW_CONTROL_DEFAULTS = { maxRequestsInflight: 400, maxMutatingRequ
 
 type QueuedLevel = Exclude<PriorityLevelName, 'exempt'>;
 
-/** Each level's share of the seats (upstream's nominal concurrency shares; workload sums its four workload levels). */
-const SHARES: Record<QueuedLevel, number> = { 'leader-election': 10, 'node-high': 40, workload: 165 };
+/** Each level's share of the seats (upstream's nominal concurrency shares; workload sums workload-low, global-default and catch-all). */
+const SHARES: Record<QueuedLevel, number> = { 'leader-election': 10, 'node-high': 40, 'workload-high': 40, workload: 125 };
 
 /** Upstream's suggested queuing of the corresponding levels. */
 const QUEUING: Record<QueuedLevel, QueuingConfig> = {
   'leader-election': { queues: 16, queueLengthLimit: 50, handSize: 4 },
   'node-high': { queues: 64, queueLengthLimit: 50, handSize: 6 },
+  'workload-high': { queues: 128, queueLengthLimit: 50, handSize: 6 },
   workload: { queues: 128, queueLengthLimit: 50, handSize: 6 },
 };
 

@@ -71,6 +71,15 @@ describe('classification', () => {
     expect(at(controller, 'DELETE', '/apis/coordination.k8s.io/v1/namespaces/kube-identity/leases/kube-identity')).toBe('workload/global-default');
     expect(at(controller, 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/x/approval')).toBe('workload/global-default');
     expect(at(user('admin', 'system:masters'), 'GET', '/api/v1/nodes')).toBe('exempt/exempt');
+    // The controller managers' work, and kube-system's service accounts', ahead of the storm they serve (upstream's workload-high).
+    const own = user('system:kube-identity-controller', 'system:authenticated');
+    expect(at(own, 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/x/approval')).toBe('workload-high/kube-identity-controller');
+    expect(at(own, 'GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).toBe('workload-high/kube-identity-controller');
+    expect(at(own, 'PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-identity-controller')).toBe('leader-election/system-leader-election');
+    expect(at(user('system:kube-controller-manager'), 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/x/status')).toBe('workload-high/kube-controller-manager');
+    expect(at(user('system:serviceaccount:kube-system:certificate-controller', 'system:serviceaccounts'), 'PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/x/approval')).toBe(
+      'workload-high/kube-system-service-accounts',
+    );
     expect(at({ username: 'system:anonymous', groups: ['system:unauthenticated'] }, 'GET', '/version')).toBe('workload/catch-all');
   });
 });
