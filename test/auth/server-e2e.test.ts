@@ -1,7 +1,7 @@
 /** Access control behind the real HTTPS server: certificates, tokens, RBAC and reviews over the wire. */
 import { generateKeyPairSync } from 'node:crypto';
 import { createAccessControl } from '../../src/apiserver/server/access-control.js';
-import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES } from '../../src/apiserver/authentication/resource-infos.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../src/apiserver/authentication/resource-infos.js';
 import { buildRegistries } from '../../src/apiserver/registry/registries.js';
 import { startApiServer, type RunningApiServer } from '../../src/apiserver/server/server.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
@@ -40,8 +40,9 @@ describe('identity over HTTPS', () => {
       issuer: 'https://kubernetes.default.svc.cluster.local',
     });
     for (const o of identity.defaultObjects) {
-      const info = o.kind === 'ClusterRole' ? CLUSTER_ROLES : CLUSTER_ROLE_BINDINGS;
-      await store.create(storageKey(info.group, info.plural, undefined, o.metadata?.name), {
+      const info = { ClusterRole: CLUSTER_ROLES, ClusterRoleBinding: CLUSTER_ROLE_BINDINGS, Role: ROLES, RoleBinding: ROLE_BINDINGS }[o.kind as string];
+      if (!info) throw new Error(`no resource for default ${o.kind}`);
+      await store.create(storageKey(info.group, info.plural, o.metadata?.namespace, o.metadata?.name), {
         ...o,
         metadata: { ...o.metadata, uid: o.metadata?.name, creationTimestamp: new Date().toISOString() },
       });
