@@ -82,6 +82,8 @@ export interface E2eBenchResult extends Machine {
    * (the load generator), `etcd` the bench's etcd (on etcd), `replicas` each API server's share of `apiserver` (several replicas).
    */
   cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number; replicas?: number[] };
+  /** On etcd: the API servers' calls to etcd per CSR in the sustained run (etcd_requests_total), by operation. */
+  etcdRequestsPerCsr?: Record<string, number>;
 }
 
 export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1, issuanceWatch: 'last' };
@@ -130,6 +132,23 @@ class IssuanceTracker {
     const bad = object.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (bad) this.settle(name, new Error(`CSR ${name} ${bad.type}: ${bad.message ?? ''}`));
   }
+}
+
+/** On etcd, etcd_requests_total of every replica, added up by operation. */
+async function etcdRequests(servers: ApiServerProcess[], etcd: EtcdCluster | undefined): Promise<Record<string, number> | undefined> {
+  if (!etcd) return undefined;
+  const out: Record<string, number> = {};
+  for (const s of servers) {
+    const client = new HttpClient(s.admin, 1);
+    const text = await client.request('GET', '/metrics').then((r) => r.body).finally(() => client.close());
+    for (const m of text.matchAll(/^etcd_requests_total\{operation="(\w+)",[^}]*\} (\d+)$/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+function etcdRequestsPerCsr(before: Record<string, number> | undefined, after: Record<string, number> | undefined, perCsr: (x: number) => number): Pick<E2eBenchResult, 'etcdRequestsPerCsr'> {
+  if (!before || !after) return {};
+  return { etcdRequestsPerCsr: Object.fromEntries(Object.entries(after).map(([op, n]) => [op, perCsr(n - (before[op] ?? 0))])) };
 }
 
 function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<E2eBenchResult['cpuMsPerCsr']> {
@@ -255,9 +274,11 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const warm = await closedLoop({ concurrency: p.concurrency, maxOps: p.warmup, maxMs: 60_000, op: op('warmup') });
     if (warm.ok === 0 && p.warmup > 0) throw new Error(`no CSR was issued during warm-up: ${warm.firstError}`);
     const m0 = await settledAfterWarmup(ctl, warm.ok);
+    const etcd0 = await etcdRequests(servers, started.etcd);
     const cpu0 = cpuNow(servers, ctl, started.etcd);
     const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
     const cpu1 = cpuNow(servers, ctl, started.etcd);
+    const etcd1 = await etcdRequests(servers, started.etcd);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
     const bareCreates = await bareCreatesPerSec(server, p, pems);
@@ -279,6 +300,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
         ...(started.etcd ? { etcd: perCsr(cpu1.etcd - cpu0.etcd) } : {}),
         ...(servers.length > 1 ? { replicas: cpu1.replicas.map((c, i) => perCsr(c - (cpu0.replicas[i] ?? 0))) } : {}),
       },
+      ...etcdRequestsPerCsr(etcd0, etcd1, perCsr),
       ...machine(),
     };
   } finally {
