@@ -195,7 +195,7 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
     expect((await raw(server, 'GET', `${CM}/refused`)).status).toBe(404);
   }, 60_000);
 
-  it("reports every failure of etcd3's calls as a StoreError, never as an uncaught exception", async () => {
+  it("reports every failure of the store's etcd calls as a StoreError, never as an uncaught exception", async () => {
     etcd = await startEtcd({ members: 3 });
     const store = await EtcdStore.open({ endpoints: etcd.endpoints, requestTimeoutMs: 2000, ttlSeconds: () => 60 });
     try {

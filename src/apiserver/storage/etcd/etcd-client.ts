@@ -1,16 +1,16 @@
 /**
- * The etcd v3 client the EtcdStore uses (the `etcd3` package: gRPC through grpc-js), and how its
- * failures become StoreErrors.
+ * The etcd client's options, and how its failures (etcd3's typed errors, kv-client.ts) become
+ * StoreErrors.
  *
- * Unary calls carry a deadline; the watch stream does not. The client's own retry of failed calls
- * is off: a transaction that failed on a lost connection may still have been applied, and retrying
+ * Unary calls carry a deadline; the watch stream does not. A failed call is not retried by the
+ * client: a transaction that failed on a lost connection may still have been applied, and retrying
  * a compare-and-swap would then answer "exists" or "conflict" for the caller's own write (etcd's
  * Go client only retries a mutation when it was never sent). Reads, which are safe to repeat, are
- * retried once on another member (`retryRead`). Each member keeps the client's circuit breaker, so
- * calls skip a member that keeps failing and try it again a few seconds later.
+ * retried once on another member (`retryRead`). Each member has a circuit breaker, so calls skip a
+ * member that keeps failing and try it again a few seconds later.
  */
-import { type IBackoff, isBrokenCircuitError, noop } from 'cockatiel';
-import { Etcd3, GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError, type IOptions } from 'etcd3';
+import { isBrokenCircuitError } from 'cockatiel';
+import { GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError } from 'etcd3';
 import { StoreError } from '../store.js';
 
 export interface EtcdClientOptions {
@@ -20,31 +20,6 @@ export interface EtcdClientOptions {
   tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
   /** Deadline of each unary call (default 10 s). */
   requestTimeoutMs?: number;
-}
-
-/**
- * etcd3's own wait before re-opening a broken watch stream: none, as EtcdWatch re-opens its watch
- * itself, after a backoff it can cancel. The client's wait was a timer nothing could clear (it runs
- * even when the stream broke because the client closed), which kept the process alive up to 2 s after
- * close. With no wait, the client's retry runs at once and finds no watcher left (EtcdWatch detaches
- * on every disconnect), so it ends there.
- */
-const NO_DELAY: IBackoff<unknown> = { duration: 0, next: () => NO_DELAY };
-
-export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
-  const timeout = opts.requestTimeoutMs ?? 10_000;
-  const options: IOptions = {
-    hosts: opts.endpoints,
-    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-    faultHandling: { global: noop, watchBackoff: NO_DELAY },
-    // Keepalive pings notice a dead member on an idle watch stream (etcd's Go client does the same).
-    grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 },
-  };
-  if (opts.tls?.ca || opts.tls?.cert) {
-    // Without a CA file, grpc verifies the servers against the system's roots.
-    options.credentials = { rootCertificate: opts.tls.ca as Buffer, privateKey: opts.tls.key, certChain: opts.tls.cert };
-  }
-  return new Etcd3(options);
 }
 
 const COMPACTED = 'required revision has been compacted';

@@ -8,7 +8,7 @@
  * many replicas run, history is compacted about once per interval. The key lives outside the
  * prefix, as kube-apiserver's does.
  */
-import type { Etcd3 } from 'etcd3';
+import type { EtcdKv } from './kv-client.js';
 import type { Logger } from '../../../log/logger.js';
 
 export const COMPACT_REV_KEY = 'compact_rev_key';
@@ -20,7 +20,7 @@ interface CompactorHooks {
 }
 
 /** Starts the loop; the returned function stops it and waits for a running step. */
-export function startCompactor(client: Etcd3, intervalMs: number, hooks: CompactorHooks): () => Promise<void> {
+export function startCompactor(client: Pick<EtcdKv, 'txn' | 'compact'>, intervalMs: number, hooks: CompactorHooks): () => Promise<void> {
   const key = Buffer.from(COMPACT_REV_KEY);
   let clock = 0;
   let revision = 0;
@@ -28,7 +28,7 @@ export function startCompactor(client: Etcd3, intervalMs: number, hooks: Compact
   let timer: NodeJS.Timeout | undefined;
 
   const step = async (): Promise<void> => {
-    const res = await client.kv.txn({
+    const res = await client.txn({
       compare: [{ key, target: 'Version', result: 'Equal', version: clock }],
       success: [{ request_put: { key, value: Buffer.from(String(revision)) } }],
       failure: [{ request_range: { key } }],
@@ -46,7 +46,7 @@ export function startCompactor(client: Etcd3, intervalMs: number, hooks: Compact
     revision = current;
     // The first step only records where history starts; there is nothing a full interval old yet.
     if (target === 0) return;
-    await client.kv.compact({ revision: target });
+    await client.compact({ revision: target });
     hooks.compacted(target);
     hooks.logger?.info({ revision: target }, 'etcd history compacted');
   };

@@ -15,10 +15,11 @@
  * Compaction runs as in kube-apiserver (etcd-compactor.ts); keys for which `ttlSeconds` gives a TTL
  * (Events, --event-ttl) are written with an etcd lease, so etcd deletes them when it runs out.
  */
-import { type Etcd3, type IKeyValue, type IResponseHeader, type ITxnRequest, type ITxnResponse, Range } from 'etcd3';
+import { type IKeyValue, type IResponseHeader, type ITxnRequest, type ITxnResponse, Range } from 'etcd3';
 import type { KObject } from '../../../api/meta.js';
 import type { Logger } from '../../../log/logger.js';
-import { createEtcdClient, type EtcdClientOptions, retryRead, storeErrorOf, writeErrorOf } from './etcd-client.js';
+import { type EtcdClientOptions, retryRead, storeErrorOf, writeErrorOf } from './etcd-client.js';
+import { EtcdKv } from './kv-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
 import { decode, encode, EtcdValues } from './etcd-value.js';
@@ -75,7 +76,7 @@ export class EtcdStore implements Store {
   private readonly recent = new RecentObjects();
 
   private constructor(
-    private readonly client: Etcd3,
+    private readonly kv: EtcdKv,
     private readonly keys: EtcdKeys,
     private readonly opts: EtcdStoreOptions,
   ) {
@@ -88,17 +89,17 @@ export class EtcdStore implements Store {
 
   /** Connects and reads the current and compacted revisions; fails when etcd cannot be reached. */
   static async open(opts: EtcdStoreOptions): Promise<EtcdStore> {
-    const store = new EtcdStore(createEtcdClient(opts), new EtcdKeys(opts.prefix ?? '/registry'), opts);
+    const store = new EtcdStore(new EtcdKv(opts), new EtcdKeys(opts.prefix ?? '/registry'), opts);
     try {
       await store.refresh();
     } catch (err) {
       store.stream.close();
       store.members.close();
-      store.client.close();
+      store.kv.close();
       throw storeErrorOf(err, '');
     }
     if (opts.compactionIntervalMs) {
-      store.stopCompactor = startCompactor(store.client, opts.compactionIntervalMs, {
+      store.stopCompactor = startCompactor(store.kv, opts.compactionIntervalMs, {
         compacted: (rev) => store.observeCompacted(rev),
         logger: opts.logger,
       });
@@ -120,7 +121,7 @@ export class EtcdStore implements Store {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const res = await this.call(key, () => retryRead(() => this.client.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })), storeErrorOf, 'get');
+    const res = await this.call(key, () => retryRead(() => this.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })), storeErrorOf, 'get');
     this.observe(res.header);
     const kv = res.kvs[0];
     if (!kv) return undefined;
@@ -195,7 +196,7 @@ export class EtcdStore implements Store {
     if (at !== undefined && at < this.compacted) throw this.compactedError(options.prefix, at);
     const res = await this.call(
       options.prefix,
-      () => retryRead(() => this.client.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
+      () => retryRead(() => this.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
       storeErrorOf,
       'list',
     );
@@ -211,7 +212,7 @@ export class EtcdStore implements Store {
     const etcdPrefix = this.keys.toEtcd(prefix);
     const res = await this.call(
       prefix,
-      () => retryRead(() => this.client.kv.range({ key: Buffer.from(etcdPrefix), range_end: Range.prefix(etcdPrefix).end, count_only: true })),
+      () => retryRead(() => this.kv.range({ key: Buffer.from(etcdPrefix), range_end: Range.prefix(etcdPrefix).end, count_only: true })),
       storeErrorOf,
       'listWithCount',
     );
@@ -238,7 +239,7 @@ export class EtcdStore implements Store {
 
   /** Compacts etcd's history up to `revision` (the compactor's step; tests call it directly). */
   async compact(revision: number): Promise<void> {
-    await this.call('', () => this.client.kv.compact({ revision }));
+    await this.call('', () => this.kv.compact({ revision }));
     this.observeCompacted(revision);
   }
 
@@ -252,7 +253,7 @@ export class EtcdStore implements Store {
     try {
       // A member that is down is the cluster's problem only when no other answers.
       const deadline = Date.now() + HEALTH_TIMEOUT_MS;
-      const res = await this.call('', () => retryRead(() => this.client.kv.range({ key }, { deadline })));
+      const res = await this.call('', () => retryRead(() => this.kv.range({ key }, { deadline })));
       this.observe(res.header);
     } catch (err) {
       const down = (await statuses).flatMap((s, i) => (s.status === 'rejected' ? [`${this.members.endpoints[i]} (${(s.reason as Error).message})`] : []));
@@ -276,12 +277,12 @@ export class EtcdStore implements Store {
     this.stream.close();
     this.members.close();
     await this.refreshing;
-    this.client.close();
+    this.kv.close();
   }
 
   /** Reads the current revision, and the compacted one as the compactors record it. */
   private async refresh(): Promise<void> {
-    const res = await this.client.kv.range({ key: Buffer.from(COMPACT_REV_KEY) });
+    const res = await this.kv.range({ key: Buffer.from(COMPACT_REV_KEY) });
     this.observe(res.header);
     const kv = res.kvs[0];
     if (kv) this.observeCompacted(Number(kv.value.toString()));
@@ -351,7 +352,7 @@ export class EtcdStore implements Store {
   }
 
   private async txn(operation: EtcdOperation, key: string, req: ITxnRequest): Promise<ITxnResponse> {
-    const res = await this.call(key, () => this.client.kv.txn(req), writeErrorOf, operation);
+    const res = await this.call(key, () => this.kv.txn(req), writeErrorOf, operation);
     this.observe(res.header);
     return res;
   }
@@ -379,7 +380,7 @@ export class EtcdStore implements Store {
     const now = Date.now();
     if (!this.lease || this.lease.ttl !== ttl || now >= this.lease.until) {
       const reuse = Math.min(LEASE_REUSE_MAX_S, Math.ceil(ttl * 0.05));
-      const id = this.call(key, () => this.client.leaseClient.leaseGrant({ TTL: ttl + reuse })).then((r) => r.ID);
+      const id = this.call(key, () => this.kv.leaseGrant({ TTL: ttl + reuse })).then((r) => r.ID);
       this.lease = { ttl, id, until: now + reuse * 1000 };
       id.catch(() => {
         if (this.lease?.id === id) this.lease = undefined;

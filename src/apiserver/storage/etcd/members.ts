@@ -12,8 +12,8 @@ import type { EtcdClientOptions } from './etcd-client.js';
 
 let services: grpc.GrpcObject | undefined;
 
-/** etcd's services from the etcd3 package's copy of etcd's rpc.proto. */
-function service(name: 'Watch' | 'Maintenance'): grpc.ServiceClientConstructor {
+/** One of etcd's services, from the etcd3 package's copy of etcd's rpc.proto. */
+export function etcdService(name: 'Watch' | 'Maintenance' | 'KV' | 'Lease'): grpc.ServiceClientConstructor {
   if (!services) {
     const proto = createRequire(import.meta.url).resolve('etcd3/proto/rpc.proto');
     const def = loadSync(proto, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
@@ -23,7 +23,13 @@ function service(name: 'Watch' | 'Maintenance'): grpc.ServiceClientConstructor {
 }
 
 /** Keepalive pings notice a member that stopped answering (SIGSTOP, a partition) on a quiet stream. */
-const CHANNEL_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 };
+export const CHANNEL_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 };
+
+/** TLS for an https:// member (the given files, else the system's roots), plaintext for http://. */
+export function channelCredentials(url: URL, tls: EtcdClientOptions['tls']): grpc.ChannelCredentials {
+  if (url.protocol !== 'https:') return grpc.credentials.createInsecure();
+  return tls?.ca || tls?.cert ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : grpc.credentials.createSsl();
+}
 
 export interface MemberStatus {
   endpoint: string;
@@ -32,12 +38,8 @@ export interface MemberStatus {
 
 export class EtcdMembers {
   private readonly clients = new Map<string, grpc.Client>();
-  private readonly credentials: grpc.ChannelCredentials | undefined;
 
-  constructor(private readonly opts: EtcdClientOptions) {
-    const tls = opts.tls;
-    this.credentials = tls?.ca || tls?.cert ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : undefined;
-  }
+  constructor(private readonly opts: EtcdClientOptions) {}
 
   get endpoints(): string[] {
     return this.opts.endpoints;
@@ -49,8 +51,8 @@ export class EtcdMembers {
     let client = this.clients.get(key);
     if (!client) {
       const url = new URL(endpoint);
-      const creds = url.protocol === 'https:' ? (this.credentials ?? grpc.credentials.createSsl()) : grpc.credentials.createInsecure();
-      const Service = service(name);
+      const creds = channelCredentials(url, this.opts.tls);
+      const Service = etcdService(name);
       const first = [...this.clients.entries()].find(([k]) => k.endsWith(` ${endpoint}`))?.[1];
       client = new Service(url.host, creds, first ? { ...CHANNEL_OPTIONS, channelOverride: first.getChannel() } : CHANNEL_OPTIONS);
       this.clients.set(key, client);
