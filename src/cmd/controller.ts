@@ -16,9 +16,8 @@ import { createLogger, type Logger } from '../log/logger.js';
 import { registerBuildInfo } from '../metrics/build-info.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
-/** Loads the kubeconfig the way kubectl and client-go do when no path is given. */
-export function loadKubeConfig(file: string): KubeConfig {
-  const kc = new KubeConfig();
+/** Loads the kubeconfig (into `kc`) the way kubectl and client-go do when no path is given. */
+export function loadKubeConfig(file: string, kc: KubeConfig = new KubeConfig()): KubeConfig {
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
   return kc;

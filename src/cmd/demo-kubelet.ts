@@ -17,6 +17,7 @@ import {
   type V1CertificateSigningRequest,
 } from '@kubernetes/client-node';
 import { SIGNER_KUBELET_SERVING } from '../api/certificates.js';
+import { UserAgentKubeConfig } from './user-agent-kubeconfig.js';
 import { NODE_LEASE_NAMESPACE } from '../api/nodes.js';
 import { bundleKey } from '../controller/revisions/revision-data.js';
 import { readCertificateInfo } from '../pki/certificate.js';
@@ -38,7 +39,8 @@ export function kubeConfigAs(base: KubeConfig, user: { token?: string } | Creden
   const cluster = base.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const auth = 'certPem' in user ? { certData: b64(user.certPem), keyData: b64(user.keyPem) } : user;
-  const kc = new KubeConfig();
+  // The same tool as `base` (its User-Agent), as another user.
+  const kc = base instanceof UserAgentKubeConfig ? new UserAgentKubeConfig(base.userAgent) : new KubeConfig();
   kc.loadFromOptions({
     clusters: [cluster],
     users: [{ name: 'demo', ...auth }],

@@ -33,6 +33,9 @@ import {
   type Credential,
 } from './demo-kubelet.js';
 import { loadKubeConfig } from './controller.js';
+import { UserAgentKubeConfig } from './user-agent-kubeconfig.js';
+import { kubernetesUserAgent } from '../lib/user-agent.js';
+import { buildVersion } from '../lib/version.js';
 import { createPods, mutualTls, refusesOtherTrustDomain, requestPodCertificate, servedPodCertificateApiVersion, trustBundleOf } from './demo-workload.js';
 
 interface DemoFlags {
@@ -105,7 +108,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   stepNo = 0;
   const timeoutMs = Number(flags.timeout) * 1000;
   const node = flags.node;
-  const admin = loadKubeConfig(flags.kubeconfig ?? '');
+  const admin = loadKubeConfig(flags.kubeconfig ?? '', new UserAgentKubeConfig(`${kubernetesUserAgent('kube-identity', buildVersion())}/demo`));
   process.stdout.write(`A kubelet's life as node ${node} on ${admin.getCurrentCluster()?.server ?? '?'}\n`);
   const token = await step('bootstrap token', () => createBootstrapToken(admin), (t) => `${t.split('.')[0] ?? ''}.**** created in kube-system`);
 

@@ -90,6 +90,18 @@ it("runs the demo as a separate process: a kubelet's whole life, one line per st
     /backend verified spiffe:\/\/cluster\.local\/ns\/default\/sa\/frontend, frontend verified spiffe:\/\/cluster\.local\/ns\/default\/sa\/backend, each against the ClusterTrustBundle alone; the node's own certificate \(cluster CA\) is refused$/,
   );
 
+  // The kubelet it plays names the tool in client-go's User-Agent form (client-node's own is replaced).
+  const audited = (): { user: { username: string }; userAgent?: string }[] =>
+    readFileSync(path.join(dataDir, 'audit.log'), 'utf8')
+      .split('\n')
+      // Whole lines only: up may be writing the last one.
+      .filter((l) => l.endsWith('}'))
+      .map((l) => JSON.parse(l) as { user: { username: string }; userAgent?: string });
+  const nodeEvents = () => audited().filter((e) => e.user.username === 'system:node:e2e-node');
+  await until('the node\'s requests in the audit log', () => nodeEvents().length > 0);
+  const asNode = nodeEvents();
+  for (const e of asNode) expect(e.userAgent).toMatch(/^kube-identity\/v\d+\.\d+\.\d+ \([a-z0-9]+\/[a-z0-9]+\) kubernetes\/([0-9a-f]{7}|unknown)\/demo$/);
+
   const kubectl = async (...args: string[]): Promise<string> => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env })).stdout;
   type Csr = { metadata: { name: string }; spec: { username: string; signerName: string; expirationSeconds?: number }; status: { conditions: { type: string; reason: string }[]; certificate?: string } };
   const csrs = (JSON.parse(await kubectl('get', 'csr', '-o', 'json')) as { items: Csr[] }).items;
