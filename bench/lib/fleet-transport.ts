@@ -77,10 +77,11 @@ class Http1Transport implements Transport {
 
   constructor(target: TransportTarget, creds: TransportCredentials, onConnect: () => void) {
     const connect = { ca: target.caPem, cert: creds.certPem, key: creds.keyPem };
-    // client-go keeps idle connections 90 s (undici: 4 s), so Lease renewals reuse theirs.
-    const keepAlive = { keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000 };
-    this.pool = new Pool(target.url, { connections: 1, connect, ...keepAlive });
-    this.watches = new Pool(target.url, { connections: 3, connect, ...keepAlive, bodyTimeout: 0 });
+    // client-go keeps idle connections 90 s (undici: 4 s), so Lease renewals reuse theirs. undici 8
+    // offers h2 by default: refused here, or an h2 server would get one multiplexed connection per pool.
+    const options = { connect, keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000, allowH2: false };
+    this.pool = new Pool(target.url, { ...options, connections: 1 });
+    this.watches = new Pool(target.url, { ...options, connections: 3, bodyTimeout: 0 });
     this.pool.on('connect', onConnect);
     this.watches.on('connect', onConnect);
   }

@@ -139,8 +139,8 @@ describe('the fleet simulator transport', () => {
     }
   });
 
-  it('over HTTP/1.1 (a server without h2, or --http1): a connection for requests and one per watch', async () => {
-    const server = await startServer(pki, false);
+  it.each([false, true])('over HTTP/1.1 (a server without h2, or --http1; h2 offered: %s): a connection for requests and one per watch', async (h2) => {
+    const server = await startServer(pki, h2);
     let connects = 0;
     const t = openTransport({ url: server.url, caPem: pki.caPem, protocol: 'http/1.1' }, pki.client, () => connects++);
     try {
