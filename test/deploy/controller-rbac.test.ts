@@ -3,7 +3,7 @@
  * controller (every part on: serving approver, workload signer, secure metrics) is what the API
  * server's default policy gives `up`'s controller, system:kube-identity-controller, for the same
  * configuration: the same verbs on the same resources, and the same signers for each signer verb.
- * Names the server can narrow (its own Lease and ConfigMap, the kubernetes Service) may be narrower there.
+ * Names narrow the same rules in both (its own Lease and ConfigMap); this compares verbs and signers.
  */
 import { controllerPolicyObjects, DEFAULT_CONTROLLER_POLICY_SCOPE } from '../../src/apiserver/authorization/rbac/default-policy.js';
 import { renderChart } from './helm-chart.js';
@@ -45,4 +45,19 @@ it("grants up's controller identity what the chart grants the controller, for th
   expect([...fromServer.signers].sort()).toEqual([...fromChart.signers].sort());
   // And neither grants anything a CSR controller has no business with.
   for (const verb of fromServer.verbs) expect(verb).not.toMatch(/^(\/secrets|rbac\.authorization\.k8s\.io\/|\/pods|\/serviceaccounts)|\*/);
+});
+
+it("names the chart's own Lease and trust bundle ConfigMap, wherever the values put them", () => {
+  const rendered = (values: Obj): Obj[] => renderChart(CHART_DIR, { releaseName: 'kube-identity', namespace: 'kube-identity', values }).docs.map((d) => d.doc);
+  const named = (docs: Obj[], resource: string): string[] =>
+    docs
+      .filter((d) => d.kind === 'Role')
+      .flatMap((d) => (d.rules ?? []) as Rule[])
+      .filter((r) => r.resources?.includes(resource) && r.verbs.includes('update'))
+      .flatMap((r) => r.resourceNames ?? []);
+  const defaults = rendered({});
+  expect([named(defaults, 'leases'), named(defaults, 'configmaps')]).toEqual([['kube-identity-controller'], ['kube-identity-trust-bundle']]);
+  const moved = rendered({ leaderElection: { leaseName: 'ids' }, config: { trustBundleConfigMapName: 'bundles' } });
+  expect([named(moved, 'leases'), named(moved, 'configmaps')]).toEqual([['ids'], ['bundles']]);
+  expect(named(rendered({ config: { leaderElectionId: 'from-config' } }), 'leases')).toEqual(['from-config']);
 });

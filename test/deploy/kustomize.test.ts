@@ -46,9 +46,15 @@ describe('kustomize base (deploy/)', () => {
     expect(rulesOf(rbac, 'ClusterRole', ':cleaner')).toEqual(
       ['certificatesigningrequests', 'podcertificaterequests'].map((resource) => ({ apiGroups: ['certificates.k8s.io'], resources: [resource], resourceNames: [], verbs: ['delete', 'list', 'watch'], nonResourceURLs: [] })),
     );
-    expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [], verbs: ['create', 'get', 'update'], nonResourceURLs: [] });
+    // Its own Lease only, beyond creating it (a create cannot name what it creates).
+    expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [], verbs: ['create'], nonResourceURLs: [] });
+    expect(rulesOf(rbac, 'Role', ':leader-election')).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['kube-identity-controller'], verbs: ['get', 'update'], nonResourceURLs: [] });
     const revisions = rulesOf(rbac, 'Role', ':revisions');
-    expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}`).sort()).toEqual(['configmaps:create,get,update', 'controllerrevisions:create,delete,get,list,update,watch']);
+    expect(revisions.map((r) => `${String(r.resources)}:${String(r.verbs)}:${String(r.resourceNames)}`).sort()).toEqual([
+      'configmaps:create:',
+      'configmaps:get,update:kube-identity-trust-bundle',
+      'controllerrevisions:create,delete,get,list,update,watch:',
+    ]);
     // No ClusterRole can write anything but the CSR subresources it owns.
     const writes = [...rbac.entries()].filter(([k]) => k.startsWith('ClusterRole ')).flatMap(([, rules]) => (rules as string[]).map((r) => JSON.parse(r) as Obj));
     expect(writes.filter((r) => (r.verbs as string[]).some((v) => ['update', 'patch'].includes(v))).flatMap((r) => r.resources)).toEqual(
