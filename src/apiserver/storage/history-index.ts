@@ -4,6 +4,8 @@
  * its prefix instead of every event after its start revision. In a join storm most events are
  * other resources' (Leases, CSRs, Nodes), and each kubelet's watches start a few hundred revisions back.
  */
+import { partitionPoint } from '../../lib/partition-point.js';
+
 export class HistoryIndex {
   /** Ascending revisions per directory; entries at or below the compacted revision are dropped by `trim`. */
   private readonly byDir = new Map<string, number[]>();
@@ -18,14 +20,7 @@ export class HistoryIndex {
       return;
     }
     this.byDir.set(dir, [revision]);
-    let lo = 0;
-    let hi = this.dirs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.dirs[mid]! < dir) lo = mid + 1;
-      else hi = mid;
-    }
-    this.dirs.splice(lo, 0, dir);
+    this.dirs.splice(partitionPoint(this.dirs.length, (i) => this.dirs[i]! < dir), 0, dir);
   }
 
   /**
@@ -44,14 +39,7 @@ export class HistoryIndex {
     // A prefix ending inside a name ("/registry/core/nodes/a") also matches keys in its own directory.
     const own = dirOf(prefix);
     if (own !== prefix) take(own);
-    let lo = 0;
-    let hi = this.dirs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.dirs[mid]! < prefix) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.dirs.length && this.dirs[i]!.startsWith(prefix); i++) take(this.dirs[i]!);
+    for (let i = partitionPoint(this.dirs.length, (j) => this.dirs[j]! < prefix); i < this.dirs.length && this.dirs[i]!.startsWith(prefix); i++) take(this.dirs[i]!);
     return runs.length === 1 ? runs[0]! : runs.flat().sort((a, b) => a - b);
   }
 
@@ -77,12 +65,5 @@ function dirOf(key: string): string {
 
 /** First index whose revision is > `revision`. */
 function firstAfter(revisions: readonly number[], revision: number): number {
-  let lo = 0;
-  let hi = revisions.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (revisions[mid]! <= revision) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(revisions.length, (i) => revisions[i]! <= revision);
 }

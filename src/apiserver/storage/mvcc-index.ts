@@ -11,6 +11,7 @@ import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
 import { parseFrozen, revisionOf, stampJson } from './frozen.js';
 import { HistoryIndex } from './history-index.js';
+import { partitionPoint } from '../../lib/partition-point.js';
 
 export type WriteOp =
   | { kind: 'create'; key: string; object: KObject }
@@ -224,14 +225,7 @@ export class MvccIndex {
   /** The index range of the current keys under `prefix` (they are contiguous in key order). */
   private bounds(prefix: string): [number, number] {
     const start = lowerBound(this.keys, prefix);
-    let lo = start;
-    let hi = this.keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.keys[mid]!.startsWith(prefix)) lo = mid + 1;
-      else hi = mid;
-    }
-    return [start, lo];
+    return [start, partitionPoint(this.keys.length, (i) => this.keys[i]!.startsWith(prefix), start)];
   }
 
   /** The values under `prefix` as of revision `at`, by undoing the events after it. */
@@ -269,24 +263,10 @@ function compareKeys(a: string, b: string): number {
 
 /** First index whose key is >= `key`. */
 function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(keys.length, (i) => keys[i]! < key);
 }
 
 /** First index whose key is > `key`. */
 function upperBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(keys.length, (i) => keys[i]! <= key);
 }
