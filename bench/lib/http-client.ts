@@ -34,7 +34,13 @@ export class HttpClient {
   ) {
     const base = new URL(target.url);
     if (base.hostname !== '127.0.0.1') throw new Error(`load generators only talk to 127.0.0.1, not ${base.hostname}`);
-    this.pool = new Pool(base.origin, { connections: Number.isFinite(maxSockets) ? maxSockets : null, connect: { ca: target.caPem, cert: target.client?.certPem, key: target.client?.keyPem } });
+    // HTTP/1.1, which the bare node:https server each ratio divides by speaks too (undici would take
+    // the h2 the API server offers).
+    this.pool = new Pool(base.origin, {
+      connections: Number.isFinite(maxSockets) ? maxSockets : null,
+      allowH2: false,
+      connect: { ca: target.caPem, cert: target.client?.certPem, key: target.client?.keyPem },
+    });
   }
 
   /** The same server as the user of `token` (without this client's certificate, which would win). */

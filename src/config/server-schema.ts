@@ -55,6 +55,21 @@ export const APISERVER_CONFIG_SCHEMA = {
     default: true,
     description: 'Share the in-flight limits among priority levels (exempt, leader-election, node-high, workload) with fair queuing; off: two plain limits, no queues.',
   },
+  // HTTP/2 on the secure port: kube-apiserver's flags and defaults.
+  disableHttp2Serving: { type: 'bool', default: false, description: 'Offer only http/1.1 in ALPN; by default h2 is offered first, so a client multiplexes its requests and watches on one connection.' },
+  http2MaxStreamsPerConnection: {
+    type: 'int',
+    default: 0,
+    min: 0,
+    description: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection; 0: 100, as kube-apiserver makes Go\'s default. Also the handlers one connection may keep running.',
+  },
+  goawayChance: {
+    type: 'number',
+    default: 0,
+    min: 0,
+    max: 0.02,
+    description: 'Fraction of HTTP/2 requests after which the server sends GOAWAY, so clients reconnect through a load balancer to another replica; requests under way finish. 0 (off) to 0.02; 0.001 is a starting point. Single replicas should keep 0.',
+  },
   ...AUDIT_CONFIG_SCHEMA,
   // Anonymous access, as kube-apiserver 1.32 limits it to the public-info endpoints.
   anonymousAuth: {

@@ -1,6 +1,15 @@
-/** Raw HTTPS requests to a test server (node:https with its CA), for status codes and exact bodies. */
+/**
+ * Raw HTTPS requests to a test server (node:https with its CA), for status codes and exact bodies.
+ * KUBE_IDENTITY_TEST_PROTOCOL=h2 sends them over HTTP/2 instead (node:http2, one connection each),
+ * as kubectl and client-go do, so any suite can be run over either protocol.
+ */
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
+import { constants } from 'node:http2';
+import { h2connect, h2headers, h2request, jsonOf } from './http2.js';
+
+/** The protocol raw requests and watches use by default. */
+const DEFAULT_PROTOCOL = process.env.KUBE_IDENTITY_TEST_PROTOCOL === 'h2' ? 'h2' : 'http/1.1';
 
 export interface RawResponse {
   status: number;
@@ -47,6 +56,15 @@ export interface RawOptions {
   client?: { certPem: string; keyPem: string };
   /** Send the path byte for byte, as a Go client may: no WHATWG `..`/`%2e%2e` resolution. */
   verbatimPath?: boolean;
+  /** HTTP/2 or HTTP/1.1 (default: KUBE_IDENTITY_TEST_PROTOCOL, else HTTP/1.1). */
+  protocol?: 'h2' | 'http/1.1';
+}
+
+/** `path` as sent: verbatim, or resolved against the server's URL as node:https resolves it. */
+function sentPath(target: RawTarget, path: string, verbatim: boolean | undefined): string {
+  if (verbatim) return path;
+  const url = new URL(path, target.url);
+  return `${url.pathname}${url.search}`;
 }
 
 export function raw(target: RawTarget, method: string, path: string, opts: RawOptions = {}): Promise<RawResponse> {
@@ -58,6 +76,15 @@ export function raw(target: RawTarget, method: string, path: string, opts: RawOp
     headers['Content-Type'] = opts.contentType ?? 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(body));
   }
+  if ((opts.protocol ?? DEFAULT_PROTOCOL) === 'h2') {
+    return h2connect(target.url, { ca: target.caPem, ...who.tls }).then(async (session) => {
+      try {
+        return await h2request(session, method, sentPath(target, path, opts.verbatimPath), { headers, body });
+      } finally {
+        session.close();
+      }
+    });
+  }
   return new Promise((resolve, reject) => {
     const tls = { ca: target.caPem, ...who.tls };
     const req = https.request(new URL(path, target.url), { method, headers, ...tls, ...(opts.verbatimPath ? { path } : {}) }, (res) => {
@@ -65,13 +92,7 @@ export function raw(target: RawTarget, method: string, path: string, opts: RawOp
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: jsonOf(text) });
       });
       res.on('error', reject);
     });
@@ -94,54 +115,74 @@ export interface WatchStream {
   close(): void;
 }
 
+/** The events of a watch response as they arrive, and its end. */
+function collectEvents(body: NodeJS.ReadableStream, status: number, headers: IncomingHttpHeaders, close: () => void): WatchStream {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const events: any[] = [];
+  let buffer = '';
+  const waiters: (() => void)[] = [];
+  let endResolve: () => void = () => undefined;
+  const ended = new Promise<void>((r) => (endResolve = r));
+  body.on('data', (c: Buffer) => {
+    buffer += c.toString('utf8');
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim() !== '') events.push(JSON.parse(line));
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  const finish = (): void => {
+    endResolve();
+    for (const w of waiters.splice(0)) w();
+  };
+  body.on('end', finish);
+  body.on('error', finish);
+  body.on('close', finish);
+  return {
+    status,
+    headers,
+    events,
+    ended,
+    waitFor(n, ms = 5000) {
+      return new Promise((ok, fail) => {
+        const timer = setTimeout(() => fail(new Error(`timed out waiting for ${n} events, got ${JSON.stringify(events)}`)), ms);
+        const check = (): void => {
+          if (events.length >= n) {
+            clearTimeout(timer);
+            ok(events);
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+    close,
+  };
+}
+
 /** Opens a watch and collects its newline-delimited events. */
-export function openWatch(target: RawTarget, path: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+export function openWatch(target: RawTarget, path: string, headers: Record<string, string> = {}, protocol = DEFAULT_PROTOCOL): Promise<WatchStream> {
+  const who = credentials(target, {});
+  if (protocol === 'h2') {
+    return h2connect(target.url, { ca: target.caPem, ...who.tls }).then(
+      (session) =>
+        new Promise((resolve, reject) => {
+          const stream = session.request(h2headers('GET', sentPath(target, path, false), { ...who.headers, ...headers }));
+          stream.once('error', reject);
+          stream.once('close', () => session.close());
+          stream.once('response', (h) => {
+            stream.off('error', reject);
+            resolve(collectEvents(stream, Number(h[constants.HTTP2_HEADER_STATUS]), h, () => stream.close(constants.NGHTTP2_CANCEL)));
+          });
+        }),
+    );
+  }
   return new Promise((resolve, reject) => {
     const req = https.request(
       new URL(path, target.url),
-      { method: 'GET', headers: { ...credentials(target, {}).headers, ...headers }, ca: target.caPem, ...credentials(target, {}).tls },
-      (res) => {
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        const events: any[] = [];
-        let buffer = '';
-        const waiters: (() => void)[] = [];
-        let endResolve: () => void = () => undefined;
-        const ended = new Promise<void>((r) => (endResolve = r));
-        res.on('data', (c: Buffer) => {
-          buffer += c.toString('utf8');
-          let nl: number;
-          while ((nl = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            if (line.trim() !== '') events.push(JSON.parse(line));
-          }
-          for (const w of waiters.splice(0)) w();
-        });
-        res.on('end', () => {
-          endResolve();
-          for (const w of waiters.splice(0)) w();
-        });
-        res.on('error', () => endResolve());
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          events,
-          ended,
-          waitFor(n, ms = 5000) {
-            return new Promise((ok, fail) => {
-              const timer = setTimeout(() => fail(new Error(`timed out waiting for ${n} events, got ${JSON.stringify(events)}`)), ms);
-              const check = (): void => {
-                if (events.length >= n) {
-                  clearTimeout(timer);
-                  ok(events);
-                } else waiters.push(check);
-              };
-              check();
-            });
-          },
-          close: () => req.destroy(),
-        });
-      },
+      { method: 'GET', headers: { ...who.headers, ...headers }, ca: target.caPem, ...who.tls },
+      (res) => resolve(collectEvents(res, res.statusCode ?? 0, res.headers, () => req.destroy())),
     );
     req.on('error', (e) => {
       if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e);

@@ -17,6 +17,7 @@ import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apise
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { startApiServer } from '../../src/apiserver/server/server.js';
+import type { SecureServingOptions } from '../../src/apiserver/server/secure-server.js';
 import type { Credential } from './http.js';
 import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from './static-auth.js';
 import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
@@ -46,6 +47,8 @@ export interface TestServerOptions {
   flowControl?: EmbeddedServerOptions['flowControl'];
   /** Audit policy and backends for the full assembly. */
   audit?: AuditOptions;
+  /** HTTP/2 serving (--disable-http2-serving, --http2-max-streams-per-connection, --goaway-chance). */
+  serving?: SecureServingOptions;
 }
 
 export interface TestServer {
@@ -88,6 +91,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     authorizer: opts.authorizer ?? allowAllAuthorizer,
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    ...opts.serving,
   });
   const close = async (): Promise<void> => {
     await server.close();
@@ -113,6 +117,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         audit: opts.audit,
         anonymousAuth: opts.anonymousAuth,
         serviceRange: opts.serviceRange,
+        ...opts.serving,
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

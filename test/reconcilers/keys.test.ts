@@ -103,8 +103,13 @@ describe('the signers\' key policy: approved requests with refused keys become F
     const csr = await settled(name);
     expect(csr.status?.certificate).toBeUndefined();
     expect(csr.status?.conditions?.find((c) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'SignerValidationFailure', message: reason });
-    const events = await ctl.client.api(CoreV1Api).listNamespacedEvent({ namespace: 'default' });
-    expect(events.items.filter((e) => e.involvedObject.name === name).map((e) => [e.type, e.reason, e.message])).toContainEqual(['Warning', 'SignerValidationFailure', reason]);
+    // The Event is written on its own, after the status (the recorder's queue).
+    const events = await waitFor(`${name}'s Event`, async () => {
+      const list = await ctl.client.api(CoreV1Api).listNamespacedEvent({ namespace: 'default' });
+      const mine = list.items.filter((e) => e.involvedObject.name === name);
+      return mine.length > 0 ? mine : undefined;
+    });
+    expect(events.map((e) => [e.type, e.reason, e.message])).toContainEqual(['Warning', 'SignerValidationFailure', reason]);
     expect(await ctl.registry.getSingleMetricAsString('kube_identity_csr_failures_total')).toMatch(/signer="kubernetes.io\/kube-apiserver-client",reason="key-policy"\} [1-9]/);
   });
 

@@ -52,7 +52,8 @@ export class WatchStream {
   }
 
   start(): void {
-    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    // Chunked over HTTP/1.1 (no Content-Length); HTTP/2 forbids Transfer-Encoding and frames the body itself.
+    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     this.res.flushHeaders();
   }
 

@@ -102,6 +102,12 @@ export interface EmbeddedServerOptions {
   clientCaPem?: string;
   /** What `up`'s controller runs with: the RBAC of its identity, system:kube-identity-controller (default: up's defaults). */
   controllerPolicy?: ControllerPolicyScope;
+  /** --disable-http2-serving: HTTP/1.1 only. */
+  disableHttp2?: boolean;
+  /** --http2-max-streams-per-connection (0: 100). */
+  http2MaxStreamsPerConnection?: number;
+  /** --goaway-chance (default 0). */
+  goawayChance?: number;
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -204,6 +210,9 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
     serviceRange: opts.serviceRange,
     flowControl: opts.flowControl,
+    disableHttp2: opts.disableHttp2,
+    http2MaxStreamsPerConnection: opts.http2MaxStreamsPerConnection,
+    goawayChance: opts.goawayChance,
   }).catch(async (err: unknown) => {
     await auditor?.close();
     throw err;

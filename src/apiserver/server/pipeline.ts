@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import type { UserInfo } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
 import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
+import { ANONYMOUS_USER } from '../authentication/request-authenticator.js';
 import type { RequestAudit } from '../audit/request.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import { serveDiscovery } from '../discovery/index.js';
@@ -17,6 +18,7 @@ import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../
 import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
 import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
+import { closeConnectionAfter, connectionOf, distinctHeaders, isHttp2, requestHost } from '../http/connection.js';
 import type { ApiServerMetrics, RequestTracker } from '../http/metrics.js';
 import { parseRequestInfo, requestPath, type RequestInfo } from '../http/request-info.js';
 import type { Registries } from '../registry/registries.js';
@@ -58,16 +60,17 @@ export interface StaticRoute {
 /**
  * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
  * is disabled, as Go's TLS server never supports it), and the same array lets the x509
- * authenticator reuse its verification for every request of a keep-alive connection.
+ * authenticator reuse its verification for every request of a keep-alive connection or of the
+ * streams of an HTTP/2 one.
  */
-const chains = new WeakMap<TLSSocket, Uint8Array[]>();
+const chains = new WeakMap<object, Uint8Array[]>();
 
 /** The DER certificates the client presented, leaf first. */
 function clientChain(req: IncomingMessage): Uint8Array[] {
-  const socket = req.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate !== 'function') return [];
-  let chain = chains.get(socket);
-  if (!chain) chains.set(socket, (chain = readChain(socket)));
+  const connection = connectionOf(req);
+  if (!connection || typeof connection.socket.getPeerCertificate !== 'function') return [];
+  let chain = chains.get(connection.key);
+  if (!chain) chains.set(connection.key, (chain = readChain(connection.socket)));
   return chain;
 }
 
@@ -83,6 +86,15 @@ function readChain(socket: TLSSocket): Uint8Array[] {
     cert = next;
   }
   return chain;
+}
+
+/**
+ * HTTP/2 costs the server more than HTTP/1.1 and is open to abuse (CVE-2023-44487): as
+ * kube-apiserver does, a caller who is not authenticated (401 or anonymous) gets this one request
+ * on its connection, then a GOAWAY. `caller`: who authenticated (the impersonator, if any).
+ */
+function unauthenticatedHttp2(req: IncomingMessage, res: ServerResponse, caller: UserInfo | undefined): void {
+  if (isHttp2(req) && (caller === undefined || caller.username === ANONYMOUS_USER.username)) closeConnectionAfter(req, res);
 }
 
 /** One request from its URL to its answer; also ends the watches it serves when the server closes. */
@@ -107,7 +119,7 @@ export class Pipeline {
     tracker?.setInfo(info);
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
-    const user = await this.authenticate(req, info, audit);
+    const user = await this.authenticate(req, res, info, audit);
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
@@ -182,7 +194,7 @@ export class Pipeline {
       path: `${info.path}${url.search}`,
       accept: req.headers.accept ?? '',
       ifNoneMatch: req.headers['if-none-match'],
-      host: req.headers.host,
+      host: requestHost(req),
     });
     if (!found) throw errors.pathNotFound();
     res.statusCode = found.status;
@@ -190,13 +202,13 @@ export class Pipeline {
     res.end(found.body);
   }
 
-  private async authenticate(req: IncomingMessage, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
+  private async authenticate(req: IncomingMessage, res: ServerResponse, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
     let user: UserInfo | undefined;
     const request: AuthenticationRequest = {
       headers: req.headers,
-      // Built by Node on first read: only impersonation reads it.
+      // Built on first read (by Node over HTTP/1.1): only impersonation reads it.
       get headersDistinct() {
-        return req.headersDistinct;
+        return distinctHeaders(req);
       },
       path: info.path,
       clientCertificateChain: clientChain(req),
@@ -205,12 +217,14 @@ export class Pipeline {
       user = await this.opts.authenticator.authenticate(request);
     } catch (err) {
       this.metrics?.authenticated(undefined, true);
+      unauthenticatedHttp2(req, res, request.impersonator);
       // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
       if (request.impersonator) await audit?.authenticated(info, request.impersonator);
       else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
       throw err;
     }
     this.metrics?.authenticated(user?.username, false);
+    unauthenticatedHttp2(req, res, request.impersonator ?? user);
     if (!user) {
       await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
       throw errors.unauthorized();

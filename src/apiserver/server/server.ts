@@ -4,15 +4,14 @@
  * (pipeline.ts). Every failure becomes a Status; unexpected exceptions are logged as bugs and
  * answered with 500, never a crash or a hung request.
  */
-import { createServer, type Server } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { KObject } from '../../api/meta.js';
 import type { Auditor } from '../audit/auditor.js';
 import { ApiError, toApiError } from '../http/errors.js';
 import { ApiServerMetrics } from '../http/metrics.js';
 import { writeError } from '../http/http-io.js';
+import { isHttp2 } from '../http/connection.js';
 import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.js';
 import { KubernetesServiceController } from '../controllers/kubernetes-service.js';
 import { RootCaPublisher } from '../controllers/root-ca-publisher.js';
@@ -27,8 +26,9 @@ import type { Admission } from '../registry/generic/admission.js';
 import type { Strategy } from '../registry/generic/strategy.js';
 import { servingTls, type ServingTlsOptions } from '../../pki/serving-cert-files.js';
 import { Pipeline, type PipelineOptions } from './pipeline.js';
+import { createSecureServer, type SecureServingOptions } from './secure-server.js';
 
-export interface ApiServerOptions extends PipelineOptions {
+export interface ApiServerOptions extends PipelineOptions, SecureServingOptions {
   /**
    * The serving certificate (a fixed pair, or files re-read when they change), the CA of client
    * certificates, and Go's TLS version and suite names (--tls-min-version, --tls-cipher-suites).
@@ -59,27 +59,12 @@ export interface RunningApiServer {
   close(): Promise<void>;
 }
 
-const MAX_HEADER_BYTES = 1 << 20;
-
 /**
  * Connections the kernel queues before the event loop accepts them. Node's default (511) overflowed
  * at 1,000 kubelets joining in 10 s (4,393 overflows, connect p99 5.1 s: issue 29); Go's listener,
  * kube-apiserver's, asks for net.core.somaxconn, 4096 on current kernels (which also caps this).
  */
 const LISTEN_BACKLOG = 4096;
-
-/**
- * A request the HTTP parser refused still gets an answer, worded as Go's net/http words it (431 for
- * headers past the limit, 400 otherwise), unless the peer is already gone.
- */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`);
-}
 
 /** The default-on admission plugins and the ones the options enable, in upstream's order. */
 const admission = (opts: ApiServerOptions): Admission => admissionChain([...DEFAULT_ON_PLUGINS, ...(opts.admissionPlugins ?? [])]);
@@ -102,51 +87,30 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
   const pipeline = new Pipeline(opts, registries, metrics);
   const tls = servingTls(opts.tls);
-  const server: Server = createServer(
-    {
-      ...tls.contextOptions(),
-      requestCert: true,
-      rejectUnauthorized: false,
-      // kube-apiserver's: idle keep-alive connections stay 90 s (Go's http.DefaultTransport keeps them
-      // as long), request headers must arrive within 32 s. With Node's 5 s idle default, clients paid a
-      // new TLS handshake after any pause longer than 5 s.
-      keepAliveTimeout: 90_000,
-      headersTimeout: 32_000,
-      // kube-apiserver's MaxHeaderBytes (1 MiB): Node's 16 KiB default refused long bearer tokens.
-      maxHeaderSize: MAX_HEADER_BYTES,
-    },
-    (req, res) => {
-      const answer = (err: unknown): ApiError => {
-        const apiErr = toApiError(err);
-        if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
-        if (apiErr.code === 413) res.setHeader('Connection', 'close');
-        if (res.headersSent) res.end();
-        else writeError(res, apiErr);
-        return apiErr;
-      };
-      const audit = opts.auditor?.begin(req, res);
-      const handled = pipeline.handle(req, res, metrics?.startRequest(req, res), audit);
-      if (!audit) {
-        handled.catch(answer);
-        return;
-      }
-      handled
-        .then(
-          () => audit.completed(res.statusCode),
-          (err: unknown) => {
-            const apiErr = answer(err);
-            return err instanceof ApiError || apiErr.code !== 500 ? audit.failed(apiErr) : audit.panicked(err);
-          },
-        )
-        .catch((err: unknown) => logger.error({ err }, 'bug: audit of a request failed'));
-    },
-  );
-  server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const answer = (err: unknown): ApiError => {
+      const apiErr = toApiError(err);
+      if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
+      // HTTP/1.1 closes the connection rather than read the rest of a body too large; HTTP/2 resets
+      // only the stream (secure-server.ts).
+      if (apiErr.code === 413 && !isHttp2(req)) res.setHeader('Connection', 'close');
+      if (res.headersSent) res.end();
+      else writeError(res, apiErr);
+      return apiErr;
+    };
+    const audit = opts.auditor?.begin(req, res);
+    let audited: Promise<void> | undefined;
+    try {
+      await pipeline.handle(req, res, metrics?.startRequest(req, res), audit);
+      audited = audit?.completed(res.statusCode);
+    } catch (err) {
+      const apiErr = answer(err);
+      audited = audit && (err instanceof ApiError || apiErr.code !== 500 ? audit.failed(apiErr) : audit.panicked(err));
+    }
+    await audited?.catch((err: unknown) => logger.error({ err }, 'bug: audit of a request failed'));
+  };
+  const { server, close: closeServer } = createSecureServer(tls.contextOptions(), opts, logger, serve);
   tls.attach(server, (err) => logger.error({ err }, 'serving certificate files changed but cannot be used: the previous pair keeps serving'));
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    logger.debug({ err }, 'client connection error');
-    answerClientError(err, socket);
-  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', backlog: LISTEN_BACKLOG }, () => {
@@ -172,11 +136,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       kubernetesService?.stop();
       // Their writes under way finish before close resolves: the caller closes the store next.
       const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 1000).unref();
-      });
+      await closeServer();
       await background;
       await opts.auditor?.close();
     },
