@@ -243,6 +243,26 @@ describe('HTTP/2 on the full server', () => {
     expect(new Set(log.protocols.slice(before))).toEqual(new Set(['h2']));
   });
 
+  it('serves a 16 MiB list and the other streams of its connection at the same time', async () => {
+    const base = '/api/v1/namespaces/big/configmaps';
+    expect((await raw(s, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'big' } } })).status).toBe(201);
+    const value = 'v'.repeat(256 * 1024);
+    for (let i = 0; i < 64; i += 16) {
+      const batch = Array.from({ length: 16 }, (_, j) => raw(s, 'POST', base, { body: { metadata: { name: `cm-${i + j}` }, data: { v: value } } }));
+      expect((await Promise.all(batch)).map((r) => r.status)).toEqual(Array(16).fill(201));
+    }
+    const session = await h2connect(s.url, adminTls(s));
+    try {
+      const [list, ...others] = await Promise.all([h2request(session, 'GET', base), ...Array.from({ length: 5 }, () => h2request(session, 'GET', '/api/v1/namespaces/big'))]);
+      expect(list!.status).toBe(200);
+      expect(list!.json.items.filter((i: { metadata: { name: string } }) => i.metadata.name.startsWith('cm-')).length).toBe(64);
+      expect(list!.text.length).toBeGreaterThan(16 << 20);
+      expect(others.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      session.close();
+    }
+  });
+
   it('closes watchers that stop reading their streams and counts them', async () => {
     const base = '/api/v1/namespaces/default/secrets';
     const stalled = await Promise.all(

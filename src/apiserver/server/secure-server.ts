@@ -183,6 +183,9 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
         // A peer that keeps sending frames in error, or streams past the limit, is cut off.
         maxSessionInvalidFrames: 100,
         maxSessionRejectedStreams: 100,
+        // Responses waiting to be sent count here: with Node's 10 MB, one 20 MB list refused every
+        // other stream of its connection (ENHANCE_YOUR_CALM). HTTP/1.1 connections hold as much.
+        maxSessionMemory: 1024,
       },
       request,
     );
