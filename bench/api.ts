@@ -116,10 +116,10 @@ interface Side {
   review(i: number): Promise<void>;
 }
 
-const NAMESPACE = 'bench';
+export const NAMESPACE = 'bench';
 const PAYLOAD = 'x'.repeat(256);
-const pad = (i: number): string => String(i).padStart(6, '0');
-const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'kube-identity-bench' } }, data: { payload: PAYLOAD } });
+export const pad = (i: number): string => String(i).padStart(6, '0');
+export const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'kube-identity-bench' } }, data: { payload: PAYLOAD } });
 
 export function figures(r: LoadResult): PhaseFigures {
   if (r.ok === 0 && r.errors > 0) throw new Error(`every request failed: ${r.firstError}`);
@@ -206,7 +206,7 @@ async function tokenReview(side: Side, p: ApiBenchParams): Promise<PhaseFigures>
   return figures(await closedLoop({ concurrency: p.reviewConcurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.reviewMs, op: (i) => side.review(i) }));
 }
 
-const reviewBody = (token: string, name?: string): object => ({
+export const reviewBody = (token: string, name?: string): object => ({
   apiVersion: 'authentication.k8s.io/v1',
   kind: 'TokenReview',
   ...(name ? { metadata: { name } } : {}),
@@ -217,7 +217,7 @@ const reviewBody = (token: string, name?: string): object => ({
  * A token bound to a Secret of a ServiceAccount made for the bench, as kubelet's projected tokens
  * are bound to their Pod: each review checks the signature and that the account and Secret live.
  */
-async function boundToken(client: HttpClient): Promise<string> {
+export async function boundToken(client: HttpClient): Promise<string> {
   const ns = `/api/v1/namespaces/${NAMESPACE}`;
   await client.json('POST', `${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench-reviewer' } });
   const secret = await client.json<{ metadata: { uid: string } }>('POST', `${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bench-bound' } });

@@ -14,7 +14,9 @@
  * server encrypting Secrets (`--provider=secretbox|aesgcm|aescbc`) beside one that does not, in the same
  * run (bench/encryption.ts). `e2e-etcd` runs only when named: e2e on
  * SQLite, on etcd and on two etcd replicas back to back, with issue 26's ratios (bench/e2e-etcd.ts). `soak` runs only when named: the etcd fault soak (bench/soak.ts) for `--duration=S` seconds (600 by
- * default, `--seed=N`); it fails when any check found a violation.
+ * default, `--seed=N`); it fails when any check found a violation. `api-ab [--against=DIR]` runs only when named:
+ * this build's API server and DIR's build side by side, clients alternating, with the ratio of their CPU per
+ * request (bench/api-ab.ts): the A/B that a shared host's swings do not drown.
  * `fleet --nodes N[,N2...]` runs the fleet simulator (bench/fleet.ts) alone: it takes minutes per N, so
  * it is never part of the default run.
  */
@@ -23,6 +25,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { formatApiTable, runApiBench } from './api.js';
+import { formatApiAbTable, runApiAbBench } from './api-ab.js';
 import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
 import { ENCRYPTION_PROVIDERS, formatEncryptionTable, runEncryptionBench, type EncryptionProvider } from './encryption.js';
@@ -89,6 +92,10 @@ const ON_REQUEST: Record<string, Run> = {
     if (provider !== undefined && !ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) throw new Error(`--provider must be one of ${ENCRYPTION_PROVIDERS.join(', ')}`);
     const r = await runEncryptionBench(provider ? { provider: provider as EncryptionProvider } : {}, childArgs);
     return { result: r, table: formatEncryptionTable(r) };
+  },
+  'api-ab': async () => {
+    const r = await runApiAbBench({}, flag('against'));
+    return { result: r, table: formatApiAbTable(r) };
   },
   soak: async () => {
     const r = await runSoak({ durationS: Number(flag('duration') ?? 600), seed: Number(flag('seed') ?? Date.now() % 100_000) }, (line) => console.error(line));
