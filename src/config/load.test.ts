@@ -100,6 +100,15 @@ describe('loadApiserverConfig and loadUpConfig', () => {
     expect((bad as ConfigError).problems).toEqual(['etcdServers: each must be http(s)://HOST:PORT, got "127.0.0.1:2379"']);
   });
 
+  it('takes HTTP/2 serving flags with kube-apiserver defaults and ranges', async () => {
+    const d = await loadApiserverConfig();
+    expect([d.disableHttp2Serving, d.http2MaxStreamsPerConnection, d.goawayChance]).toEqual([false, 0, 0]);
+    const c = await loadUpConfig({ flags: { disableHttp2Serving: 'true', http2MaxStreamsPerConnection: '1000', goawayChance: '0.001' } });
+    expect([c.disableHttp2Serving, c.http2MaxStreamsPerConnection, c.goawayChance]).toEqual([true, 1000, 0.001]);
+    const err = await loadApiserverConfig({ flags: { http2MaxStreamsPerConnection: '-1', goawayChance: '0.05' } }).catch((e: unknown) => e);
+    expect((err as ConfigError).problems).toEqual(['flag --http2-max-streams-per-connection: must be at least 0, got -1', 'flag --goaway-chance: must be at most 0.02, got 0.05']);
+  });
+
   it('takes an IPv4 Service range of a /12 to a /29, as the allocator serves, and names what is wrong with another', async () => {
     expect((await loadApiserverConfig({ flags: { serviceClusterIpRange: '10.100.0.0/16' } })).serviceClusterIpRange).toBe('10.100.0.0/16');
     for (const [range, problem] of [

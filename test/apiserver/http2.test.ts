@@ -374,6 +374,79 @@ describe('HTTP/2 limits and shutdown', () => {
     }
   });
 
+  it('keeps watches out of the in-flight limit: with one read seat, five watches on a connection leave a GET its seat', async () => {
+    const alice = staticTokenAuthenticator(new Map([[token, { username: 'alice', groups: ['system:authenticated'] }]]));
+    const s = await startTestServer({ authenticator: alice, flowControl: { maxRequestsInflight: 1, maxMutatingRequestsInflight: 1, priorityAndFairness: false } });
+    const session = await h2connect(s.url, { ca: s.caPem });
+    try {
+      const watches = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const stream = session.request(h2headers('GET', '/api/v1/namespaces/default/configmaps?watch=1', bearer));
+          const headers = await new Promise<Record<string, unknown>>((resolve) => stream.once('response', resolve));
+          expect(headers[':status']).toBe(200);
+          return stream;
+        }),
+      );
+      expect((await h2request(session, 'GET', '/api/v1/namespaces', { headers: bearer })).status).toBe(200);
+      for (const w of watches) w.close(constants.NGHTTP2_CANCEL);
+    } finally {
+      session.close();
+      await s.close();
+    }
+  });
+
+  it('answers a WebSocket client on HTTP/1.1, its token taken from Sec-WebSocket-Protocol', async () => {
+    const s = await startTestServer({ tokenFile: `${token},bob,bob-uid,\n` });
+    try {
+      const url = new URL(s.url);
+      const protocol = `base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString('base64url')}`;
+      const head = await new Promise<string>((resolve, reject) => {
+        // A WebSocket client offers only http/1.1: an Upgrade cannot be sent over HTTP/2.
+        const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: s.caPem, ALPNProtocols: ['http/1.1'] }, () => {
+          expect(socket.alpnProtocol).toBe('http/1.1');
+          socket.write(
+            `GET /api HTTP/1.1\r\nHost: ${url.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
+              `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: ${protocol}\r\n\r\n`,
+          );
+        });
+        let text = '';
+        socket.on('data', (c: Buffer) => {
+          text += c.toString('latin1');
+          if (text.includes('\r\n\r\n')) {
+            resolve(text.slice(0, text.indexOf('\r\n')));
+            socket.destroy();
+          }
+        });
+        socket.once('error', reject);
+      });
+      // No path here speaks WebSocket: the request is served as a plain GET, authenticated (anonymous: 401).
+      expect(head).toBe('HTTP/1.1 200 OK');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('closes a connection idle for the idle timeout, but not one whose quiet watch is open', async () => {
+    const s = await startTestServer({ authenticator: tokenAuthenticator(token), serving: { idleTimeoutMs: 300 } });
+    const session = await h2connect(s.url, { ca: s.caPem });
+    try {
+      const closed = new Promise((resolve) => session.once('close', resolve));
+      const watch = session.request(h2headers('GET', '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1', bearer));
+      watch.resume();
+      const ended = new Promise((resolve) => watch.once('close', resolve));
+      // Three idle timeouts pass while the watch is open and silent; the connection stays.
+      expect(await settlesWithin(ended, 900)).toBe(false);
+      expect(session.closed || session.destroyed).toBe(false);
+      await ended;
+      const started = Date.now();
+      await closed;
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      session.destroy();
+      await s.close();
+    }
+  });
+
   it('closes with GOAWAY: an open watch ends and close() returns promptly', async () => {
     const s = await startTestServer({ authenticator: tokenAuthenticator(token) });
     const session = await h2connect(s.url, { ca: s.caPem });

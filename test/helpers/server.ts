@@ -91,6 +91,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     authorizer: opts.authorizer ?? allowAllAuthorizer,
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    flowControl: opts.flowControl,
     ...opts.serving,
   });
   const close = async (): Promise<void> => {

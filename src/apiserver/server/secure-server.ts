@@ -26,6 +26,8 @@ export interface SecureServingOptions {
   http2MaxStreamsPerConnection?: number;
   /** --goaway-chance: the fraction of HTTP/2 requests after which the connection is closed (GOAWAY), 0 to 0.02. */
   goawayChance?: number;
+  /** How long a connection without requests stays open (default 90 s, kube-apiserver's; tests shorten it). */
+  idleTimeoutMs?: number;
 }
 
 /** Serves one request; settles once its work is done (never rejects). */
@@ -95,6 +97,7 @@ interface SessionWork {
 export function createSecureServer(tls: SecureContextOptions, opts: SecureServingOptions, logger: Logger, handle: RequestHandler): SecureServer {
   const maxStreams = opts.http2MaxStreamsPerConnection || DEFAULT_HTTP2_MAX_STREAMS;
   const goawayChance = opts.goawayChance ?? 0;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
   const work = new WeakMap<Http2Session, SessionWork>();
   /** HTTP/1.1 connections, with the number of requests each is serving (0: idle). */
   const http1 = new Map<TLSSocket, number>();
@@ -167,7 +170,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
   let server: TlsServer;
   if (opts.disableHttp2) {
     server = createHttpsServer(
-      { ...common, keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
+      { ...common, keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
       request as (req: IncomingMessage, res: ServerResponse) => void,
     );
   } else {
@@ -190,7 +193,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
       request,
     );
     // The HTTP/1.1 side reads node:http's server settings from this server, not from the options.
-    Object.assign(h2, { keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: true });
+    Object.assign(h2, { keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: true });
     h2.on('session', (session: Http2Session) => {
       sessions.add(session);
       session.once('close', () => sessions.delete(session));
@@ -201,8 +204,9 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
         stream.once('close', () => streams--);
       });
       // An idle connection (no stream) is closed after the idle timeout, as Go's server does; an open
-      // watch with nothing to say keeps its connection.
-      session.setTimeout(IDLE_TIMEOUT_MS, () => {
+      // watch with nothing to say keeps its connection. (A callback given to setTimeout runs once.)
+      session.setTimeout(idleTimeoutMs);
+      session.on('timeout', () => {
         if (streams === 0) session.close();
       });
     });
