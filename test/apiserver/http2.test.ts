@@ -447,6 +447,25 @@ describe('HTTP/2 limits and shutdown', () => {
     }
   });
 
+  it('resets a stream whose body is still arriving after the request timeout, and serves on', async () => {
+    const s = await startTestServer({ authenticator: tokenAuthenticator(token), serving: { requestTimeoutMs: 300 } });
+    const session = await h2connect(s.url, { ca: s.caPem });
+    try {
+      const slow = session.request(h2headers('POST', '/api/v1/namespaces/default/configmaps', { ...bearer, 'content-type': 'application/json' }));
+      slow.on('error', () => undefined);
+      slow.write('{"metadata": {"name": ');
+      await new Promise((resolve) => slow.once('close', resolve));
+      expect(slow.rstCode).toBe(constants.NGHTTP2_CANCEL);
+      expect((await h2request(session, 'GET', '/api/v1/namespaces', { headers: bearer })).status).toBe(200);
+      // A whole body within the timeout is served as ever.
+      const created = await h2request(session, 'POST', '/api/v1/namespaces/default/configmaps', { headers: { ...bearer, 'content-type': 'application/json' }, body: '{"metadata": {"name": "quick"}}' });
+      expect(created.status).toBe(201);
+    } finally {
+      session.close();
+      await s.close();
+    }
+  });
+
   it('closes with GOAWAY: an open watch ends and close() returns promptly', async () => {
     const s = await startTestServer({ authenticator: tokenAuthenticator(token) });
     const session = await h2connect(s.url, { ca: s.caPem });

@@ -28,6 +28,8 @@ export interface SecureServingOptions {
   goawayChance?: number;
   /** How long a connection without requests stays open (default 90 s, kube-apiserver's; tests shorten it). */
   idleTimeoutMs?: number;
+  /** How long a request may take to arrive whole (default 300 s, node:http's requestTimeout; tests shorten it). */
+  requestTimeoutMs?: number;
 }
 
 /** Serves one request; settles once its work is done (never rejects). */
@@ -52,6 +54,8 @@ export const DEFAULT_HTTP2_MAX_STREAMS = 100;
  */
 const IDLE_TIMEOUT_MS = 90_000;
 const HEADERS_TIMEOUT_MS = 32_000;
+/** node:http's requestTimeout, which ends an HTTP/1.1 request that has not arrived whole by then. */
+const REQUEST_TIMEOUT_MS = 300_000;
 
 /** After close(), connections still busy are ended this much later. */
 const CLOSE_GRACE_MS = 1000;
@@ -85,6 +89,20 @@ function endUnreadBody(req: Http2Request): void {
   });
 }
 
+/**
+ * A request body still arriving after the request timeout resets its stream (CANCEL), as HTTP/1.1's
+ * requestTimeout ends its connection: a client trickling a body cannot hold a stream and its
+ * handler for ever, and the connection's other streams go on.
+ */
+function resetSlowBody(req: Http2Request, timeoutMs: number): void {
+  const stream = req.stream;
+  if (stream.endAfterHeaders) return;
+  const timer = setTimeout(() => {
+    if (!stream.closed && stream.state.remoteClose !== 1) stream.close(constants.NGHTTP2_CANCEL);
+  }, timeoutMs).unref();
+  stream.once('close', () => clearTimeout(timer));
+}
+
 /** node:http2's compatibility request, which the handlers take for node:http's. */
 type Http2Request = IncomingMessage & Http2ServerRequest;
 
@@ -98,6 +116,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
   const maxStreams = opts.http2MaxStreamsPerConnection || DEFAULT_HTTP2_MAX_STREAMS;
   const goawayChance = opts.goawayChance ?? 0;
   const idleTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const work = new WeakMap<Http2Session, SessionWork>();
   /** HTTP/1.1 connections, with the number of requests each is serving (0: idle). */
   const http1 = new Map<TLSSocket, number>();
@@ -136,6 +155,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
   const serveHttp2 = (req: Http2Request, res: ServerResponse): void => {
     const session = req.stream.session;
     if (!session) return;
+    resetSlowBody(req, requestTimeoutMs);
     let state = work.get(session);
     if (!state) work.set(session, (state = { running: 0, waiting: [] }));
     // --goaway-chance: upstream decides before the handler, for any request, watches included.
@@ -170,7 +190,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
   let server: TlsServer;
   if (opts.disableHttp2) {
     server = createHttpsServer(
-      { ...common, keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
+      { ...common, keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: requestTimeoutMs, maxHeaderSize: MAX_HEADER_BYTES },
       request as (req: IncomingMessage, res: ServerResponse) => void,
     );
   } else {
@@ -193,7 +213,7 @@ export function createSecureServer(tls: SecureContextOptions, opts: SecureServin
       request,
     );
     // The HTTP/1.1 side reads node:http's server settings from this server, not from the options.
-    Object.assign(h2, { keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: true });
+    Object.assign(h2, { keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: requestTimeoutMs, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: true });
     h2.on('session', (session: Http2Session) => {
       sessions.add(session);
       session.once('close', () => sessions.delete(session));
