@@ -14,11 +14,9 @@ describe('bench/fleet', () => {
     expect(r.phases.join?.listMs.count).toBe(3 * 2);
     expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
     expect(r.errors).toBe(0);
-    // client-go's connections: over h2 one per credential (the bootstrap token's, then the certificate's;
-    // a rotation adds the new certificate's); over HTTP/1.1 one for requests and one per watch (the CSR's
-    // as a bootstrapper; the CSR's, the Node's and the pods' with the certificate; a rotation: the new
-    // CSR's watch on the old credential, then requests and two watches on the new one).
-    expect([r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(r.protocol === 'h2' ? [2, 1] : [6, 4]);
+    // up serves h2, so as client-go: one connection per credential (the bootstrap token's, then the
+    // certificate's; a rotation adds the new certificate's).
+    expect([r.protocol, r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(['h2', 2, 1]);
     expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
     expect(r.phases.join?.upMainThreadCpuPercent).toBeGreaterThan(0);
     expect(r.bareConnectionCpuMs).toBeGreaterThan(0);
@@ -26,5 +24,14 @@ describe('bench/fleet', () => {
     expect(r.peakRssMb.apiserver).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1 + 1);
+  }, 180_000);
+
+  it('speaks HTTP/1.1 when told (--http1), though up offers h2: a connection for requests and one per watch', async () => {
+    const r = await runFleetBench({ nodes: 2, workers: 1, joinSpreadMs: 200, steadyMs: 500, rotationSpreadMs: 300, scenarioTimeoutMs: 90_000, restart: false, http1: true });
+    expect(Object.values(r.phases).map((p) => p.reached)).toEqual([true, true, true]);
+    expect(r.errors).toBe(0);
+    // The CSR's watch as a bootstrapper; the CSR's, the Node's and the pods' with the certificate; a
+    // rotation: the new CSR's watch on the old credential, then requests and two watches on the new one.
+    expect([r.protocol, r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(['http/1.1', 6, 4]);
   }, 180_000);
 });
