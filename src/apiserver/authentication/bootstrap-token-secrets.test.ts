@@ -1,6 +1,7 @@
 import type { KObject } from '../../api/meta.js';
+import { BreakableStore } from '../../../test/helpers/breakable-store.js';
 import { MemoryStore } from '../storage/memory/memory.js';
-import { storageKey, StoreError, type WatchHandle, type WatchOptions } from '../storage/store.js';
+import { storageKey } from '../storage/store.js';
 import { createBootstrapTokenAuthenticator } from './bootstrap-token.js';
 import { BootstrapTokenSecrets } from './bootstrap-token-secrets.js';
 import type { ObjectReader } from './types.js';
@@ -15,25 +16,6 @@ function tokenSecret(id: string, secret: string, data: Record<string, string> = 
     type: 'bootstrap.kubernetes.io/token',
     data: Object.fromEntries(Object.entries(all).map(([k, v]) => [k, b64(v)])),
   };
-}
-
-/** A MemoryStore whose watches the test can end with an error, as a compaction or a lost stream would. */
-class BreakableStore extends MemoryStore {
-  private readonly live: { options: WatchOptions; handle: WatchHandle }[] = [];
-
-  override watch(prefix: string, options: WatchOptions): WatchHandle {
-    const handle = super.watch(prefix, options);
-    this.live.push({ options, handle });
-    return handle;
-  }
-
-  /** Stops every watch and reports `code` to it, as a store does when it cannot go on. */
-  breakWatches(code: 'Compacted' | 'Unavailable'): void {
-    for (const { options, handle } of this.live.splice(0)) {
-      handle.stop();
-      options.onError?.(new StoreError(code, '', 'broken by the test'));
-    }
-  }
 }
 
 async function until(done: () => boolean): Promise<void> {

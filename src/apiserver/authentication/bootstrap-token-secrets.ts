@@ -3,8 +3,9 @@
  * kube-apiserver feeds from an informer's lister rather than a storage read per request: on etcd a
  * join then costs no etcd round trip to authenticate.
  *
- * One store range of the `kube-system/bootstrap-token-` keys, then a store watch from its revision;
- * a watch that ends is relisted (at once after Compacted, a second later after any other failure).
+ * A store reflector (storage/reflector.ts) of the `kube-system/bootstrap-token-` keys: one range, then
+ * a watch from its revision, relisted when the watch ends (at once after Compacted, a second later
+ * after any other failure).
  * `get` answers only while the list and watch are current: before the first list and while a relist
  * is pending it answers undefined, and so does it for a name it does not hold, and the authenticator
  * then reads the store. So a token is never refused for want of a cache, and one created through
@@ -17,68 +18,38 @@
  * checks it on every use.
  */
 import type { Secret } from '../../api/secrets.js';
-import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../storage/store.js';
+import { Reflector } from '../storage/reflector.js';
+import { storageKey, type Store, type StoreEvent, type StoredObject } from '../storage/store.js';
 import { BOOTSTRAP_SECRET_PREFIX } from './bootstrap-token.js';
-
-/** Delay before relisting after a watch failure other than compaction. */
-const RELIST_DELAY_MS = 1000;
 
 const PREFIX = storageKey('', 'secrets', 'kube-system', BOOTSTRAP_SECRET_PREFIX);
 
 export class BootstrapTokenSecrets {
   /** Secrets by name. Every stored Secret passed the Secret schema when it was written. */
   private readonly secrets = new Map<string, Secret>();
-  private synced = false;
-  private stopped = false;
-  private watch: WatchHandle | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly reflector: Reflector;
 
-  constructor(private readonly store: Store) {
-    void this.relist();
+  constructor(store: Store) {
+    this.reflector = new Reflector(store, PREFIX, { replace: (items) => this.replace(items), apply: (e) => this.apply(e) });
   }
 
   /** The Secret named `name` when the cache is current and holds it; otherwise undefined (read the store). */
   get(name: string): Secret | undefined {
-    return this.synced ? this.secrets.get(name) : undefined;
+    return this.reflector.synced ? this.secrets.get(name) : undefined;
   }
 
   /** Whether the first list is done and the watch is running. */
   ready(): boolean {
-    return this.synced;
+    return this.reflector.synced;
   }
 
   stop(): void {
-    this.stopped = true;
-    this.synced = false;
-    clearTimeout(this.timer);
-    this.watch?.stop();
+    this.reflector.stop();
   }
 
-  private async relist(): Promise<void> {
-    this.synced = false;
-    this.watch?.stop();
-    if (this.stopped) return;
-    try {
-      const res = await this.store.range({ prefix: PREFIX });
-      if (this.stopped) return;
-      this.secrets.clear();
-      for (const item of res.items) this.secrets.set(nameOf(item.key), item.object as Secret);
-      this.watch = this.store.watch(PREFIX, {
-        fromRevision: res.revision,
-        onEvent: (e) => this.apply(e),
-        onError: (err) => this.retry(err.code === 'Compacted' ? 0 : RELIST_DELAY_MS),
-      });
-      this.synced = true;
-    } catch {
-      this.retry(RELIST_DELAY_MS);
-    }
-  }
-
-  private retry(delayMs: number): void {
-    this.synced = false;
-    if (this.stopped) return;
-    this.timer = setTimeout(() => void this.relist(), delayMs);
-    this.timer.unref();
+  private replace(items: StoredObject[]): void {
+    this.secrets.clear();
+    for (const item of items) this.secrets.set(nameOf(item.key), item.object as Secret);
   }
 
   private apply(e: StoreEvent): void {

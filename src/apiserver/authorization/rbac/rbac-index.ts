@@ -4,8 +4,8 @@
  * by key. Listing every binding and reading roles on each request cost a store range per decision;
  * the index answers from maps, as kube-apiserver's RBAC authorizer answers from its informers.
  *
- * Each of the four kinds is read with one store range and kept current by a store watch from the
- * range's revision (relisted when the watch reports Compacted or fails), so it follows writes made
+ * Each of the four kinds is kept by a store reflector (storage/reflector.ts: one range, then a watch
+ * from its revision, relisted when the watch reports Compacted or fails), so it follows writes made
  * by other API server replicas on etcd as well as this one's. In-process stores deliver a write's
  * watch event before any later request runs (the event is published when the write commits), so
  * the index is current for the next decision; on etcd it may trail by a watch round trip, which
@@ -13,14 +13,12 @@
  */
 import type { UserInfo } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
-import { storageKey, type Store, type StoreEvent, type WatchHandle } from '../../storage/store.js';
+import { Reflector } from '../../storage/reflector.js';
+import { storageKey, type Store, type StoreEvent, type StoredObject } from '../../storage/store.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import { rulesOf } from './rbac-authorizer.js';
 import type { PolicyRule, Role, RoleBinding } from '../../../api/rbac.js';
-
-/** Delay before relisting a kind whose watch failed for a reason other than compaction. */
-const RELIST_DELAY_MS = 1000;
 
 const prefixOf = (info: ResourceInfo): string => storageKey(info.group, info.plural, undefined);
 
@@ -44,38 +42,32 @@ function subjectKeys(binding: RoleBinding, bindingNs: string): string[] {
 }
 
 /**
- * One kind's objects by storage key, with its sync state. Every stored object passed its kind's
- * schema when it was written, so a Role or a binding from the store reads as its type.
+ * One kind's objects by storage key. Every stored object passed its kind's schema when it was
+ * written, so a Role or a binding from the store reads as its type.
  */
 interface KindState {
   info: ResourceInfo;
-  prefix: string;
   objects: Map<string, Role | RoleBinding>;
-  synced: boolean;
-  watch?: WatchHandle;
 }
 
 export class RbacIndex {
   private readonly kinds: KindState[];
+  private readonly reflectors: Reflector[];
   /** Binding keys by `<binding namespace or ''>\0<subject key>`. */
   private readonly bySubject = new Map<string, Set<string>>();
   /** Parsed rules of every Role and ClusterRole, by storage key. */
   private readonly rules = new Map<string, PolicyRule[]>();
-  private stopped = false;
 
-  constructor(private readonly store: Store) {
-    this.kinds = [CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS].map((info) => ({
-      info,
-      prefix: prefixOf(info),
-      objects: new Map(),
-      synced: false,
-    }));
-    for (const kind of this.kinds) void this.relist(kind);
+  constructor(store: Store) {
+    this.kinds = [CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS].map((info) => ({ info, objects: new Map() }));
+    this.reflectors = this.kinds.map(
+      (kind) => new Reflector(store, prefixOf(kind.info), { replace: (items) => this.replace(kind, items), apply: (e) => this.apply(kind, e) }),
+    );
   }
 
   /** Whether every kind was listed and is being watched: until then, callers read the store. */
   ready(): boolean {
-    return this.kinds.every((k) => k.synced);
+    return this.reflectors.every((r) => r.synced);
   }
 
   /**
@@ -102,8 +94,7 @@ export class RbacIndex {
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const kind of this.kinds) kind.watch?.stop();
+    for (const reflector of this.reflectors) reflector.stop();
   }
 
   private kindOf(info: ResourceInfo): KindState {
@@ -112,30 +103,9 @@ export class RbacIndex {
     return kind;
   }
 
-  private async relist(kind: KindState): Promise<void> {
-    kind.synced = false;
-    kind.watch?.stop();
-    if (this.stopped) return;
-    try {
-      const res = await this.store.range({ prefix: kind.prefix });
-      if (this.stopped) return;
-      for (const key of [...kind.objects.keys()]) this.remove(kind, key);
-      for (const item of res.items) this.put(kind, item.key, item.object);
-      kind.watch = this.store.watch(kind.prefix, {
-        fromRevision: res.revision,
-        onEvent: (e) => this.apply(kind, e),
-        onError: (err) => this.retry(kind, err.code === 'Compacted' ? 0 : RELIST_DELAY_MS),
-      });
-      kind.synced = true;
-    } catch {
-      this.retry(kind, RELIST_DELAY_MS);
-    }
-  }
-
-  private retry(kind: KindState, delayMs: number): void {
-    kind.synced = false;
-    if (this.stopped) return;
-    setTimeout(() => void this.relist(kind), delayMs).unref();
+  private replace(kind: KindState, items: StoredObject[]): void {
+    for (const key of [...kind.objects.keys()]) this.remove(kind, key);
+    for (const item of items) this.put(kind, item.key, item.object);
   }
 
   private apply(kind: KindState, e: StoreEvent): void {
