@@ -1,10 +1,12 @@
 /**
  * A scriptable HTTPS server on 127.0.0.1:0 for the controller transport tests: a real CA, a serving
  * certificate, client certificates to authenticate with, and a kubeconfig whose client certificate
- * lives in files (so a test can rotate it). Each request is recorded with the peer certificate's CN,
- * and TLS handshakes are counted.
+ * lives in files (so a test can rotate it). Each request is recorded with the peer certificate's CN
+ * and its HTTP version, and TLS handshakes are counted. `start({ offerH2: true })` also offers HTTP/2 in
+ * ALPN, as the API server does.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -23,6 +25,8 @@ export interface Seen {
   body: string;
   /** CN of the client certificate, when one was presented and verified. */
   clientCN?: string;
+  /** '1.1' or '2.0'. */
+  httpVersion: string;
 }
 
 export interface KubeUser {
@@ -60,13 +64,14 @@ export class FakeApiServer {
     readonly url: string,
     readonly ca: CaMaterial,
     readonly dir: string,
-    private readonly server: https.Server,
+    private readonly server: https.Server | http2.Http2SecureServer,
   ) {}
 
-  static async start(): Promise<FakeApiServer> {
+  static async start(opts: { offerH2?: boolean } = {}): Promise<FakeApiServer> {
     const ca = await createCertificateAuthority({ commonName: 'test-ca' });
     const serving = await leaf(ca, 'test-apiserver', true);
-    const server = https.createServer({ key: serving.keyPem, cert: serving.certPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false });
+    const tls = { key: serving.keyPem, cert: serving.certPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false };
+    const server = opts.offerH2 ? http2.createSecureServer({ ...tls, allowHTTP1: true }) : https.createServer(tls);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ctl-transport-'));
     const fake = new FakeApiServer(`https://127.0.0.1:${(server.address() as AddressInfo).port}`, ca, dir, server);
@@ -86,6 +91,7 @@ export class FakeApiServer {
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
           clientCN: socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined,
+          httpVersion: req.httpVersion,
         };
         fake.seen.push(seen);
         fake.handler(req, res, seen);

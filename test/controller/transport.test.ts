@@ -46,6 +46,17 @@ describe('KubeClient transport', () => {
     expect(server.handshakes).toBeLessThanOrEqual(2);
   });
 
+  it('stays on HTTP/1.1 keep-alive when the server offers HTTP/2 (undici alone would take h2)', async () => {
+    await server.close();
+    server = await FakeApiServer.start({ offerH2: true });
+    server.writeClientCert(await server.clientCert('alice'));
+    server.handler = (_req, res) => json(res, 200, { kind: 'Namespace', metadata: { name: 'default' } });
+    const client = newClient(server.certFileKubeConfig());
+    for (let i = 0; i < 3; i++) await client.requestJSON('GET', '/api/v1/namespaces/default');
+    expect(server.seen.map((s) => [s.httpVersion, s.clientCN])).toEqual(Array(3).fill(['1.1', 'alice']));
+    expect(server.handshakes).toBeLessThanOrEqual(2);
+  });
+
   it('starts a new pool when the kubeconfig client certificate is rotated (seen within a second)', async () => {
     server.writeClientCert(await server.clientCert('before'));
     server.handler = (_req, res) => json(res, 200, {});

@@ -49,7 +49,10 @@ export class ConnectionPool {
     if (cur && sameTls(cur.tls, tls)) return cur.pool;
     // Watches can stay silent for a while (bookmarks come every minute); the informer's watchdog
     // owns silence, so no per-body timeout here; KubeClient sets one for plain requests.
-    const pool = new Pool(this.origin, { connect: { ...tls }, bodyTimeout: 0 });
+    // HTTP/1.1 keep-alive connections, as client-go's DISABLE_HTTP2 gives: undici would negotiate the
+    // h2 the API server offers, and its HTTP/2 client cost this controller and the server 20-25% more
+    // CPU per CSR end to end (docs/performance.md, "The controller's protocol").
+    const pool = new Pool(this.origin, { connect: { ...tls }, bodyTimeout: 0, allowH2: false });
     this.current = { tls, pool };
     if (cur) void cur.pool.close().catch(() => {});
     return pool;
