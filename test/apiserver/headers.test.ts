@@ -44,3 +44,33 @@ describe('request header size', () => {
     expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
   });
 });
+
+describe('response headers', () => {
+  for (const protocol of ['http/1.1', 'h2'] as const) {
+    it(`writes the type, exact length and kube-apiserver's Cache-Control default (${protocol})`, async () => {
+      const r = await raw(s, 'GET', '/api/v1/namespaces/default', { protocol });
+      expect(r.status).toBe(200);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text));
+      expect(r.headers['cache-control']).toBe('no-cache, private');
+      expect(r.json).toMatchObject({ kind: 'Namespace', metadata: { name: 'default' } });
+    });
+
+    it(`keeps the headers a handler set before the body: Warning beside the defaults (${protocol})`, async () => {
+      const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `warned-${protocol.replace('/', '')}` }, data: { a: 'é' }, bogus: 1 };
+      const r = await raw(s, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Warn', { body, protocol });
+      expect(r.status).toBe(201);
+      expect(r.headers.warning).toBe(`299 - ${JSON.stringify('unknown field "bogus"')}`);
+      expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text));
+      expect(r.headers['cache-control']).toBe('no-cache, private');
+    });
+  }
+
+  it('answers a Status error with the same headers', async () => {
+    const r = await raw(s, 'GET', '/api/v1/namespaces/default/configmaps/absent');
+    expect(r.status).toBe(404);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text));
+    expect(r.headers['cache-control']).toBe('no-cache, private');
+  });
+});

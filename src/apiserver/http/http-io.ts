@@ -47,16 +47,23 @@ export function setWarnings(res: ServerResponse, warnings: readonly string[]): v
   if (warnings.length > 0 && !res.headersSent) res.setHeader('Warning', warningHeaders(warnings));
 }
 
+/** kube-apiserver's WithCacheControl default. */
+const NO_CACHE = ['Cache-Control', 'no-cache, private'] as const;
+
+/**
+ * The whole response in one writeHead (a flat name/value list, which node:http stores without the
+ * per-call checks and object of setHeader) and one end. Headers a handler set before (Warning,
+ * Audit-ID, Connection: close) stay; a handler's own Cache-Control (the discovery documents' public
+ * caching) wins over the default.
+ */
 export function writeBody(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.statusCode = status;
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  // kube-apiserver's WithCacheControl default; a handler's own (the discovery documents' public caching) wins.
-  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-cache, private');
+  const length = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  const headers = res.hasHeader('Cache-Control') ? ['Content-Type', contentType, 'Content-Length', length] : ['Content-Type', contentType, 'Content-Length', length, ...NO_CACHE];
+  res.writeHead(status, headers);
   res.end(body);
 }
 

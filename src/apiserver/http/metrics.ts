@@ -11,11 +11,12 @@
  * - apiserver_authorization_decisions_total{decision}
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RequestInfo } from './request-info.js';
 import type { Store } from '../storage/store.js';
 import { ScrapedCounter } from '../../lib/scraped-counter.js';
+import { ScrapedHistogram } from '../../lib/scraped-histogram.js';
 
 type RequestLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component';
 
@@ -89,7 +90,7 @@ export interface ApiServerMetricsOptions {
 export class ApiServerMetrics {
   readonly registry: Registry;
   private readonly requests: ScrapedCounter<RequestLabel | 'code'>;
-  private readonly durations: Histogram<RequestLabel>;
+  private readonly durations: ScrapedHistogram<RequestLabel>;
   /** Requests in flight by kind, read when scraped (every request changes them twice). */
   private readonly inflight = { readOnly: 0, mutating: 0 };
   private readonly watchers: Gauge<'group' | 'version' | 'kind'>;
@@ -108,7 +109,7 @@ export class ApiServerMetrics {
       labelNames: [...requestLabels, 'code'],
       registers,
     });
-    this.durations = new Histogram({
+    this.durations = new ScrapedHistogram({
       name: 'apiserver_request_duration_seconds',
       help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource, scope and component.',
       labelNames: requestLabels,
@@ -158,9 +159,9 @@ export class ApiServerMetrics {
       leaveInflight();
       const labels = requestLabels(req, info, route);
       const code = String(res.statusCode);
-      const key = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${code}`;
-      this.requests.inc(key, () => ({ ...labels, code }));
-      if (labels.verb !== 'WATCH') this.durations.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const series = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope}`;
+      this.requests.inc(`${series} ${code}`, () => ({ ...labels, code }));
+      if (labels.verb !== 'WATCH') this.durations.observe(series, () => labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
     return {
       setInfo(parsed) {

@@ -160,6 +160,28 @@ export function requestPath(target = '/'): string {
   return new URL(target, 'https://localhost').pathname;
 }
 
+export interface RequestQuery {
+  /** `?…` or empty, as URL's `search`. */
+  search: string;
+  params: URLSearchParams;
+}
+
+/**
+ * The query of a request target as `new URL(target)`'s `search` and `searchParams` give it, without
+ * parsing a whole URL for every request (2-3% of a GET's CPU).
+ */
+export function requestQuery(target = '/'): RequestQuery {
+  if (!target.startsWith('/')) {
+    const url = new URL(target, 'https://localhost');
+    return { search: url.search, params: url.searchParams };
+  }
+  const q = target.indexOf('?');
+  if (q < 0) return { search: '', params: new URLSearchParams() };
+  const fragment = target.indexOf('#', q);
+  const search = fragment < 0 ? target.slice(q) : target.slice(q, fragment);
+  return { search: search.length > 1 ? search : '', params: new URLSearchParams(search) };
+}
+
 /**
  * Reads a resource request from the path as the client sent it (not dot-normalised, not decoded):
  * each segment is decoded once after splitting on '/', so an encoded `%2F` stays inside its

@@ -20,7 +20,7 @@ import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
 import { closeConnectionAfter, connectionOf, distinctHeaders, isHttp2, requestHost } from '../http/connection.js';
 import type { ApiServerMetrics, RequestTracker } from '../http/metrics.js';
-import { parseRequestInfo, requestPath, type RequestInfo } from '../http/request-info.js';
+import { parseRequestInfo, requestPath, requestQuery, type RequestInfo, type RequestQuery } from '../http/request-info.js';
 import type { Registries } from '../registry/registries.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
@@ -114,8 +114,8 @@ export class Pipeline {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
-    const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.searchParams);
+    const url = requestQuery(req.url);
+    const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.params);
     tracker?.setInfo(info);
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
@@ -128,9 +128,9 @@ export class Pipeline {
     // Probes are exempt, as upstream's `probes` FlowSchema makes them.
     const admitted = probe ? undefined : this.flowControl.admit(user, info, res);
     if (admitted) await admitted;
-    await this.authorize(user, info, url.searchParams.get('fieldSelector') ?? undefined, audit);
+    await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
     if (probe) {
-      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.searchParams.has('verbose'));
+      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'));
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
@@ -142,7 +142,7 @@ export class Pipeline {
   private async serveResource(
     req: IncomingMessage,
     res: ServerResponse,
-    target: { info: RequestInfo; url: URL; user: UserInfo; entry: GenericRegistry; audit: RequestAudit | undefined },
+    target: { info: RequestInfo; url: RequestQuery; user: UserInfo; entry: GenericRegistry; audit: RequestAudit | undefined },
   ): Promise<void> {
     const { info, url, user, entry, audit } = target;
     const ctx: RequestContext = {
@@ -158,7 +158,7 @@ export class Pipeline {
       req,
       res,
       info,
-      query: url.searchParams,
+      query: url.params,
       registry: entry,
       strategy: entry.strategy,
       ctx,
@@ -179,7 +179,7 @@ export class Pipeline {
   }
 
   /** Metrics, issuer discovery and the other static routes, then API discovery; 404 for anything else. */
-  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: URL): Promise<void> {
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, url: RequestQuery): Promise<void> {
     if (info.path === '/metrics' && this.metrics && req.method === 'GET') {
       writeBody(res, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
       return;
