@@ -55,6 +55,7 @@ export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy):
       maxRequestsInflight: config.maxRequestsInflight,
       maxMutatingRequestsInflight: config.maxMutatingRequestsInflight,
       priorityAndFairness: config.enablePriorityAndFairness,
+      maxEventLoopDelayMs: config.maxEventLoopDelay,
     },
     disableHttp2: config.disableHttp2Serving,
     http2MaxStreamsPerConnection: config.http2MaxStreamsPerConnection,

@@ -55,6 +55,13 @@ export const APISERVER_CONFIG_SCHEMA = {
     default: true,
     description: 'Share the in-flight limits among priority levels (exempt, leader-election, node-high, workload) with fair queuing; off: two plain limits, no queues.',
   },
+  // Not upstream's: one event loop queues overload before any seat is taken (docs/flow-control.md).
+  maxEventLoopDelay: {
+    type: 'duration',
+    default: '250ms',
+    description:
+      'With priority and fairness: while the event loop is busy and its smoothed delay is at least this, workload-level requests (new CSRs, lists, users\' requests) are answered 429 with Retry-After; Leases, node status, leader election, the controllers and system:masters go on. 0: never.',
+  },
   // HTTP/2 on the secure port: kube-apiserver's flags and defaults.
   disableHttp2Serving: { type: 'bool', default: false, description: 'Offer only http/1.1 in ALPN; by default h2 is offered first, so a client multiplexes its requests and watches on one connection.' },
   http2MaxStreamsPerConnection: {

@@ -5,6 +5,12 @@
  * authentication (the user picks the level) and before authorization, as in upstream's chain.
  * Watches are long-running and take no seat, as upstream's max-in-flight filter leaves them out.
  *
+ * On one event loop a request holds its seat for microseconds, so the seats are not where overload
+ * queues: the loop is (loop-saturation.ts). While it is saturated, the workload level's requests
+ * (new joins' CSRs, lists, nodes' other requests, everybody else) are answered 429 at once, as
+ * upstream answers a request that waited in its queue past the limit (reason `time-out`): their wait
+ * was the loop's delay. node-high, leader-election, workload-high and exempt requests go on.
+ *
  * With priority and fairness (the default) --max-requests-inflight plus
  * --max-mutating-requests-inflight seats are shared out among the levels by their shares; without it
  * the two limits hold for read-only and mutating requests separately, with no queuing, and only
@@ -17,6 +23,7 @@ import { MASTERS_GROUP } from '../authorization/rbac/rbac-authorizer.js';
 import { errors } from '../http/errors.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { classify, type PriorityLevelName } from './classify.js';
+import { LoopSaturation } from './loop-saturation.js';
 import { FlowControlMetrics, type FlowSeries } from './metrics.js';
 import { PriorityLevel, type QueuingConfig, type Rejection } from './priority-level.js';
 
@@ -31,10 +38,12 @@ export interface FlowControlOptions {
   queuing?: Partial<Record<QueuedLevel, QueuingConfig>>;
   /** How long a request may wait for a seat (upstream: a quarter of the 60 s request timeout). */
   queueWaitLimitMs?: number;
+  /** --max-event-loop-delay: the loop's smoothed delay at which workload requests are shed (0: never; needs priority and fairness). */
+  maxEventLoopDelayMs?: number;
   registry?: Registry;
 }
 
-export const FLOW_CONTROL_DEFAULTS = { maxRequestsInflight: 400, maxMutatingRequestsInflight: 200, priorityAndFairness: true };
+export const FLOW_CONTROL_DEFAULTS = { maxRequestsInflight: 400, maxMutatingRequestsInflight: 200, priorityAndFairness: true, maxEventLoopDelayMs: 250 };
 
 type QueuedLevel = Exclude<PriorityLevelName, 'exempt'>;
 
@@ -56,10 +65,17 @@ export class FlowControl {
   private readonly metrics: FlowControlMetrics | undefined;
   private readonly levels: Map<string, PriorityLevel>;
   private readonly fair: boolean;
+  private readonly loop: LoopSaturation | undefined;
 
   constructor(opts: FlowControlOptions) {
     this.fair = opts.priorityAndFairness ?? true;
     this.metrics = opts.registry && new FlowControlMetrics(opts.registry);
+    const maxDelayMs = opts.maxEventLoopDelayMs ?? FLOW_CONTROL_DEFAULTS.maxEventLoopDelayMs;
+    if (this.fair && maxDelayMs > 0) {
+      this.loop = new LoopSaturation({ maxDelayMs });
+      this.loop.start();
+      this.metrics?.watchLoop(this.loop);
+    }
     const wait = opts.queueWaitLimitMs ?? 15_000;
     if (this.fair) {
       const seats = opts.maxRequestsInflight + opts.maxMutatingRequestsInflight;
@@ -87,15 +103,10 @@ export class FlowControl {
   admit(user: UserInfo, info: RequestInfo, res: ServerResponse): Promise<void> | undefined {
     if (info.isResourceRequest && info.verb === 'watch') return undefined;
     const mutating = !NON_MUTATING_VERBS.has(info.verb);
-    if (!this.fair) {
-      if (user.groups.includes(MASTERS_GROUP)) return undefined;
-      const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
-      if (level?.tryAcquire()) res.once('close', () => level.release());
-      else this.shed(mutating);
-      return undefined;
-    }
+    if (!this.fair) return this.admitMaxInFlight(user, mutating, res);
     const c = classify(user, info);
     const series = this.metrics?.series(c.priorityLevel, c.flowSchema);
+    if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject('time-out', mutating, series, this.loop.delayMs / 1000);
     const level = this.levels.get(c.priorityLevel);
     if (!level) {
       this.run(undefined, series, res, 0);
@@ -119,6 +130,20 @@ export class FlowControl {
       this.run(level, series, res, waited);
       return undefined;
     });
+  }
+
+  /** Upstream's max-in-flight filter: two plain limits, no queues, system:masters exempt. */
+  private admitMaxInFlight(user: UserInfo, mutating: boolean, res: ServerResponse): undefined {
+    if (user.groups.includes(MASTERS_GROUP)) return undefined;
+    const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
+    if (level?.tryAcquire()) res.once('close', () => level.release());
+    else this.shed(mutating);
+    return undefined;
+  }
+
+  /** Stops sampling the event loop. */
+  close(): void {
+    this.loop?.stop();
   }
 
   /** The request holds its seat (none for an exempt one) until its response closes. */

@@ -8,9 +8,13 @@
  * - apiserver_flowcontrol_request_wait_duration_seconds{priority_level,flow_schema,execute}
  * - apiserver_flowcontrol_nominal_limit_seats{priority_level}
  * - apiserver_dropped_requests_total{request_kind}: every 429 of flow control, readOnly or mutating
+ * and, having no upstream twin, under the project's prefix:
+ * - kube_identity_apiserver_event_loop_delay_seconds, kube_identity_apiserver_event_loop_utilization:
+ *   the smoothed signal flow control sheds on (loop-saturation.ts), read at each scrape
  * Children are looked up once per (level, schema): a labelled lookup hashes its labels every time.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LoopSaturation } from './loop-saturation.js';
 import type { Rejection } from './priority-level.js';
 
 /** Upstream's buckets for the queue wait. */
@@ -32,8 +36,10 @@ export class FlowControlMetrics {
   private readonly dropped: Counter<'request_kind'>;
   readonly nominalSeats: Gauge<'priority_level'>;
   private readonly children = new Map<string, FlowSeries>();
+  private readonly registry: Registry;
 
   constructor(registry: Registry) {
+    this.registry = registry;
     const registers = [registry];
     const labelNames = ['priority_level', 'flow_schema'] as const;
     this.dispatchedTotal = new Counter({ name: 'apiserver_flowcontrol_dispatched_requests_total', help: 'Number of requests executed by API Priority and Fairness subsystem', labelNames, registers });
@@ -56,6 +62,27 @@ export class FlowControlMetrics {
     this.dropped = new Counter({ name: 'apiserver_dropped_requests_total', help: "Number of requests dropped with 'Try again later' response", labelNames: ['request_kind'], registers });
     this.dropped.inc({ request_kind: 'readOnly' }, 0);
     this.dropped.inc({ request_kind: 'mutating' }, 0);
+  }
+
+  /** Exposes the loop's smoothed delay and utilization. */
+  watchLoop(loop: LoopSaturation): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'kube_identity_apiserver_event_loop_delay_seconds',
+      help: 'Smoothed delay of the API server\'s event loop; workload requests are shed while it is at least --max-event-loop-delay and the loop is busy',
+      registers,
+      collect() {
+        this.set(loop.delayMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'kube_identity_apiserver_event_loop_utilization',
+      help: 'Smoothed share of the time the API server\'s event loop was busy',
+      registers,
+      collect() {
+        this.set(loop.utilization);
+      },
+    });
   }
 
   droppedRequest(mutating: boolean): void {

@@ -44,7 +44,7 @@ export interface PipelineOptions {
   staticRoutes?: StaticRoute[];
   /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */
   metricsRegistry?: Registry;
-  /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels). */
+  /** --max-requests-inflight and friends; absent: upstream's defaults (400 + 200 seats, priority levels), shedding at 250 ms of event-loop delay. */
   flowControl?: Omit<FlowControlOptions, 'registry'>;
   /** Checks /healthz and /readyz run besides the store's (kms-providers). */
   healthChecks?: HealthCheck[];
@@ -109,8 +109,10 @@ export class Pipeline {
     this.flowControl = new FlowControl({ ...FLOW_CONTROL_DEFAULTS, ...opts.flowControl, registry: opts.metricsRegistry });
   }
 
-  endWatches(): void {
+  /** The server closes: the watches it serves end, and flow control stops sampling the event loop. */
+  close(): void {
     for (const stop of [...this.watches]) stop();
+    this.flowControl.close();
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {

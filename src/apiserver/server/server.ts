@@ -131,7 +131,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     async close() {
       registries.close();
       tls.stop();
-      pipeline.endWatches();
+      pipeline.close();
       aggregation?.stop();
       kubernetesService?.stop();
       // Their writes under way finish before close resolves: the caller closes the store next.
