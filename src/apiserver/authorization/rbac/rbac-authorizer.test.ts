@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { objectReader } from '../../registry/registries.js';
 import { MemoryStore } from '../../storage/memory/memory.js';
@@ -96,5 +97,74 @@ describe('RBAC index', () => {
     );
     index.stop();
     await store.close();
+  });
+});
+
+describe('RBAC decision cache (index path)', () => {
+  const store = new MemoryStore();
+  const index = new RbacIndex(store);
+  const authorizer = createRbacAuthorizer({ objects: nothing, index });
+  const ask = (user: UserInfo, verb: string, name?: string, namespace = 'ns') => authorizer.authorize({ user, verb, apiGroup: '', resource: 'configmaps', namespace, name });
+  beforeAll(async () => {
+    while (!index.ready()) await new Promise((r) => setTimeout(r, 1));
+  });
+  afterAll(() => {
+    index.stop();
+    return store.close();
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('answers a repeated request from memory, and drops it the moment its RoleBinding is deleted', async () => {
+    await store.create(key('roles', 'r', 'ns'), role('Role', 'r', ['get'], 'ns'));
+    await store.create(key('rolebindings', 'b', 'ns'), binding('RoleBinding', 'b', 'Role', 'alice', 'ns'));
+    expect((await ask(alice, 'get', 'x')).reason).toBe('RBAC: allowed by RoleBinding "b/ns" of Role "r" to User "alice"');
+    const walked = jest.spyOn(index, 'bindingsFor');
+    // Another name as well: no rule met names objects, so the decision holds for every name.
+    expect((await ask(alice, 'get', 'x')).allowed).toBe(true);
+    expect((await ask(alice, 'get', 'y')).allowed).toBe(true);
+    expect(walked).not.toHaveBeenCalled();
+    await store.delete(key('rolebindings', 'b', 'ns'));
+    expect((await ask(alice, 'get', 'x')).allowed).toBe(false);
+    expect(walked).toHaveBeenCalled();
+    await store.delete(key('roles', 'r', 'ns'));
+  });
+
+  it('drops remembered allows on a change of any role, even one the decision did not read', async () => {
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['list']));
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    expect((await ask(alice, 'list')).allowed).toBe(true);
+    await store.create(key('roles', 'unrelated', 'other'), role('Role', 'unrelated', ['get'], 'other'));
+    const walked = jest.spyOn(index, 'bindingsFor');
+    expect((await ask(alice, 'list')).allowed).toBe(true);
+    expect(walked).toHaveBeenCalled();
+    await store.update(key('clusterroles', 'r'), role('ClusterRole', 'r', ['watch']));
+    expect((await ask(alice, 'list')).allowed).toBe(false);
+    await store.delete(key('clusterrolebindings', 'b'));
+    await store.delete(key('clusterroles', 'r'));
+  });
+
+  it('keeps an allow by resourceNames for that name only', async () => {
+    const named = { ...role('ClusterRole', 'one', ['get']), rules: [{ ...rule(['get']), resourceNames: ['a'] }] };
+    await store.create(key('clusterroles', 'one'), named);
+    await store.create(key('clusterrolebindings', 'one'), { ...binding('ClusterRoleBinding', 'one', 'ClusterRole', 'alice'), roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'one' } });
+    expect((await ask(alice, 'get', 'a')).allowed).toBe(true);
+    expect((await ask(alice, 'get', 'a')).allowed).toBe(true);
+    expect((await ask(alice, 'get', 'b')).allowed).toBe(false);
+    expect((await ask(alice, 'get')).allowed).toBe(false);
+    await store.delete(key('clusterrolebindings', 'one'));
+    await store.delete(key('clusterroles', 'one'));
+  });
+
+  it('tells users apart by every group, and by names that embed another key', async () => {
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    await store.create(key('clusterrolebindings', 'devs'), { ...binding('ClusterRoleBinding', 'devs', 'ClusterRole', ''), subjects: [{ kind: 'Group', name: 'devs' }] });
+    expect((await ask({ username: 'bob', groups: ['devs'] }, 'get')).allowed).toBe(true);
+    expect((await ask({ username: 'bob', groups: [] }, 'get')).allowed).toBe(false);
+    expect((await ask({ username: 'bob', groups: ['dev'] }, 'get')).allowed).toBe(false);
+    expect((await ask({ username: 'bob1:14:devs', groups: [] }, 'get')).allowed).toBe(false);
+    expect((await ask({ username: 'bob', groups: ['devs'] }, 'get', undefined, 'other')).allowed).toBe(true);
+    expect((await ask({ username: 'bob', groups: ['devs'] }, 'list')).allowed).toBe(false);
+    await store.delete(key('clusterrolebindings', 'devs'));
+    expect((await ask({ username: 'bob', groups: ['devs'] }, 'get')).allowed).toBe(false);
   });
 });

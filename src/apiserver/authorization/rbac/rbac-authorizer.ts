@@ -14,6 +14,7 @@ import type { ResourceInfo } from '../../../api/resources.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../../authentication/resource-infos.js';
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import type { RbacIndex } from './rbac-index.js';
+import { DecisionCache } from './decision-cache.js';
 import type { PolicyRule, Role, RoleBinding, RoleRef as RoleRefField } from '../../../api/rbac.js';
 
 export const MASTERS_GROUP = 'system:masters';
@@ -213,22 +214,36 @@ function allowReason({ binding, namespace, subject }: Grant): string {
 export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
   const fromStore = storeSource(o.objects);
   const fromIndex = o.index && indexSource(o.index);
-  const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<Decision> => {
+  const cache = new DecisionCache();
+  /** The decision, and whether a rule with resourceNames was met on the way (the name then matters). */
+  const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<{ decision: Decision; byName: boolean }> => {
     // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
     const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
-    const reason = await visitGrants(source, a.user, namespace, (g) =>
-      'rules' in g.role && g.role.rules.some((r) => ruleAllows(a, r)) ? allowReason(g) : undefined,
-    );
-    return reason ? { allowed: true, reason } : { allowed: false, reason: '' };
+    let byName = false;
+    const reason = await visitGrants(source, a.user, namespace, (g) => {
+      if (!('rules' in g.role)) return undefined;
+      for (const r of g.role.rules) {
+        if (r.resourceNames.length > 0) byName = true;
+        if (ruleAllows(a, r)) return allowReason(g);
+      }
+      return undefined;
+    });
+    return { decision: reason ? { allowed: true, reason } : { allowed: false, reason: '' }, byName };
   };
   return {
     async authorize(a): Promise<Decision> {
       if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
-      if (!fromIndex || !o.index?.ready()) return decide(fromStore, a);
-      const d = await decide(fromIndex, a);
+      const index = o.index;
+      if (!fromIndex || !index?.ready()) return (await decide(fromStore, a)).decision;
+      const generation = index.generation();
+      const cached = cache.get(a, generation);
+      if (cached) return cached;
+      const { decision, byName } = await decide(fromIndex, a);
       // A grant written through another replica may not have reached this one's watch yet: a
       // deny is confirmed against the store, so a new grant is never refused.
-      return d.allowed ? d : decide(fromStore, a);
+      if (!decision.allowed) return (await decide(fromStore, a)).decision;
+      cache.set(a, generation, decision, byName);
+      return decision;
     },
     // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
     rulesFor: async (user, namespace) => ({ ...(await rulesFor(o.objects, user, namespace)), incomplete: false }),

@@ -57,12 +57,18 @@ export class RbacIndex {
   private readonly bySubject = new Map<string, Set<string>>();
   /** Parsed rules of every Role and ClusterRole, by storage key. */
   private readonly rules = new Map<string, PolicyRule[]>();
+  private changes = 0;
 
   constructor(store: Store) {
     this.kinds = [CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS].map((info) => ({ info, objects: new Map() }));
     this.reflectors = this.kinds.map(
       (kind) => new Reflector(store, prefixOf(kind.info), { replace: (items) => this.replace(kind, items), apply: (e) => this.apply(kind, e) }),
     );
+  }
+
+  /** Counts every change of any kind's objects: what was decided at one generation holds until the next. */
+  generation(): number {
+    return this.changes;
   }
 
   /** Whether every kind was listed and is being watched: until then, callers read the store. */
@@ -119,6 +125,7 @@ export class RbacIndex {
 
   private put(kind: KindState, key: string, obj: Role | RoleBinding): void {
     this.remove(kind, key);
+    this.changes++;
     kind.objects.set(key, obj);
     if (!this.isBinding(kind)) {
       this.rules.set(key, rulesOf(obj));
@@ -136,6 +143,7 @@ export class RbacIndex {
   private remove(kind: KindState, key: string): void {
     const old = kind.objects.get(key);
     if (!old) return;
+    this.changes++;
     kind.objects.delete(key);
     if (!this.isBinding(kind)) {
       this.rules.delete(key);
