@@ -62,9 +62,12 @@ function reportedScope(info: RequestInfo): string {
   return info.namespace ? 'namespace' : 'cluster';
 }
 
+/** Usernames authenticated_user_requests names as they are (upstream's compressUsername). */
+const NAMED_USERS = new Set(['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default']);
+
 /** authenticated_user_requests' username label: known identities by name, emails and the rest bucketed. */
 function compressUsername(username: string): string {
-  if (['admin', 'client', 'kube_proxy', 'kubelet', 'system:serviceaccount:kube-system:default'].includes(username)) return username;
+  if (NAMED_USERS.has(username)) return username;
   return username.includes('@') ? 'email_id' : 'other';
 }
 
