@@ -6,12 +6,13 @@
  * client: a transaction that failed on a lost connection may still have been applied, and retrying
  * a compare-and-swap would then answer "exists" or "conflict" for the caller's own write (etcd's
  * Go client only retries a mutation when it was never sent). Reads, which are safe to repeat, are
- * retried once on another member (`retryRead`). Each member has a circuit breaker, so calls skip a
- * member that keeps failing and try it again a few seconds later.
+ * retried once on another member. Each member has a circuit breaker, so calls skip a member that
+ * keeps failing and try it again a few seconds later.
  */
 import { isBrokenCircuitError } from 'cockatiel';
 import { GRPCDeadlineExceededError, GRPCOutOfRangeError, isRecoverableError } from 'etcd3';
 import { StoreError } from '../store.js';
+import { neverSent as unsentCall } from './grpc-unary.js';
 
 export interface EtcdClientOptions {
   /** Client URLs of the members, e.g. `https://10.0.0.1:2379` (kube-apiserver's --etcd-servers). */
@@ -51,25 +52,18 @@ export function storeErrorOf(err: unknown, key: string, compacted?: number): unk
  */
 export function writeErrorOf(err: unknown, key: string, compacted?: number): unknown {
   const mapped = storeErrorOf(err, key, compacted);
-  if (!(mapped instanceof StoreError) || mapped.code !== 'Unavailable' || neverSent(err as Error)) return mapped;
+  if (!(mapped instanceof StoreError)) return mapped;
+  // Out of time before a connection to send it on: not applied.
+  if (neverSent(err as Error)) return mapped.code === 'Timeout' ? new StoreError('Unavailable', key, `etcd is unavailable: ${(err as Error).message}`) : mapped;
+  if (mapped.code !== 'Unavailable') return mapped;
   return new StoreError('Timeout', key, `etcd did not confirm the write, which may or may not have been applied: ${(err as Error).message}`);
 }
 
 function neverSent(err: Error): boolean {
-  return isBrokenCircuitError(err) || /No connection established|before call started|etcdserver: no leader/.test(err.message);
+  return isBrokenCircuitError(err) || unsentCall(err) || /etcdserver: no leader/.test(err.message);
 }
 
 /** etcd cannot be reached, has no leader, or its circuit breaker is open. */
 function unavailable(err: Error): boolean {
   return isRecoverableError(err) || isBrokenCircuitError(err) || /etcdserver: (no leader|leader changed|request timed out)/.test(err.message);
-}
-
-/** Runs a read, once more if it failed on a connection (likely to another member). */
-export async function retryRead<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (err) {
-    if (!(err instanceof Error) || !unavailable(err)) throw err;
-    return read();
-  }
 }

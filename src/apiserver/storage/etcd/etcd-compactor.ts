@@ -35,7 +35,7 @@ export function startCompactor(client: Pick<EtcdKv, 'txn' | 'compact'>, interval
     });
     const current = Number(res.header.revision);
     if (!res.succeeded) {
-      const kv = res.responses[0]?.response_range.kvs[0];
+      const kv = res.responses[0]?.response_range?.kvs[0];
       clock = kv ? Number(kv.version) : 0;
       if (kv) hooks.compacted(Number(kv.value.toString()));
       revision = current;

@@ -15,10 +15,11 @@
  * Compaction runs as in kube-apiserver (etcd-compactor.ts); keys for which `ttlSeconds` gives a TTL
  * (Events, --event-ttl) are written with an etcd lease, so etcd deletes them when it runs out.
  */
-import { type IKeyValue, type IResponseHeader, type ITxnRequest, type ITxnResponse, Range } from 'etcd3';
+import { Range } from 'etcd3';
 import type { KObject } from '../../../api/meta.js';
 import type { Logger } from '../../../log/logger.js';
-import { type EtcdClientOptions, retryRead, storeErrorOf, writeErrorOf } from './etcd-client.js';
+import { type EtcdClientOptions, storeErrorOf, writeErrorOf } from './etcd-client.js';
+import type { KeyValue, ResponseHeader, TxnRequest, TxnResponse } from './etcd-proto.js';
 import { EtcdKv } from './kv-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
@@ -121,7 +122,7 @@ export class EtcdStore implements Store {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const res = await this.call(key, () => retryRead(() => this.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) })), storeErrorOf, 'get');
+    const res = await this.call(key, () => this.kv.range({ key: Buffer.from(this.keys.toEtcd(key)) }), storeErrorOf, 'get');
     this.observe(res.header);
     const kv = res.kvs[0];
     if (!kv) return undefined;
@@ -140,7 +141,7 @@ export class EtcdStore implements Store {
       failure: [{ request_range: { key: etcdKey } }],
     });
     if (!res.succeeded) {
-      const cur = res.responses[0]?.response_range.kvs[0];
+      const cur = res.responses[0]?.response_range?.kvs[0];
       throw new StoreError('KeyExists', key, `key ${key} already exists`, cur ? Number(cur.mod_revision) : undefined);
     }
     return this.written(key, etcdKey, json, Number(res.header.revision));
@@ -179,7 +180,7 @@ export class EtcdStore implements Store {
       failure: [{ request_range: { key: etcdKey } }],
     });
     if (!res.succeeded) throw this.failedCas(key, res, expectedRevision);
-    const prev = res.responses[0]?.response_delete_range.prev_kvs[0];
+    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
     // The compare proved the key present, and etcd returns it with the delete in the same revision.
     if (!prev) throw new Error(`etcd deleted ${key} without returning its value`);
     const revision = Number(res.header.revision);
@@ -196,7 +197,7 @@ export class EtcdStore implements Store {
     if (at !== undefined && at < this.compacted) throw this.compactedError(options.prefix, at);
     const res = await this.call(
       options.prefix,
-      () => retryRead(() => this.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 })),
+      () => this.kv.range({ key: start, range_end: end, limit: options.limit ?? 0, revision: at ?? 0 }),
       storeErrorOf,
       'list',
     );
@@ -212,7 +213,7 @@ export class EtcdStore implements Store {
     const etcdPrefix = this.keys.toEtcd(prefix);
     const res = await this.call(
       prefix,
-      () => retryRead(() => this.kv.range({ key: Buffer.from(etcdPrefix), range_end: Range.prefix(etcdPrefix).end, count_only: true })),
+      () => this.kv.range({ key: Buffer.from(etcdPrefix), range_end: Range.prefix(etcdPrefix).end, count_only: true }),
       storeErrorOf,
       'listWithCount',
     );
@@ -253,7 +254,7 @@ export class EtcdStore implements Store {
     try {
       // A member that is down is the cluster's problem only when no other answers.
       const deadline = Date.now() + HEALTH_TIMEOUT_MS;
-      const res = await this.call('', () => retryRead(() => this.kv.range({ key }, { deadline })));
+      const res = await this.call('', () => this.kv.range({ key }, { deadline }));
       this.observe(res.header);
     } catch (err) {
       const down = (await statuses).flatMap((s, i) => (s.status === 'rejected' ? [`${this.members.endpoints[i]} (${(s.reason as Error).message})`] : []));
@@ -288,7 +289,7 @@ export class EtcdStore implements Store {
     if (kv) this.observeCompacted(Number(kv.value.toString()));
   }
 
-  private observe(header: IResponseHeader): void {
+  private observe(header: ResponseHeader): void {
     this.observeRevision(Number(header.revision));
   }
 
@@ -304,7 +305,7 @@ export class EtcdStore implements Store {
     return new StoreError('Compacted', key, `revision ${revision} has been compacted; the oldest available is ${this.compacted}`, this.compacted);
   }
 
-  private stored(key: string, kv: IKeyValue): StoredObject | Promise<StoredObject> {
+  private stored(key: string, kv: KeyValue): StoredObject | Promise<StoredObject> {
     const revision = Number(kv.mod_revision);
     const object = this.open(key, kv.key.toString(), kv.value, revision);
     return object instanceof Promise ? object.then((o) => ({ key, object: o, revision })) : { key, object, revision };
@@ -333,8 +334,8 @@ export class EtcdStore implements Store {
   }
 
   /** A lost compare-and-swap; the state etcd returned with it is this replica's newest. */
-  private failedCas(key: string, res: ITxnResponse, expected: number | undefined): StoreError {
-    const cur = res.responses[0]?.response_range.kvs[0];
+  private failedCas(key: string, res: TxnResponse, expected: number | undefined): StoreError {
+    const cur = res.responses[0]?.response_range?.kvs[0];
     if (!cur) {
       this.recent.deleted(this.keys.toEtcd(key), Number(res.header.revision));
       return new StoreError('KeyNotFound', key, `key ${key} not found`);
@@ -351,7 +352,7 @@ export class EtcdStore implements Store {
     return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
   }
 
-  private async txn(operation: EtcdOperation, key: string, req: ITxnRequest): Promise<ITxnResponse> {
+  private async txn(operation: EtcdOperation, key: string, req: TxnRequest): Promise<TxnResponse> {
     const res = await this.call(key, () => this.kv.txn(req), writeErrorOf, operation);
     this.observe(res.header);
     return res;

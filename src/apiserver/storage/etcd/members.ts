@@ -13,7 +13,7 @@ import type { EtcdClientOptions } from './etcd-client.js';
 let services: grpc.GrpcObject | undefined;
 
 /** One of etcd's services, from the etcd3 package's copy of etcd's rpc.proto. */
-export function etcdService(name: 'Watch' | 'Maintenance' | 'KV' | 'Lease'): grpc.ServiceClientConstructor {
+function etcdService(name: 'Watch' | 'Maintenance'): grpc.ServiceClientConstructor {
   if (!services) {
     const proto = createRequire(import.meta.url).resolve('etcd3/proto/rpc.proto');
     const def = loadSync(proto, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
@@ -23,10 +23,10 @@ export function etcdService(name: 'Watch' | 'Maintenance' | 'KV' | 'Lease'): grp
 }
 
 /** Keepalive pings notice a member that stopped answering (SIGSTOP, a partition) on a quiet stream. */
-export const CHANNEL_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 };
+const CHANNEL_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, 'grpc.keepalive_permit_without_calls': 1 };
 
 /** TLS for an https:// member (the given files, else the system's roots), plaintext for http://. */
-export function channelCredentials(url: URL, tls: EtcdClientOptions['tls']): grpc.ChannelCredentials {
+function channelCredentials(url: URL, tls: EtcdClientOptions['tls']): grpc.ChannelCredentials {
   if (url.protocol !== 'https:') return grpc.credentials.createInsecure();
   return tls?.ca || tls?.cert ? grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : grpc.credentials.createSsl();
 }
