@@ -62,7 +62,12 @@ export interface E2eBenchResult extends Machine {
   name: 'e2e';
   params: E2eParams;
   sustained: E2eMode;
-  fixedRate: E2eMode & { offeredPerSec: number };
+  /**
+   * `cpuMsPerCsr`: as the sustained run's, at the fixed rate: every build does the same work per
+   * second there, so on a loaded host this compares builds better than the closed loop, whose CPU
+   * per CSR falls as its throughput rises (fewer events and replies share each wake-up).
+   */
+  fixedRate: E2eMode & { offeredPerSec: number; cpuMsPerCsr: { apiserver: number; controller: number } };
   /** Creates/s of the same CSR bodies on the bare server in this run. */
   bareCreatesPerSec: number;
   /** sustained CSRs/s ÷ (bare creates/s ÷ 4): issue 29's ratio (goal 0.5), comparable across machines. */
@@ -281,13 +286,19 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const etcd1 = await etcdRequests(servers, started.etcd);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);
     const fixed = await openLoop({ ratePerSec: p.fixedRate, durationMs: p.fixedRateMs, drainMs: 30_000, op: op('fixed') });
+    const cpu2 = cpuNow(servers, ctl, started.etcd);
+    const perFixedCsr = (x: number): number => round(x / Math.max(1, fixed.ok), 2);
     const bareCreates = await bareCreatesPerSec(server, p, pems);
     const perCsr = (x: number): number => round(x / Math.max(1, sustained.ok), 2);
     return {
       name: 'e2e',
       params: p,
       sustained: mode(sustained),
-      fixedRate: { ...mode(fixed), offeredPerSec: p.fixedRate },
+      fixedRate: {
+        ...mode(fixed),
+        offeredPerSec: p.fixedRate,
+        cpuMsPerCsr: { apiserver: perFixedCsr(cpu2.apiserver - cpu1.apiserver), controller: perFixedCsr(cpu2.controller - cpu1.controller) },
+      },
       bareCreatesPerSec: bareCreates,
       csrsToQuarterBareCreates: round(sustained.perSec / Math.max(1, bareCreates / 4)),
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
