@@ -4,7 +4,7 @@
  */
 import { ResponseContext, SelfDecodingBody, type RequestBody, type RequestContext } from '@kubernetes/client-node';
 import type { IncomingHttpHeaders } from 'node:http';
-import { readBody, type Method, type Transport } from './transport.js';
+import type { Method, Transport } from './transport.js';
 
 function bodyText(body: RequestBody): string | undefined {
   if (body === undefined || typeof body === 'string') return body;
@@ -20,13 +20,12 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
 
 /** Sends a client-node request through `transport` with `extra` headers; the body is read in full before it resolves. */
 export async function sendContext(transport: Transport, ctx: RequestContext, extra: Record<string, string> = {}): Promise<ResponseContext> {
-  const res = await transport.request({
+  const res = await transport.fetch({
     method: ctx.getHttpMethod() as Method,
     path: transport.pathOf(ctx.getUrl()),
     headers: { ...ctx.getHeaders(), ...extra },
     body: bodyText(ctx.getBody()),
     signal: ctx.getSignal(),
   });
-  const data = await readBody(res.body);
-  return new ResponseContext(res.statusCode, flatHeaders(res.headers), new SelfDecodingBody(Promise.resolve(data)));
+  return new ResponseContext(res.statusCode, flatHeaders(res.headers), new SelfDecodingBody(Promise.resolve(res.body)));
 }

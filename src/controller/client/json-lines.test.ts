@@ -1,5 +1,4 @@
-import { PassThrough } from 'node:stream';
-import { LineSplitter, readJsonLines } from './json-lines.js';
+import { JsonLinesReader, LineSplitter } from './json-lines.js';
 
 describe('LineSplitter', () => {
   it('splits on newlines, joins a line cut anywhere (inside a UTF-8 character too) and skips empty lines', () => {
@@ -32,47 +31,64 @@ describe('LineSplitter', () => {
   });
 });
 
-describe('readJsonLines', () => {
-  const collect = (body: PassThrough) => {
+describe('JsonLinesReader', () => {
+  const collect = () => {
     const values: unknown[] = [];
     const ends: unknown[] = [];
-    const stop = readJsonLines(body, { onValue: (v) => values.push(v), onEnd: (err) => ends.push(err ?? 'clean') });
-    return { values, ends, stop };
+    let closed = 0;
+    const reader = new JsonLinesReader({ onValue: (v) => values.push(v), onEnd: (err) => ends.push(err ?? 'clean') });
+    reader.attach(() => closed++);
+    return { reader, values, ends, closed: () => closed };
   };
-  const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-  it('parses each line and reports a clean end once', async () => {
-    const body = new PassThrough();
-    const r = collect(body);
-    body.write('{"n":1}\n{"n"');
-    body.end(':2}\n');
-    await tick();
+  it('parses each line and reports a clean end once', () => {
+    const r = collect();
+    r.reader.data(Buffer.from('{"n":1}\n{"n"'));
+    r.reader.data(Buffer.from(':2}\n'));
+    r.reader.end();
+    r.reader.end();
     expect(r.values).toEqual([{ n: 1 }, { n: 2 }]);
     expect(r.ends).toEqual(['clean']);
   });
 
-  it('fails a stream that ends inside an event', async () => {
-    const body = new PassThrough();
-    const r = collect(body);
-    body.end('{"n":1}\n{"n":');
-    await tick();
+  it('fails a stream that ends inside an event', () => {
+    const r = collect();
+    r.reader.data(Buffer.from('{"n":1}\n{"n":'));
+    r.reader.end();
     expect(r.values).toEqual([{ n: 1 }]);
     expect(r.ends).toHaveLength(1);
     expect(String(r.ends[0])).toMatch(/ended inside an event/);
   });
 
-  it('reports a read error, and nothing after stop()', async () => {
-    const failing = new PassThrough();
-    const f = collect(failing);
-    failing.destroy(new Error('socket hang up'));
-    await tick();
-    expect(f.ends).toEqual([new Error('socket hang up')]);
+  it('ends on a line that is not JSON, closes the stream and ignores what follows', () => {
+    const r = collect();
+    r.reader.data(Buffer.from('{"n":1}\nnot json\n{"n":3}\n'));
+    r.reader.data(Buffer.from('{"n":4}\n'));
+    r.reader.end(new Error('aborted'));
+    expect(r.values).toEqual([{ n: 1 }]);
+    expect(r.ends).toHaveLength(1);
+    expect(r.ends[0]).toBeInstanceOf(SyntaxError);
+    expect(r.closed()).toBe(1);
+  });
 
-    const stopped = new PassThrough();
-    const s = collect(stopped);
-    s.stop();
-    s.stop();
-    expect(stopped.destroyed).toBe(true);
+  it('reports a read error, and nothing after stop()', () => {
+    const failing = collect();
+    failing.reader.end(new Error('socket hang up'));
+    expect(failing.ends).toEqual([new Error('socket hang up')]);
+
+    const s = collect();
+    s.reader.stop();
+    s.reader.stop();
+    s.reader.end(new Error('aborted by stop'));
+    expect(s.closed()).toBe(1);
     expect(s.ends).toEqual(['clean']);
+  });
+
+  it('closes a stream attached after it ended', () => {
+    const reader = new JsonLinesReader({ onValue: () => {}, onEnd: () => {} });
+    reader.data(Buffer.from('{\n'));
+    let closed = 0;
+    reader.attach(() => closed++);
+    expect(closed).toBe(1);
   });
 });

@@ -4,7 +4,7 @@
  * character), so a chunk is decoded once, a line split across chunks is joined before decoding, and
  * each complete line goes to JSON.parse on its own.
  */
-import type { Readable } from 'node:stream';
+import type { BodySink } from './dispatch.js';
 
 const NEWLINE = 0x0a;
 /**
@@ -58,41 +58,56 @@ export interface JsonLinesHandlers {
 }
 
 /**
- * Feeds each JSON line of `body` to `onValue` until the stream ends. A line that is not JSON or an
- * unfinished last line ends the stream with an error: skipping it would silently lose an event.
- * Returns a stop function: it closes the stream and reports a clean end, unless it ended already.
+ * A body sink (dispatch.ts) feeding each JSON line to `onValue` until the stream ends. A line that is
+ * not JSON or an unfinished last line ends the stream with an error: skipping it would silently lose
+ * an event. `stop` (or such an error) closes the stream through the function given to `attach` and
+ * reports a clean end, unless it ended already.
  */
-export function readJsonLines(body: Readable, h: JsonLinesHandlers): () => void {
-  const splitter = new LineSplitter();
-  let ended = false;
-  const end = (err?: unknown): void => {
-    if (ended) return;
-    ended = true;
-    body.off('data', onData);
-    body.on('error', () => {}); // destroy() may still emit one
-    body.destroy();
-    h.onEnd(err);
-  };
-  const onLine = (line: string): void => {
-    if (ended) return;
+export class JsonLinesReader implements BodySink {
+  private readonly splitter = new LineSplitter();
+  private ended = false;
+  private close: (() => void) | undefined;
+  private readonly onLine = (line: string): void => {
+    if (this.ended) return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (err) {
-      end(err);
+      this.finish(err);
       return;
     }
-    h.onValue(value);
+    this.h.onValue(value);
   };
-  const onData = (chunk: Buffer): void => {
+
+  constructor(private readonly h: JsonLinesHandlers) {}
+
+  /** How to close the stream once the reader ends first (the reply's `stop`). */
+  attach(close: () => void): void {
+    this.close = close;
+    if (this.ended) close();
+  }
+
+  data(chunk: Buffer): void {
+    if (this.ended) return;
     try {
-      splitter.push(chunk, onLine);
+      this.splitter.push(chunk, this.onLine);
     } catch (err) {
-      end(err);
+      this.finish(err);
     }
-  };
-  body.on('data', onData);
-  body.once('error', (err) => end(err));
-  body.once('end', () => end(splitter.pendingBytes() > 0 ? new Error('watch stream ended inside an event') : undefined));
-  return () => end();
+  }
+
+  end(err?: Error): void {
+    this.finish(err ?? (this.splitter.pendingBytes() > 0 ? new Error('watch stream ended inside an event') : undefined));
+  }
+
+  stop(): void {
+    this.finish();
+  }
+
+  private finish(err?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close?.();
+    this.h.onEnd(err);
+  }
 }

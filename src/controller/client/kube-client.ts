@@ -4,11 +4,11 @@
  * watch streams, all measured by rest_client_* metrics.
  */
 import { createConfiguration, ServerConfiguration, wrapHttpLibrary, type HttpLibrary, type KubeConfig } from '@kubernetes/client-node';
-import type { Dispatcher } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import type { RestClientMetrics } from '../../metrics/rest-client.js';
+import type { BodySink, Reply } from './dispatch.js';
 import { sendContext } from './http-library.js';
-import { readText, Transport, type Method } from './transport.js';
+import { Transport, type Method } from './transport.js';
 
 /** A non-2xx reply to a raw request; `code` matches client-node's ApiException so errors.ts treats both alike. */
 export class HttpStatusError extends Error {
@@ -36,9 +36,9 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** Reads a non-2xx reply's body and turns it into the HttpStatusError to throw. */
-export async function statusError(res: Dispatcher.ResponseData): Promise<HttpStatusError> {
-  return new HttpStatusError(res.statusCode, parseBody(await readText(res.body)));
+/** The HttpStatusError to throw for a non-2xx reply (read in full). */
+export function statusError(res: Reply): HttpStatusError {
+  return new HttpStatusError(res.statusCode, parseBody(res.body.toString('utf8')));
 }
 
 type ApiConstructor<T> = new (config: ReturnType<typeof createConfiguration>) => T;
@@ -107,7 +107,7 @@ export class KubeClient {
    */
   async requestJSON<T>(method: Method, path: string, query: Query = {}, signal?: AbortSignal, body?: unknown): Promise<T> {
     const res = await this.send(method, path, query, signal, body);
-    return parseBody(await readText(res.body)) as T;
+    return parseBody(res.body.toString('utf8')) as T;
   }
 
   /**
@@ -116,7 +116,7 @@ export class KubeClient {
    */
   async requestText(method: Method, path: string, body?: unknown): Promise<string> {
     const res = await this.send(method, path, {}, undefined, body);
-    return await readText(res.body);
+    return res.body.toString('utf8');
   }
 
   /**
@@ -124,16 +124,16 @@ export class KubeClient {
    * reply body is discarded unparsed. Rejects with HttpStatusError on a non-2xx reply.
    */
   async write(method: Method, path: string, body: unknown): Promise<void> {
-    const res = await this.send(method, path, {}, undefined, body);
-    await res.body.dump({ limit: Number.MAX_SAFE_INTEGER });
+    await this.send(method, path, {}, undefined, body);
   }
 
   /**
-   * Opens a streaming GET (a watch): resolves once the reply's headers arrived, with the body still
-   * streaming; the caller reads it and records the request (see `record`). Any status is returned.
+   * Opens a streaming GET (a watch): a 2xx reply resolves once its headers arrived, its body going
+   * to `sink` as it streams; any other reply is read in full. The caller records the request (see
+   * `record`).
    */
-  stream(path: string, query: Query, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.transport.request({ method: 'GET', path: this.pathWithQuery(path, query), headers: this.headers, signal, bodyTimeoutMs: 0 });
+  stream(path: string, query: Query, sink: BodySink): Promise<Reply> {
+    return this.transport.stream({ method: 'GET', path: this.pathWithQuery(path, query), headers: this.headers, bodyTimeoutMs: 0 }, sink);
   }
 
   /** Records one request's outcome and latency; `startedAt` is a clock time (watches report here too). */
@@ -145,9 +145,9 @@ export class KubeClient {
     return this.opts.clock.now();
   }
 
-  private async send(method: Method, path: string, query: Query, signal: AbortSignal | undefined, body: unknown): Promise<Dispatcher.ResponseData> {
+  private async send(method: Method, path: string, query: Query, signal: AbortSignal | undefined, body: unknown): Promise<Reply> {
     const res = await this.observe(method, () =>
-      this.transport.request({
+      this.transport.fetch({
         method,
         path: this.pathWithQuery(path, query),
         headers: body === undefined ? this.headers : this.bodyHeaders,
@@ -156,7 +156,7 @@ export class KubeClient {
         bodyTimeoutMs: BODY_TIMEOUT_MS,
       }),
     );
-    if (res.statusCode < 200 || res.statusCode > 299) throw await statusError(res);
+    if (res.statusCode < 200 || res.statusCode > 299) throw statusError(res);
     return res;
   }
 

@@ -4,7 +4,7 @@
  * newline-delimited JSON events with bookmarks and a server-side timeout.
  */
 import type { KList, KObject, WatchEvent } from '../../api/meta.js';
-import { readJsonLines } from '../client/json-lines.js';
+import { JsonLinesReader } from '../client/json-lines.js';
 import { statusError, type KubeClient } from '../client/kube-client.js';
 
 export interface ListOptions {
@@ -76,7 +76,6 @@ export function clientListWatch<T extends KObject = KObject>(client: KubeClient,
       ),
     async watch(opts, cb) {
       const started = client.now();
-      const abort = new AbortController();
       const query = {
         ...selectors,
         watch: 'true',
@@ -84,9 +83,10 @@ export function clientListWatch<T extends KObject = KObject>(client: KubeClient,
         allowWatchBookmarks: String(opts.allowWatchBookmarks),
         timeoutSeconds: String(opts.timeoutSeconds),
       };
+      const reader = new JsonLinesReader({ onValue: (ev) => cb.onEvent(ev as WatchEvent<T>), onEnd: (err) => cb.onDone(err) });
       let res;
       try {
-        res = await client.stream(path, query, abort.signal);
+        res = await client.stream(path, query, reader);
       } catch (err) {
         // No reply: the connection failed, or credentials could not be had (exec plugin).
         client.record('WATCH', '<error>', started);
@@ -94,21 +94,13 @@ export function clientListWatch<T extends KObject = KObject>(client: KubeClient,
         return { stop: () => {} };
       }
       client.record('WATCH', res.statusCode, started);
-      if (res.statusCode !== 200) {
+      if (res.statusCode < 200 || res.statusCode > 299) {
         // A Status body: 410 Expired makes the informer relist, anything else reconnects.
-        cb.onDone(await statusError(res).catch((err: unknown) => err));
+        cb.onDone(statusError(res));
         return { stop: () => {} };
       }
-      const stop = readJsonLines(res.body, {
-        onValue: (ev) => cb.onEvent(ev as WatchEvent<T>),
-        onEnd: (err) => cb.onDone(err),
-      });
-      return {
-        stop: () => {
-          stop();
-          abort.abort();
-        },
-      };
+      reader.attach(res.stop);
+      return { stop: () => reader.stop() };
     },
   };
 }
