@@ -93,6 +93,8 @@ export class Informer<T extends KObject = KObject> {
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private resyncTimer: TimerHandle | undefined;
+  /** Clock time a watch last connected or delivered an event (the watchdog's and the metric's). */
+  private lastWatchActivity = 0;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.name = opts.name;
@@ -102,7 +104,11 @@ export class Informer<T extends KObject = KObject> {
     this.transform = opts.transform ?? stripManagedFields;
     this.backoff = new JitteredBackoff({ initialMs: opts.backoffInitialMs, maxMs: opts.backoffMaxMs, random: this.random });
     opts.metrics?.synced.set({ informer: opts.name }, 0);
-    opts.metrics?.initInformer(opts.name);
+    // Read when metrics are scraped: a gauge set per watch event cost a label hash each time.
+    opts.metrics?.initInformer(opts.name, {
+      objects: () => this.cache.size(),
+      lastWatchEventMs: () => (this.lastWatchActivity > 0 ? this.lastWatchActivity : undefined),
+    });
   }
 
   get store(): ReadonlyCache<T> {
@@ -183,7 +189,6 @@ export class Informer<T extends KObject = KObject> {
       const old = this.cache.delete(key) as Readonly<T>;
       this.emit((h) => h.delete?.(old, { finalStateUnknown: true }));
     }
-    this.opts.metrics?.objects.set({ informer: this.name }, this.cache.size());
     this.lastRV = rv ?? '';
     this.markSynced();
   }
@@ -214,7 +219,7 @@ export class Informer<T extends KObject = KObject> {
   }
 
   private watchOnce(signal: AbortSignal): Promise<{ reason: WatchEnd; sawEvents: boolean; err?: unknown }> {
-    const { clock, metrics } = this.opts;
+    const { clock } = this.opts;
     const silenceMs = 1.5 * (this.opts.bookmarkIntervalMs ?? 60_000);
     return new Promise((resolve) => {
       let finished = false;
@@ -230,13 +235,18 @@ export class Informer<T extends KObject = KObject> {
         resolve({ reason, sawEvents, err });
       };
       const onAbort = (): void => finish('stopped');
-      const arm = (): void => {
-        watchdog?.cancel();
-        watchdog = clock.setTimeout(() => finish('watchdog'), silenceMs);
+      // One timer per silence, not one per event: when it fires it looks at the last event and
+      // either ends the watch or waits out the rest of the silence from that event.
+      const watch = (delayMs: number): void => {
+        watchdog = clock.setTimeout(() => {
+          const quietMs = clock.now() - this.lastWatchActivity;
+          if (quietMs >= silenceMs) finish('watchdog');
+          else watch(silenceMs - Math.max(0, quietMs));
+        }, delayMs);
       };
-      const alive = (): void => metrics?.lastWatchEvent.set({ informer: this.name }, clock.now() / 1000);
       signal.addEventListener('abort', onAbort, { once: true });
-      arm();
+      this.lastWatchActivity = clock.now();
+      watch(silenceMs);
       const timeoutSeconds = 300 + Math.floor(this.random() * 300);
       this.opts.listWatch
         .watch(
@@ -245,8 +255,7 @@ export class Informer<T extends KObject = KObject> {
             onEvent: (ev) => {
               if (finished) return;
               sawEvents = true;
-              arm();
-              alive();
+              this.lastWatchActivity = clock.now();
               const end = this.handleEvent(ev);
               if (end) finish(end, ev.object);
             },
@@ -257,7 +266,7 @@ export class Informer<T extends KObject = KObject> {
           (h) => {
             handle = h;
             if (finished) h.stop();
-            else alive();
+            else this.lastWatchActivity = clock.now();
           },
           (err: unknown) => finish('error', err),
         );
@@ -281,7 +290,6 @@ export class Informer<T extends KObject = KObject> {
       this.emit((h) => h.delete?.(final, { finalStateUnknown: false }));
     }
     if (rv) this.lastRV = rv;
-    this.opts.metrics?.objects.set({ informer: this.name }, this.cache.size());
     return undefined;
   }
 
