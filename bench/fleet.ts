@@ -74,9 +74,13 @@ export interface PhaseResult {
   throttled: number;
   /** TLS connections the simulated kubelets opened in the phase. */
   connectionsOpened: number;
-  /** up's CPU over the phase, in % of one core; its main thread's alone (event loop and native TLS work); per node, in ms. */
+  /**
+   * up's CPU over the phase, in % of one core; its main thread's alone (the API server's event loop and
+   * native TLS work); its controller thread's alone; per node, in ms.
+   */
   upCpuPercent: number;
   upMainThreadCpuPercent: number;
+  upControllerThreadCpuPercent: number;
   upCpuMsPerNode: number;
   upPeakRssMb: number;
   /** The worst simulator process's event-loop delay p99, and the simulator's CPU (% of one core, all processes). */
@@ -188,6 +192,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   let phaseStart = performance.now();
   let cpuStart = up.proc.cpuMs();
   let mainStart = up.proc.mainThreadCpuMs();
+  let controllerStart = up.proc.threadCpuMs('controller');
   let genCpuStart = 0;
   let stallStart = cpuStallUs();
   const endPhase = async (next: Phase, reached: boolean): Promise<void> => {
@@ -211,6 +216,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       connectionsOpened: d.connections,
       upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
       upMainThreadCpuPercent: round(((up.proc.mainThreadCpuMs() - mainStart) / (seconds * 1000)) * 100, 1),
+      upControllerThreadCpuPercent: round(((up.proc.threadCpuMs('controller') - controllerStart) / (seconds * 1000)) * 100, 1),
       upCpuMsPerNode: round(upCpu / p.nodes, 1),
       upPeakRssMb: mb(Math.max(peakRss, up.proc.memory().rss)),
       generatorLagP99Ms: round(d.lagP99Ms, 1),
@@ -224,6 +230,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
     mainStart = up.proc.mainThreadCpuMs();
+    controllerStart = up.proc.threadCpuMs('controller');
     genCpuStart = genCpu;
     stallStart = cpuStallUs();
   };
@@ -247,6 +254,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
     mainStart = up.proc.mainThreadCpuMs();
+    controllerStart = up.proc.threadCpuMs('controller');
     stallStart = cpuStallUs();
     fleet.join((i) => (i * p.joinSpreadMs) / p.nodes);
     const joined = await everyNode((c) => c.joined === p.nodes);
@@ -266,6 +274,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     // The phase's CPU spans two processes: what the stopped one used, then the new one's.
     const usedBeforeStop = up.proc.cpuMs() - cpuStart;
     const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
+    const controllerUsedBeforeStop = up.proc.threadCpuMs('controller') - controllerStart;
     const stoppedAt = performance.now();
     await up.proc.stop(10_000);
     let startError: string | undefined;
@@ -279,6 +288,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
     cpuStart = up.proc.cpuMs() - usedBeforeStop;
     mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
+    controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
     await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
     if (restarted) restarted.downtimeSeconds = downtimeSeconds;
@@ -357,7 +367,7 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.errors),
         String(x.throttled),
         String(round(x.connectionsOpened / r.nodes, 2)),
-        `${x.upCpuPercent}/${x.upMainThreadCpuPercent}`,
+        `${x.upCpuPercent}/${x.upMainThreadCpuPercent}/${x.upControllerThreadCpuPercent}`,
         String(x.upCpuMsPerNode),
         String(x.upPeakRssMb),
         String(x.generatorLagP99Ms),
@@ -366,7 +376,7 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

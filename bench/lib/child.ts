@@ -5,7 +5,7 @@
  * through the project's TypeScript loader hooks.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
@@ -44,6 +44,8 @@ export interface NodeProcess {
   cpuMs(): number;
   /** The same for its main thread alone (the event loop, with the native TLS work it runs). */
   mainThreadCpuMs(): number;
+  /** The same for its threads named `name` (/proc/PID/task/TID/comm; up's controller thread is `controller`). */
+  threadCpuMs(name: string): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -86,6 +88,7 @@ function handle(child: ChildProcess, stderrTail: () => string): NodeProcess {
     memory: () => procMemory(pid),
     cpuMs: () => procCpuMs(pid),
     mainThreadCpuMs: () => procCpuMs(pid, pid),
+    threadCpuMs: (name) => procThreadsCpuMs(pid, name),
     async stop(graceMs = 5000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -125,6 +128,24 @@ export function procCpuMs(pid: number, tid?: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The CPU time of PID's threads named `name`, summed, in ms (0 when there are none). */
+function procThreadsCpuMs(pid: number, name: string): number {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  const named = (tid: string): boolean => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === name;
+    } catch {
+      return false; // the thread ended meanwhile
+    }
+  };
+  return tids.filter(named).reduce((sum, tid) => sum + procCpuMs(pid, Number(tid)), 0);
 }
 
 /** Polls `cond` every 50 ms until it returns a value; fails after `timeoutMs` or when `proc` exits. */

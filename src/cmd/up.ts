@@ -1,8 +1,9 @@
 /**
  * `kube-identity up`: the main job on a fresh machine. Starts the embedded API server (SQLite in
- * the data directory) and the controller against it in one process, with the cluster CA as the
- * client signers' CA (so issued client certificates authenticate) and the data directory's own
- * kubelet-serving CA as that signer's, and prints once where everything is.
+ * the data directory) and the controller against it in one process, the controller on a thread of
+ * its own (controller-thread.ts), with the cluster CA as the client signers' CA (so issued client
+ * certificates authenticate) and the data directory's own kubelet-serving CA as that signer's, and
+ * prints once where everything is.
  * Logs go to a file in the data directory so the terminal stays readable.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -20,8 +21,7 @@ import { workloadSignerNames } from '../config/workload-signer.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
-import { runControllerProcess } from './controller.js';
-import { LeaderElectionLost } from '../controller/runtime/election-lost.js';
+import { startControllerThread } from './controller-thread.js';
 import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
@@ -126,6 +126,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const start = watchStart(dataDir);
   mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: flags.logLevel, destination: pino.destination({ dest: logFile, mode: 0o600, sync: true }) });
+  // Started now, so the controller's modules load on its own thread while this one starts the server.
+  const controller = startControllerThread({ config, logFile });
   // Loaded only once the configuration is good: a bad flag is reported without loading the server.
   const { startEmbeddedServer } = await import('../apiserver/server/embedded.js');
   // Beyond kube-apiserver's plaintext default: Secrets are encrypted unless the operator says how.
@@ -136,6 +138,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     controllerPolicy: controllerPolicyScope(config),
     logger: logger.child({ logger: 'apiserver' }),
   }).catch((err: unknown) => {
+    controller.stop();
     start.undo(err);
     throw explainStartError(err, '--port');
   });
@@ -146,23 +149,20 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   try {
     // Its own user, not the admin's: the audit log tells its approvals from a person's.
     const kubeConfig = await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem });
-    for (;;) {
-      try {
-        await runControllerProcess(config, logger.child({ logger: 'controller' }), shutdown.signal, {
-          kubeConfig,
-          onListening: (metricsUrl) => {
-            if (!listening) process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }, config));
-            listening = true;
-          },
-        });
-        break;
-      } catch (err) {
-        // A Deployment's controller exits on a lost election and is restarted as a fresh candidate;
-        // here nothing would restart it, and the cluster would be left without one: it campaigns again.
-        if (!(err instanceof LeaderElectionLost) || shutdown.signal.aborted) throw err;
-        logger.error({ err }, 'controller lost its leader election: campaigning again');
-      }
-    }
+    controller.run(kubeConfig, (metricsUrl) => {
+      if (!listening) process.stdout.write(banner(server, metricsUrl, logFile, { policy: policyFile, log: flags.auditLogPath }, config));
+      listening = true;
+    });
+    // Signals reach only this thread: the first one stops the controller, which releases its Lease
+    // before the server below closes.
+    if (shutdown.signal.aborted) controller.stop();
+    else shutdown.signal.addEventListener('abort', () => controller.stop(), { once: true });
+    await controller.done.catch((err: unknown) => {
+      // The API server goes down with it: exiting non-zero gets the pair restarted, as a
+      // Deployment's controller would be, instead of a server left running without its controller.
+      logger.error({ err }, 'controller ended: stopping the API server');
+      throw err;
+    });
   } catch (err) {
     failed = { err };
   } finally {

@@ -19,6 +19,8 @@ describe('bench/fleet', () => {
     expect([r.protocol, r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(['h2', 2, 1]);
     expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
     expect(r.phases.join?.upMainThreadCpuPercent).toBeGreaterThan(0);
+    // The controller's thread is measured apart from the main thread: it approved and issued every CSR.
+    expect(Object.values(r.phases).reduce((sum, p) => sum + p.upControllerThreadCpuPercent, 0)).toBeGreaterThan(0);
     expect(r.bareConnectionCpuMs).toBeGreaterThan(0);
     expect(r.ratios.joinCpuPerNodeInBareConnections).toBeGreaterThan(0);
     expect(r.peakRssMb.apiserver).toBeGreaterThan(0);

@@ -145,6 +145,24 @@ it('runs the demo a second time against the same cluster: the new node gets an a
   expect(held).toEqual(expect.arrayContaining([addressOf(first.stdout), addressOf(second.stdout)]));
 }, 120_000);
 
+it('runs its controller on a thread of its own, which did the demo\'s work and logs to the same file', () => {
+  const threads = readdirSync(`/proc/${up.pid}/task`).map((tid) => ({
+    tid: Number(tid),
+    name: readFileSync(`/proc/${up.pid}/task/${tid}/comm`, 'utf8').trim(),
+    // utime + stime, in clock ticks (fields 14 and 15, after the parenthesized name).
+    ticks: readFileSync(`/proc/${up.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ').slice(11, 13).reduce((a, v) => a + Number(v), 0) ?? 0,
+  }));
+  const controller = threads.filter((t) => t.name === 'controller');
+  expect(controller).toHaveLength(1);
+  expect(controller[0]?.tid).not.toBe(up.pid);
+  expect(controller[0]?.ticks).toBeGreaterThan(0);
+  const loggers = readFileSync(path.join(dataDir, 'kube-identity.log'), 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith('}'))
+    .map((l) => (JSON.parse(l) as { logger?: string }).logger);
+  expect(loggers).toEqual(expect.arrayContaining(['apiserver', 'controller']));
+});
+
 it('a failing demo step says which step and why', async () => {
   // A loopback address is refused by the serving policy: the serving CSR stays pending.
   const demo = await runCli(['demo', '--kubeconfig', field('kubeconfig'), '--node', 'e2e-loop', '--address', '127.0.0.1', '--timeout', '3']);

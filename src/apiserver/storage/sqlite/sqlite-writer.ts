@@ -8,22 +8,9 @@
  *
  * The thread's code is its own module, sqlite-worker.ts.
  */
-import { execArgv } from 'node:process';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerModule } from '../../../lib/worker-module.js';
 import type { Failure, Reply, Request, StoredFile, WriteRow, WriterOptions } from './sqlite-worker.js';
-
-/**
- * The worker module beside this one. Compiled, that is sqlite-worker.js; run from the TypeScript
- * sources (jest, `node --import test/helpers/register-ts.mjs`), it is the .ts file, which the thread
- * loads through the same TypeScript hooks the source runs use.
- */
-function workerModule(): { url: URL; execArgv?: string[] } {
-  if (!import.meta.url.endsWith('.ts')) return { url: new URL('./sqlite-worker.js', import.meta.url) };
-  const hooks = fileURLToPath(new URL('../../../../test/helpers/register-ts.mjs', import.meta.url));
-  const inherited = execArgv.includes(hooks) ? [] : ['--import', hooks];
-  return { url: new URL('./sqlite-worker.ts', import.meta.url), execArgv: [...execArgv, ...inherited] };
-}
 
 interface Waiter {
   resolve: () => void;
@@ -49,7 +36,7 @@ export class SqliteWriter {
 
   /** Starts the thread, opens (creating if needed) and locks the file, and returns what it holds. */
   static start(opts: WriterOptions): Promise<{ writer: SqliteWriter; file: StoredFile }> {
-    const module = workerModule();
+    const module = workerModule(import.meta.url, 'sqlite-worker');
     const worker = new Worker(module.url, { workerData: opts, execArgv: module.execArgv });
     return new Promise((resolve, reject) => {
       const failed = (err: Error): void => {

@@ -1,0 +1,134 @@
+/**
+ * `up`'s controller on a thread of its own (node:worker_threads), so the API server's event loop carries
+ * only the server and the controller's reconciles, informer decoding and client I/O use the other core.
+ * A thread rather than a child process: one process, one PID and one RSS for an operator (and for the
+ * benchmarks reading /proc), no second copy of the credentials on disk, and the data directory's lock
+ * held once. The thread is named `controller` (/proc/PID/task/TID/comm), so its CPU can be told apart.
+ *
+ * As a Deployment's controller, it is a unit that lives or dies whole: the thread ends only when asked
+ * to stop (it then finishes in-flight work and releases its Lease first) or because it failed. `done`
+ * says which; `up` stops the API server and exits non-zero on a failure, so whatever supervises `up`
+ * restarts it instead of leaving an API server without its controller.
+ *
+ * `up` starts the thread before the API server and hands it the controller's kubeconfig once the
+ * server is up: the thread's isolate loads the controller's modules (seconds on a busy machine)
+ * while the main thread starts the server, so the banner is not later for it.
+ *
+ * The thread's code is its own module, controller-thread-entry.ts.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Worker } from 'node:worker_threads';
+import type { ControllerConfig } from '../config/schema.js';
+import { workerModule } from '../lib/worker-module.js';
+
+/** What the thread starts from (its workerData). */
+export interface ControllerThreadData {
+  config: ControllerConfig;
+  /** The log file the thread appends its lines to, beside the main thread's. */
+  logFile: string;
+}
+
+/** An error as it crosses to the main thread: what explainStartError reads survives the copy. */
+export interface ThreadError {
+  name: string;
+  message: string;
+  stack?: string;
+  code?: string;
+  address?: string;
+  port?: number;
+}
+
+/** From the thread: its probe server listens (again, after a lost election), or its run ended. */
+export type ThreadMessage = { type: 'listening'; url: string } | { type: 'stopped' } | { type: 'failed'; error: ThreadError };
+
+/**
+ * To the thread: run against the server in the kubeconfig (exported: the controller's client
+ * certificate and key never touch the disk), or stop, as on SIGTERM.
+ */
+export type ToThreadMessage = { type: 'run'; kubeConfig: string } | { type: 'stop' };
+
+export function toThreadError(err: unknown): ThreadError {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const e = err as NodeJS.ErrnoException & { address?: unknown; port?: unknown };
+  return {
+    name: e.name,
+    message: e.message,
+    stack: e.stack,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e.address === 'string' ? { address: e.address } : {}),
+    ...(typeof e.port === 'number' ? { port: e.port } : {}),
+  };
+}
+
+function fromThreadError(t: ThreadError): Error {
+  const { message, ...rest } = t;
+  return Object.assign(new Error(message), rest);
+}
+
+export interface ControllerThreadOptions {
+  config: ControllerConfig;
+  logFile: string;
+}
+
+export interface ControllerThread {
+  /** The thread's id (worker_threads' threadId; the main thread's is 0). */
+  readonly threadId: number;
+  /**
+   * Settles once the thread has ended: resolves after a stop() the controller finished cleanly;
+   * rejects with the reason when the controller failed, the thread threw, or it ended unasked.
+   */
+  readonly done: Promise<void>;
+  /**
+   * Runs the controller as `kubeConfig`'s user; `onListening` is called each time its probe server
+   * listens: at start, and again after a lost election.
+   */
+  run(kubeConfig: KubeConfig, onListening?: (metricsUrl: string) => void): void;
+  /** Asks the controller to stop (in-flight reconciles finish, the Lease is released), or not to start. */
+  stop(): void;
+}
+
+export function startControllerThread(opts: ControllerThreadOptions): ControllerThread {
+  const module = workerModule(import.meta.url, 'controller-thread-entry');
+  const workerData: ControllerThreadData = { config: opts.config, logFile: opts.logFile };
+  const worker = new Worker(module.url, { name: 'controller', workerData, execArgv: module.execArgv });
+  const send = (m: ToThreadMessage): void => worker.postMessage(m);
+  let onListening: ((metricsUrl: string) => void) | undefined;
+  let running = false;
+  let stopRequested = false;
+  let ended: { error?: Error } | undefined;
+  worker.on('message', (m: ThreadMessage) => {
+    if (m.type === 'listening') {
+      onListening?.(m.url);
+      return;
+    }
+    ended ??= m.type === 'failed' ? { error: fromThreadError(m.error) } : stopRequested ? {} : { error: new Error('controller stopped unasked') };
+    // Its run is over and reported: nothing it still holds (closed sockets, timers) matters now.
+    void worker.terminate();
+  });
+  // An exception nothing in the thread caught: the thread is gone (Node ends a worker on it).
+  worker.on('error', (err) => (ended ??= { error: err }));
+  const done = new Promise<void>((resolve, reject) => {
+    worker.once('exit', (code) => {
+      const error = ended ? ended.error : new Error(`controller thread exited (code ${code})`);
+      if (error) reject(error);
+      else resolve();
+    });
+  });
+  // Awaited once the server is up; a thread that ends before that is not an unhandled rejection meanwhile.
+  done.catch(() => undefined);
+  return {
+    threadId: worker.threadId,
+    done,
+    run(kubeConfig, listening) {
+      if (running || stopRequested) return;
+      running = true;
+      onListening = listening;
+      send({ type: 'run', kubeConfig: kubeConfig.exportConfig() });
+    },
+    stop() {
+      if (stopRequested) return;
+      stopRequested = true;
+      send({ type: 'stop' });
+    },
+  };
+}
