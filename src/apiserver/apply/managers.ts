@@ -8,7 +8,7 @@ import { FieldSet } from './field-set.js';
 import { fieldSetOf } from './typed.js';
 
 /** Metadata fields the server owns; upstream strips them before computing field sets. */
-const SERVER_META = [
+const SERVER_META = new Set([
   'name',
   'namespace',
   'uid',
@@ -19,23 +19,39 @@ const SERVER_META = [
   'deletionGracePeriodSeconds',
   'managedFields',
   'selfLink',
-];
+]);
 
 export interface Manager {
   entry: ManagedFieldsEntry;
   set: FieldSet;
 }
 
-/** The object's content as field sets see it: no apiVersion, kind or server-owned metadata. */
+/**
+ * The object's content as field sets see it: no apiVersion, kind or server-owned metadata. Built by
+ * copying what stays (deleting keys from a spread copy left it a slow dictionary-mode object, which
+ * every write's field-set walk then read).
+ */
 export function stripForFieldSet(obj: KObject): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...obj };
-  delete out.apiVersion;
-  delete out.kind;
-  if (obj.metadata) {
-    const meta: Record<string, unknown> = { ...obj.metadata };
-    for (const k of SERVER_META) delete meta[k];
-    if (Object.keys(meta).length > 0) out.metadata = meta;
-    else delete out.metadata;
+  const out: Record<string, unknown> = {};
+  for (const k in obj) {
+    if (k === 'apiVersion' || k === 'kind' || !Object.hasOwn(obj, k)) continue;
+    if (k !== 'metadata') {
+      out[k] = obj[k];
+      continue;
+    }
+    const source = obj.metadata as Record<string, unknown> | undefined;
+    if (!source) {
+      out.metadata = source;
+      continue;
+    }
+    const meta: Record<string, unknown> = {};
+    let kept = false;
+    for (const m in source) {
+      if (SERVER_META.has(m) || !Object.hasOwn(source, m)) continue;
+      meta[m] = source[m];
+      kept = true;
+    }
+    if (kept) out.metadata = meta;
   }
   return out;
 }
