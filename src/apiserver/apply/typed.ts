@@ -45,7 +45,9 @@ export function elementKey(item: unknown, lt: ListType): string | undefined {
  */
 export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet {
   const set = new FieldSet();
-  const walk = (v: unknown, s: Schema | undefined, path: string[]): void => {
+  // One path, pushed and popped as the walk goes (insert copies nothing), instead of a new array per field.
+  const path: string[] = [];
+  const walk = (v: unknown, s: Schema | undefined): void => {
     if (Array.isArray(v)) {
       const lt = listType(s);
       if (lt.type === 'atomic') {
@@ -55,21 +57,29 @@ export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet
       for (const item of v) {
         const key = elementKey(item, lt);
         if (key === undefined) continue;
-        set.insert([...path, key]);
-        if (lt.type === 'map' && isRecord(item)) walkObject(item, itemSchema(s), [...path, key]);
+        path.push(key);
+        set.insert(path);
+        if (lt.type === 'map' && isRecord(item)) walkObject(item, itemSchema(s));
+        path.pop();
       }
       return;
     }
     if (isRecord(v) && !atomicMap(s) && Object.keys(v).length > 0) {
-      walkObject(v, s, path);
+      walkObject(v, s);
       return;
     }
     set.insert(path);
   };
-  const walkObject = (o: Obj, s: Schema | undefined, path: string[]): void => {
-    for (const [k, v] of Object.entries(o)) if (v !== undefined) walk(v, fieldSchema(s, k), [...path, fieldKey(k)]);
+  const walkObject = (o: Obj, s: Schema | undefined): void => {
+    for (const k in o) {
+      const v = o[k];
+      if (v === undefined || !Object.hasOwn(o, k)) continue;
+      path.push(fieldKey(k));
+      walk(v, fieldSchema(s, k));
+      path.pop();
+    }
   };
-  if (isRecord(value)) walkObject(value, schema, []);
+  if (isRecord(value)) walkObject(value, schema);
   return set;
 }
 
