@@ -28,6 +28,8 @@ export interface WorkerSamples {
   get: number[];
   list: number[];
   lease: number[];
+  /** Requests' waits for a new connection to be ready. */
+  connectWait: number[];
   errors: number;
   firstError: string | undefined;
   throttled: number;
@@ -156,6 +158,7 @@ export class FleetPool {
       get: all.flatMap((s) => s.get),
       list: all.flatMap((s) => s.list),
       lease: all.flatMap((s) => s.lease),
+      connectWait: all.flatMap((s) => s.connectWait),
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,
       throttled: all.reduce((a, s) => a + s.throttled, 0),

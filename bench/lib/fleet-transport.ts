@@ -33,6 +33,12 @@ export interface Reply {
   status: number;
   retryAfter: string | undefined;
   text: string;
+  /**
+   * How long the request waited for its connection to be ready (TCP and TLS; 0 on one already up).
+   * SIG Scalability's latency SLI starts when the API server gets the request, so the fleet counts
+   * this wait apart from the request's latency.
+   */
+  connectWaitMs: number;
 }
 
 /** A streamed response (a watch): its status, then its body until it ends or is aborted. */
@@ -74,6 +80,8 @@ const retryAfterOf = (v: string | string[] | undefined): string | undefined => (
 class Http1Transport implements Transport {
   private readonly pool: Pool;
   private readonly watches: Pool;
+  /** When the request pool's connection last became ready (performance.now()). */
+  private connectedAt = 0;
 
   constructor(target: TransportTarget, creds: TransportCredentials, onConnect: () => void) {
     const connect = { ca: target.caPem, cert: creds.certPem, key: creds.keyPem };
@@ -82,13 +90,19 @@ class Http1Transport implements Transport {
     const options = { connect, keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000, allowH2: false };
     this.pool = new Pool(target.url, { ...options, connections: 1 });
     this.watches = new Pool(target.url, { ...options, connections: 3, bodyTimeout: 0 });
-    this.pool.on('connect', onConnect);
+    this.pool.on('connect', () => {
+      this.connectedAt = performance.now();
+      onConnect();
+    });
     this.watches.on('connect', onConnect);
   }
 
   async request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+    const started = performance.now();
     const res = await this.pool.request({ method: method as 'GET', path, headers, body });
-    return { status: res.statusCode, retryAfter: retryAfterOf(res.headers['retry-after']), text: await res.body.text() };
+    // One connection: a request that started before it was ready waited for it (undici's pool has no per-request figure).
+    const connectWaitMs = Math.max(0, this.connectedAt - started);
+    return { status: res.statusCode, retryAfter: retryAfterOf(res.headers['retry-after']), text: await res.body.text(), connectWaitMs };
   }
 
   async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply> {
@@ -114,6 +128,20 @@ function responseOf(stream: ClientHttp2Stream): Promise<IncomingHttpHeaders> {
     stream.once('response', resolve);
     stream.once('error', reject);
     stream.once('close', () => reject(Object.assign(new Error(`stream closed before its response (code ${stream.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' })));
+  });
+}
+
+/** Resolves once a session's handshakes are done; rejects if it fails or closes first. */
+function connected(session: ClientHttp2Session): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (err?: Error): void => {
+      session.off('connect', onConnect).off('error', settle).off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onConnect = (): void => settle();
+    const onClose = (): void => settle(Object.assign(new Error('connection closed before it was ready'), { code: 'ERR_HTTP2_INVALID_SESSION' }));
+    session.on('connect', onConnect).on('error', settle).on('close', onClose);
   });
 }
 
@@ -150,16 +178,27 @@ class Http2Transport implements Transport {
     return session;
   }
 
-  /** Opens a stream and waits for its response headers; a stream the server refused unprocessed is sent once more. */
-  private async open(headers: http2.OutgoingHttpHeaders, body: string | undefined, signal?: AbortSignal): Promise<{ stream: ClientHttp2Stream; head: IncomingHttpHeaders }> {
+  /**
+   * Opens a stream and waits for its response headers; a stream the server refused unprocessed is
+   * sent once more. `connectWaitMs`: how long it waited for a new connection to be ready first.
+   */
+  private async open(headers: http2.OutgoingHttpHeaders, body: string | undefined, signal?: AbortSignal): Promise<{ stream: ClientHttp2Stream; head: IncomingHttpHeaders; connectWaitMs: number }> {
+    let connectWaitMs = 0;
     for (let attempt = 0; ; attempt++) {
       let stream: ClientHttp2Stream | undefined;
       try {
-        stream = this.current().request(headers, { endStream: body === undefined, signal });
+        const session = this.current();
+        if (session.connecting) {
+          // http2 would queue the stream until then anyway; waiting here tells the wait apart.
+          const started = performance.now();
+          await connected(session);
+          connectWaitMs += performance.now() - started;
+        }
+        stream = session.request(headers, { endStream: body === undefined, signal });
         // A late error (a stream reset after it was read or aborted) must not be an uncaught one.
         stream.on('error', () => undefined);
         if (body !== undefined) stream.end(body);
-        return { stream, head: await responseOf(stream) };
+        return { stream, head: await responseOf(stream), connectWaitMs };
       } catch (err) {
         stream?.destroy();
         if (attempt > 0 || signal?.aborted || !unprocessed(err)) throw err;
@@ -168,10 +207,10 @@ class Http2Transport implements Transport {
   }
 
   async request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
-    const { stream, head } = await this.open({ ':method': method, ':path': path, ...headers }, body);
+    const { stream, head, connectWaitMs } = await this.open({ ':method': method, ':path': path, ...headers }, body);
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return { status: Number(head[':status']), retryAfter: retryAfterOf(head['retry-after']), text: Buffer.concat(chunks).toString('utf8') };
+    return { status: Number(head[':status']), retryAfter: retryAfterOf(head['retry-after']), text: Buffer.concat(chunks).toString('utf8'), connectWaitMs };
   }
 
   async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply> {

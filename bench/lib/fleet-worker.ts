@@ -15,13 +15,17 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, connections: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, connections: 0 };
   }
 
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
     if (Date.now() - ms < this.from) return;
     this.data[kind].push(ms);
     if (leaseRenewal) this.data.lease.push(ms);
+  }
+
+  connectWait(ms: number): void {
+    this.data.connectWait.push(ms);
   }
 
   error(what: string): void {

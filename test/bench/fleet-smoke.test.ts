@@ -13,6 +13,9 @@ describe('bench/fleet', () => {
     expect(r.phases.join?.mutatingMs.count).toBeGreaterThanOrEqual(3 * 5);
     expect(r.phases.join?.listMs.count).toBe(3 * 2);
     expect(r.phases.rotation?.mutatingMs.count).toBeGreaterThanOrEqual(3);
+    // The first request on each new connection (two per join) waited for its handshakes, counted apart.
+    expect(r.phases.join?.connectWaitMs.count).toBeGreaterThanOrEqual(3 * 2);
+    expect(r.connectWaitP99Ms).toBeGreaterThan(0);
     expect(r.errors).toBe(0);
     // up serves h2, so as client-go: one connection per credential (the bootstrap token's, then the
     // certificate's; a rotation adds the new certificate's).

@@ -111,6 +111,24 @@ describe('the fleet simulator transport', () => {
     }
   });
 
+  // SIG Scalability's latency starts when the server gets the request: the handshakes before it are told apart.
+  it.each(['h2', 'http/1.1'] as const)('over %s: the first request tells how long it waited for its connection; the next waits for none', async (protocol) => {
+    const server = await startServer(pki, protocol === 'h2');
+    const t = openTransport({ url: server.url, caPem: pki.caPem, protocol }, pki.client, () => undefined);
+    try {
+      const started = performance.now();
+      const first = await t.request('GET', '/a', {});
+      const elapsed = performance.now() - started;
+      expect(first.status).toBe(200);
+      expect(first.connectWaitMs).toBeGreaterThan(0);
+      expect(first.connectWaitMs).toBeLessThan(elapsed);
+      expect((await t.request('GET', '/b', {})).connectWaitMs).toBe(0);
+    } finally {
+      t.close(true);
+      await server.close();
+    }
+  });
+
   it('over h2: after a GOAWAY the next request opens a new connection; closing cancels the watches', async () => {
     const server = await startServer(pki, true);
     let connects = 0;
