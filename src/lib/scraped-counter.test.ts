@@ -23,4 +23,15 @@ describe('ScrapedCounter', () => {
     for (let i = 0; i < 3; i++) c.inc('a', () => (made++, { k: 'a' }));
     expect(made).toBe(1);
   });
+
+  it('shows a zeroed series at 0 before its first increment, and counts on from there', async () => {
+    const registry = new Registry();
+    const c = new ScrapedCounter<'result'>({ name: 'tries_total', help: 'Tries.', labelNames: ['result'], registers: [registry] });
+    c.zero('ok', () => ({ result: 'ok' }));
+    expect(await registry.metrics()).toMatch(/^tries_total\{result="ok"\} 0$/m);
+    c.inc('ok', () => ({ result: 'ok' }));
+    c.zero('ok', () => ({ result: 'ok' }));
+    c.inc('ok', () => ({ result: 'ok' }));
+    expect(await registry.metrics()).toMatch(/^tries_total\{result="ok"\} 2$/m);
+  });
 });

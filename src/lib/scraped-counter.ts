@@ -17,9 +17,11 @@ interface Series<T extends string> {
 export class ScrapedCounter<T extends string> {
   private readonly series = new Map<string, Series<T>>();
 
+  private readonly counter: Counter<T>;
+
   constructor(config: Omit<CounterConfiguration<T>, 'collect'>) {
     const series = this.series;
-    new Counter<T>({
+    this.counter = new Counter<T>({
       ...config,
       collect() {
         for (const s of series.values()) {
@@ -36,5 +38,13 @@ export class ScrapedCounter<T extends string> {
     const s = this.series.get(key);
     if (s) s.count++;
     else this.series.set(key, { labels: labels(), count: 1, reported: 0 });
+  }
+
+  /** Shows the series `key` names at 0 before its first increment, as prom-client's `inc(labels, 0)` does. */
+  zero(key: string, labels: () => LabelValues<T>): void {
+    if (this.series.has(key)) return;
+    const l = labels();
+    this.series.set(key, { labels: l, count: 0, reported: 0 });
+    this.counter.inc(l, 0);
   }
 }

@@ -3,22 +3,25 @@
  * - rest_client_requests_total{code,method,host}: code is the HTTP status, or `<error>` when no reply came
  * - rest_client_request_duration_seconds{verb,host}: latency until the response headers
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { ScrapedCounter } from '../lib/scraped-counter.js';
+import { ScrapedHistogram } from '../lib/scraped-histogram.js';
 import { once } from './registry.js';
 
+/** Every controller request records here: plain additions, handed to prom-client when scraped. */
 export class RestClientMetrics {
-  readonly requests: Counter<'code' | 'method' | 'host'>;
-  readonly duration: Histogram<'verb' | 'host'>;
+  private readonly requests: ScrapedCounter<'code' | 'method' | 'host'>;
+  private readonly duration: ScrapedHistogram<'verb' | 'host'>;
 
   private constructor(registry: Registry) {
     const registers = [registry];
-    this.requests = new Counter({
+    this.requests = new ScrapedCounter({
       name: 'rest_client_requests_total',
       help: 'Number of HTTP requests, partitioned by status code, method, and host.',
       labelNames: ['code', 'method', 'host'],
       registers,
     });
-    this.duration = new Histogram({
+    this.duration = new ScrapedHistogram({
       name: 'rest_client_request_duration_seconds',
       help: 'Request latency in seconds. Broken down by verb, and host.',
       labelNames: ['verb', 'host'],
@@ -32,7 +35,8 @@ export class RestClientMetrics {
   }
 
   observe(method: string, host: string, code: number | '<error>', seconds: number): void {
-    this.requests.inc({ code: String(code), method, host });
-    this.duration.observe({ verb: method, host }, seconds);
+    const series = `${method} ${host}`;
+    this.requests.inc(`${code} ${series}`, () => ({ code: String(code), method, host }));
+    this.duration.observe(series, () => ({ verb: method, host }), seconds);
   }
 }

@@ -31,7 +31,7 @@ export class Runner {
   constructor(private readonly opts: RunnerOptions) {
     if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new TypeError(`workers must be a positive integer, got ${opts.workers}`);
     this.logger = opts.logger.child({ controller: opts.name });
-    opts.metrics?.init(opts.name, opts.workers);
+    opts.metrics?.init(opts.name, opts.workers, () => this.inFlight);
   }
 
   /**
@@ -80,7 +80,6 @@ export class Runner {
     const reconcileID = randomUUID();
     const logger = this.logger.child({ key, reconcileID });
     const started = clock.now();
-    metrics?.activeWorkers.inc({ controller: name });
     try {
       let result: Result;
       try {
@@ -92,13 +91,12 @@ export class Runner {
       queue.forget(key);
       if (result !== 'done' && result.requeueAfter > 0) {
         queue.addAfter(key, result.requeueAfter);
-        metrics?.total.inc({ controller: name, result: 'requeue_after' });
+        metrics?.reconciled(name, 'requeue_after');
       } else {
-        metrics?.total.inc({ controller: name, result: 'success' });
+        metrics?.reconciled(name, 'success');
       }
     } finally {
-      metrics?.time.observe({ controller: name }, (clock.now() - started) / 1000);
-      metrics?.activeWorkers.dec({ controller: name });
+      metrics?.timed(name, (clock.now() - started) / 1000);
       queue.done(key);
     }
   }
@@ -110,26 +108,26 @@ export class Runner {
       case 'notFound':
         // The object is gone: nothing left to reconcile.
         queue.forget(key);
-        metrics?.total.inc({ controller: name, result: 'success' });
+        metrics?.reconciled(name, 'success');
         logger.debug({ err }, 'object not found, done');
         return;
       case 'conflict':
         // A stale read or "not yet": retry with backoff, but it is not a failure.
         queue.addRateLimited(key);
-        metrics?.total.inc({ controller: name, result: 'requeue' });
+        metrics?.reconciled(name, 'requeue');
         logger.debug({ err }, 'requeued');
         return;
       case 'terminal':
         // Retrying cannot fix it: count it and drop the key.
         queue.forget(key);
-        metrics?.total.inc({ controller: name, result: 'error' });
+        metrics?.reconciled(name, 'error');
         metrics?.errors.inc({ controller: name });
         metrics?.terminalErrors.inc({ controller: name });
         logger.error({ err }, 'reconcile failed permanently');
         return;
       case 'retry':
         queue.addRateLimited(key);
-        metrics?.total.inc({ controller: name, result: 'error' });
+        metrics?.reconciled(name, 'error');
         metrics?.errors.inc({ controller: name });
         logger.error({ err, requeues: queue.numRequeues(key) }, 'reconcile failed');
         return;

@@ -42,6 +42,8 @@ export function signerSkips(csr: CertificateSigningRequest, signerName: string):
 
 export class SignerReconciler implements Reconciler {
   private readonly signerName: string;
+  /** The CA expiry last given to the metric (ms). */
+  private caNotAfter = Number.NaN;
 
   constructor(private readonly o: SignerOptions) {
     this.signerName = o.policy.signerName;
@@ -90,7 +92,12 @@ export class SignerReconciler implements Reconciler {
   private sign(csr: CertificateSigningRequest, parsed: Readonly<ParsedCsr>, usages: string[]): string {
     try {
       const ca = this.o.ca.signer();
-      this.o.metrics.caExpiry.set({ signer: this.signerName }, ca.notAfter.getTime() / 1000);
+      const caNotAfter = ca.notAfter.getTime();
+      if (caNotAfter !== this.caNotAfter) {
+        // Set when it changes (a rotated CA), not on every certificate: each set hashes its labels.
+        this.o.metrics.caExpiry.set({ signer: this.signerName }, caNotAfter / 1000);
+        this.caNotAfter = caNotAfter;
+      }
       const { notBefore, notAfter } = certificateLifetime({
         now: new Date(this.o.clock.now()),
         caNotAfter: ca.notAfter,

@@ -19,6 +19,8 @@ export class WorkQueue {
   protected readonly clock: Clock;
   private readonly metrics: WorkqueueMetrics | undefined;
   private readonly untrack: () => void;
+  /** This queue's metric labels, for a series' first sample. */
+  private readonly seriesLabels: () => { name: string };
   private queue: string[] = [];
   private head = 0;
   private readonly dirty = new Set<string>();
@@ -33,17 +35,20 @@ export class WorkQueue {
     this.name = opts.name;
     this.clock = opts.clock;
     this.metrics = opts.metrics;
+    const labels = { name: opts.name };
+    this.seriesLabels = () => labels;
     this.untrack =
       opts.metrics?.track({
         name: opts.name,
         inFlightStarts: () => this.processing.values(),
+        depth: () => this.len(),
         now: () => this.clock.now(),
       }) ?? (() => {});
   }
 
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
-    this.metrics?.adds.inc({ name: this.name });
+    this.metrics?.adds.inc(this.name, this.seriesLabels);
     this.dirty.add(key);
     if (!this.addedAt.has(key)) this.addedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return;
@@ -62,7 +67,7 @@ export class WorkQueue {
     const started = this.processing.get(key);
     if (started === undefined) return;
     this.processing.delete(key);
-    this.metrics?.workDuration.observe({ name: this.name }, (this.clock.now() - started) / 1000);
+    this.metrics?.workDuration.observe(this.name, this.seriesLabels, (this.clock.now() - started) / 1000);
     if (this.dirty.has(key)) this.push(key);
     else if (this.processing.size === 0) this.wakeDrainers();
   }
@@ -105,7 +110,6 @@ export class WorkQueue {
       return;
     }
     this.queue.push(key);
-    this.metrics?.depth.inc({ name: this.name });
   }
 
   private take(): string | undefined {
@@ -115,7 +119,6 @@ export class WorkQueue {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-    this.metrics?.depth.dec({ name: this.name });
     this.hand(key);
     return key;
   }
@@ -123,7 +126,7 @@ export class WorkQueue {
   private hand(key: string): void {
     const now = this.clock.now();
     const added = this.addedAt.get(key);
-    if (added !== undefined) this.metrics?.queueDuration.observe({ name: this.name }, (now - added) / 1000);
+    if (added !== undefined) this.metrics?.queueDuration.observe(this.name, this.seriesLabels, (now - added) / 1000);
     this.addedAt.delete(key);
     this.processing.set(key, now);
     this.dirty.delete(key);
