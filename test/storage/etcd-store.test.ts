@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
-import { grpcWatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
+import { h2WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
 import { StoreError, type Store, type StoreEvent } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { trackHandles } from '../helpers/handles.js';
@@ -117,8 +117,8 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     let creates = 0;
     const a = await open({
       prefix: '/shared',
-      watchTransport: (members) => {
-        const inner = grpcWatchTransport(members);
+      watchTransport: (opts) => {
+        const inner = h2WatchTransport(opts);
         return {
           open: () => {
             const opened = inner.open();

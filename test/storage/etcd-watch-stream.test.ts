@@ -10,9 +10,9 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { IWatchRequest, IWatchResponse } from 'etcd3';
+import type { WatchRequest, WatchResponse } from '../../src/apiserver/storage/etcd/watch-proto.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
-import { grpcWatchTransport, type WatchCall, type WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
+import { h2WatchTransport, type WatchCall, type WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { openWatch, raw, type WatchStream } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -23,22 +23,22 @@ const CM = '/api/v1/namespaces/default/configmaps';
 
 /** A real Watch call whose responses the test can add to, and which it can break. */
 class TapCall extends EventEmitter implements WatchCall {
-  readonly sent: IWatchRequest[] = [];
+  readonly sent: WatchRequest[] = [];
   constructor(private readonly inner: WatchCall) {
     super();
     inner.on('data', (res) => this.emit('data', res));
     inner.on('error', (err) => this.emit('error', err));
     inner.on('end', () => this.emit('end'));
   }
-  write(req: IWatchRequest): void {
+  write(req: WatchRequest): void {
     this.sent.push(req);
     this.inner.write(req);
   }
   cancel(): void {
     this.inner.cancel();
   }
-  inject(res: Partial<IWatchResponse>): void {
-    this.emit('data', { header: { revision: '1' }, watch_id: '0', created: false, canceled: false, compact_revision: '0', cancel_reason: '', fragment: false, events: [], ...res });
+  inject(res: Partial<WatchResponse>): void {
+    this.emit('data', { header: { revision: 1 }, watch_id: '0', created: false, canceled: false, compact_revision: 0, cancel_reason: '', fragment: false, events: [], ...res });
   }
   /** The connection drops: the stream sees an error, etcd sees the call cancelled. */
   reset(): void {
@@ -97,7 +97,7 @@ describeWithTools(['etcd'])("a replica's etcd watch stream under injected faults
   beforeAll(async () => {
     etcd = await startEtcd({ members: 3 });
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'watch-stream-'));
-    store = await EtcdStore.open({ endpoints: etcd.endpoints, watchTransport: (members) => (tap = new Tap(grpcWatchTransport(members))) });
+    store = await EtcdStore.open({ endpoints: etcd.endpoints, watchTransport: (opts) => (tap = new Tap(h2WatchTransport(opts))) });
     server = await startTestServer({ dataDir, store, tokenFile: 'nobody-token,nobody,nobody-uid,\n' });
   }, 60_000);
   afterAll(async () => {
@@ -115,10 +115,29 @@ describeWithTools(['etcd'])("a replica's etcd watch stream under injected faults
     expect(tap.current.sent.filter((r) => r.create_request).length).toBeGreaterThanOrEqual(3);
   });
 
+  it('delivers events whose response spans many HTTP/2 frames, and several responses in one read, whole and in order', async () => {
+    const watch = await watchFromNow();
+    // 200 KB values (twelve 16 KB frames each, with their previous values), then small ones in a burst.
+    const big = 'x'.repeat(200_000);
+    const created = await raw(server, 'POST', CM, { body: { metadata: { name: 'big' }, data: { v: big } } });
+    expect(created.status).toBe(201);
+    const updated = await raw(server, 'PUT', `${CM}/big`, { body: { ...created.json, data: { v: `${big}y` } } });
+    expect(updated.status).toBe(200);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => create(`burst-${i}`)));
+    const events = await watch.waitFor(22);
+    expect(events.slice(0, 2).map((e: { type: string; object: { data: { v: string } } }) => [e.type, e.object.data.v.length])).toEqual([
+      ['ADDED', 200_000],
+      ['MODIFIED', 200_001],
+    ]);
+    const rvs = events.map((e: { object: { metadata: { resourceVersion: string } } }) => Number(e.object.metadata.resourceVersion));
+    expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
+    expect(new Set(events.slice(2).map((e: { object: { metadata: { name: string } } }) => e.object.metadata.name)).size).toBe(20);
+  });
+
   it('ignores an event for an unknown watch id (cancelling that id) and a cancel for a watch it never made', async () => {
     const watch = await watchFromNow();
     const ghost = { metadata: { name: 'ghost', namespace: 'default' } };
-    const kv = { key: Buffer.from('/registry/configmaps/default/ghost'), value: Buffer.from(JSON.stringify(ghost)), create_revision: '999999', mod_revision: '999999', version: '1', lease: '0' };
+    const kv = { key: Buffer.from('/registry/configmaps/default/ghost'), value: Buffer.from(JSON.stringify(ghost)), create_revision: 999999, mod_revision: 999999, version: 1 };
     tap.current.inject({ watch_id: '4242', events: [{ type: 'Put', kv, prev_kv: undefined } as never] });
     tap.current.inject({ watch_id: '4343', canceled: true, cancel_reason: 'injected' });
     expect(tap.current.sent.filter((r) => r.cancel_request).map((r) => String(r.cancel_request!.watch_id))).toContain('4242');

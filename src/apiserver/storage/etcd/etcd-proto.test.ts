@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
 import { decodeLeaseGrant, decodeRange, decodeTxn, encodeCompaction, encodeLeaseGrant, encodeRange, encodeTxn, type ProtoWriter } from './etcd-proto.js';
+import { decodeWatchResponse, encodeWatchRequest } from './watch-proto.js';
 
 // etcd's own definitions (the etcd3 package's copy of rpc.proto) are the reference for both directions.
 const root = new protobuf.Root().loadSync(createRequire(import.meta.url).resolve('etcd3/proto/rpc.proto'), { keepCase: true });
@@ -83,6 +84,39 @@ describe("etcd's protobuf messages, as etcd's rpc.proto defines them", () => {
 
     // Lease IDs use all 64 bits.
     expect(decodeLeaseGrant(encoded('LeaseGrantResponse', { header, ID: '7587886259196011534', TTL: 60 })).ID).toBe('7587886259196011534');
+  });
+
+  it("encodes watch creates and cancels, and decodes watch responses with their events", () => {
+    const create = { key: Buffer.from('/a/'), range_end: Buffer.from('/a0'), start_revision: 41, progress_notify: true, prev_kv: true, fragment: true };
+    expect(read('WatchRequest', encodeWatchRequest({ create_request: create }))).toEqual({
+      create_request: { key: b64('/a/'), range_end: b64('/a0'), start_revision: '41', progress_notify: true, prev_kv: true, fragment: true },
+    });
+    expect(read('WatchRequest', encodeWatchRequest({ cancel_request: { watch_id: '7' } }))).toEqual({ cancel_request: { watch_id: '7' } });
+
+    const header = { cluster_id: '14841639068965178418', revision: '52' };
+    const kv = (key: string, rev: number) => ({ key: Buffer.from(key), value: Buffer.from('{}'), create_revision: 3, mod_revision: rev, version: 2 });
+    const encoded = (message: object) => Buffer.from(type('WatchResponse').encode(type('WatchResponse').fromObject(message)).finish());
+    expect(decodeWatchResponse(encoded({ header, watch_id: 3, fragment: true, events: [{ type: 'Delete', kv: kv('/a/x', 51), prev_kv: { ...kv('/a/x', 50), value: Buffer.from(big) } }, { kv: kv('/a/y', 52) }] }))).toEqual({
+      header: { revision: 52 },
+      watch_id: '3',
+      created: false,
+      canceled: false,
+      compact_revision: 0,
+      cancel_reason: '',
+      fragment: true,
+      events: [
+        { type: 'Delete', kv: kv('/a/x', 51), prev_kv: { ...kv('/a/x', 50), value: big } },
+        { type: 'Put', kv: kv('/a/y', 52) },
+      ],
+    });
+    // A create etcd refused carries watch id -1.
+    expect(decodeWatchResponse(encoded({ watch_id: -1, created: true, canceled: true, compact_revision: 9, cancel_reason: 'mvcc: required revision has been compacted' }))).toMatchObject({
+      watch_id: '-1',
+      created: true,
+      canceled: true,
+      compact_revision: 9,
+      cancel_reason: 'mvcc: required revision has been compacted',
+    });
   });
 
   it('refuses a truncated message instead of reading past it', () => {

@@ -232,7 +232,7 @@ export function encodeLeaseGrant(ttl: number): ProtoWriter {
 }
 
 /** Reads the fields of one message in `buf[pos, end)`. */
-class ProtoReader {
+export class ProtoReader {
   constructor(
     readonly buf: Buffer,
     public pos: number,
@@ -301,7 +301,7 @@ class ProtoReader {
 
 const EMPTY = Buffer.alloc(0);
 
-function readHeader(r: ProtoReader): ResponseHeader {
+export function readHeader(r: ProtoReader): ResponseHeader {
   const header = { revision: 0 };
   for (let f; (f = r.next()); ) {
     if (f[0] === 3) header.revision = r.varint();
@@ -310,7 +310,7 @@ function readHeader(r: ProtoReader): ResponseHeader {
   return header;
 }
 
-function readKv(r: ProtoReader): KeyValue {
+export function readKv(r: ProtoReader): KeyValue {
   const kv: KeyValue = { key: EMPTY, value: EMPTY, create_revision: 0, mod_revision: 0, version: 0 };
   for (let f; (f = r.next()); ) {
     switch (f[0]) {

@@ -6,7 +6,8 @@
  * the compacted history ends the watch with Compacted (410 upstream), as does etcd cancelling it for
  * that reason later; etcd ending it for any other reason ends it with Unavailable (clients watch again).
  */
-import { Range, type IEvent } from 'etcd3';
+import { Range } from 'etcd3';
+import type { Event } from './watch-proto.js';
 import type { KObject } from '../../../api/meta.js';
 import { atRevision } from './etcd-value.js';
 import type { WatchStream } from './watch-stream.js';
@@ -69,7 +70,7 @@ export class EtcdWatch implements WatchHandle {
     this.handle?.stop();
   }
 
-  private deliver(events: IEvent[]): void {
+  private deliver(events: Event[]): void {
     if (this.backlog) this.track(this.backlog.then(() => this.decodeAndDeliver(events)));
     else this.track(this.decodeAndDeliver(events));
   }
@@ -86,7 +87,7 @@ export class EtcdWatch implements WatchHandle {
   }
 
   /** Delivers events in order; a promise when one of them waits for a KMS decrypt. */
-  private decodeAndDeliver(events: IEvent[]): Promise<void> | undefined {
+  private decodeAndDeliver(events: Event[]): Promise<void> | undefined {
     let decoded: (StoreEvent | Promise<StoreEvent>)[];
     try {
       decoded = events.map((ev) => this.toEvent(ev));
@@ -110,7 +111,7 @@ export class EtcdWatch implements WatchHandle {
     this.fail(err instanceof StoreError ? err : new StoreError('Unavailable', this.ctx.etcdPrefix, `cannot decode a watched value: ${(err as Error).message}`));
   }
 
-  private toEvent(ev: IEvent): StoreEvent | Promise<StoreEvent> {
+  private toEvent(ev: Event): StoreEvent | Promise<StoreEvent> {
     const etcdKey = ev.kv.key.toString();
     const key = this.ctx.toKey(etcdKey);
     const revision = Number(ev.kv.mod_revision);

@@ -26,7 +26,7 @@ import { EtcdKeys } from './etcd-keys.js';
 import { decode, encode, EtcdValues } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { WatchStream } from './watch-stream.js';
-import { grpcWatchTransport, type WatchTransport } from './watch-transport.js';
+import { h2WatchTransport, type WatchTransport } from './watch-transport.js';
 import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
 import { EtcdMembers } from './members.js';
 import { RecentObjects } from './recent-objects.js';
@@ -43,8 +43,8 @@ export interface EtcdStoreOptions extends EtcdClientOptions {
   /** Compaction interval (--etcd-compaction-interval); 0 or absent leaves compaction to others. */
   compactionIntervalMs?: number;
   logger?: Logger;
-  /** The watch stream's way to etcd, given the members' gRPC (default: a Watch RPC); tests interpose on it. */
-  watchTransport?: (members: EtcdMembers) => WatchTransport;
+  /** The watch stream's way to etcd (default: a Watch RPC on each member's HTTP/2 connection); tests interpose on it. */
+  watchTransport?: (opts: EtcdClientOptions) => WatchTransport;
   /** kube-apiserver's etcd_request_* metrics, when given. */
   metrics?: EtcdMetrics;
   /** Encryption at rest: the values of the keys it claims are stored as it transforms them. */
@@ -82,7 +82,7 @@ export class EtcdStore implements Store {
     private readonly opts: EtcdStoreOptions,
   ) {
     this.members = new EtcdMembers(opts);
-    const transport = (opts.watchTransport ?? grpcWatchTransport)(this.members);
+    const transport = (opts.watchTransport ?? h2WatchTransport)(opts);
     this.stream = new WatchStream(transport, { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
     this.shared = new SharedWatches(this.stream);
     this.values = new EtcdValues(opts.transformer);

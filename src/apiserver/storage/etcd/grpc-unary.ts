@@ -32,7 +32,7 @@ const CANCELLED = 1;
 const UNKNOWN = 2;
 const DEADLINE_EXCEEDED = 4;
 const INTERNAL = 13;
-const UNAVAILABLE = 14;
+export const UNAVAILABLE = 14;
 
 const unsent = new WeakSet<Error>();
 
@@ -42,7 +42,7 @@ export function neverSent(err: Error): boolean {
 }
 
 /** A gRPC failure as etcd3 types it (GRPCUnavailableError, EtcdError...), its message as grpc-js words it. */
-function grpcError(code: number, details: string, notSent = false): Error {
+export function grpcError(code: number, details: string, notSent = false): Error {
   const err = Object.assign(new Error(`${code} ${CODE_NAMES[code] ?? 'UNKNOWN'}: ${details}`), { code, details });
   const typed = castGrpcError(err);
   if (notSent) unsent.add(typed);
@@ -146,6 +146,27 @@ export class MemberConnection {
     });
   }
 
+  /**
+   * Opens a long-lived call (the Watch) with the given extra headers: no deadline, and it counts as a
+   * running call for the keepalive pings, so a member that stops answering ends it. Throws when no
+   * connection takes it (the session closed twice in a row).
+   */
+  stream(path: string, extra: Record<string, string>): http2.ClientHttp2Stream {
+    const headers = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...extra };
+    for (let attempt = 0; ; attempt++) {
+      const conn = this.connection();
+      try {
+        const stream = conn.session.request(headers, { endStream: false });
+        conn.active++;
+        stream.once('close', () => conn.active--);
+        return stream;
+      } catch (err) {
+        this.drop(conn);
+        if (attempt > 0) throw err;
+      }
+    }
+  }
+
   /** Lets the current connection finish its calls and close; the next call connects afresh. */
   reset(): void {
     if (this.conn) this.drop(this.conn);
@@ -215,7 +236,7 @@ function message(chunks: Buffer[]): Buffer | undefined {
 }
 
 /** grpc-message is percent-encoded (gRPC over HTTP/2). */
-function grpcMessage(value: string | string[] | undefined): string {
+export function grpcMessage(value: string | string[] | undefined): string {
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
   try {
     return decodeURIComponent(text);

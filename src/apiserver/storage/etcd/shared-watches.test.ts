@@ -1,4 +1,4 @@
-import type { IEvent } from 'etcd3';
+import type { Event } from './watch-proto.js';
 import { SharedWatches } from './shared-watches.js';
 import type { WatchSink } from './watch-stream.js';
 
@@ -23,7 +23,7 @@ function fakeStream(): { opened: Opened[]; stream: { watch: (k: Buffer, e: Buffe
   };
 }
 
-const ev = (revision: number): IEvent => ({ type: 'Put', kv: { key: Buffer.from('/p/a'), value: Buffer.from('{}'), mod_revision: String(revision), create_revision: '1', version: '1', lease: '0' } }) as IEvent;
+const ev = (revision: number): Event => ({ type: 'Put', kv: { key: Buffer.from('/p/a'), value: Buffer.from('{}'), mod_revision: revision, create_revision: 1, version: 1 } });
 
 function recorder(): WatchSink & { got: (number | string)[] } {
   const got: (number | string)[] = [];

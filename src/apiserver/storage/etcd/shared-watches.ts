@@ -6,7 +6,7 @@
  * starts its own from its revision, which later watches may join in turn. The shared etcd watch ends
  * with its last watcher.
  */
-import type { IEvent } from 'etcd3';
+import type { Event } from './watch-proto.js';
 import type { WatchSink, WatchStream } from './watch-stream.js';
 
 interface Watcher {
@@ -22,7 +22,7 @@ interface Shared {
   handle?: { stop(): void };
 }
 
-const revisionOf = (ev: IEvent): number => Number(ev.kv.mod_revision);
+const revisionOf = (ev: Event): number => Number(ev.kv.mod_revision);
 
 export class SharedWatches {
   /** Shared watches by range (start and end key). */

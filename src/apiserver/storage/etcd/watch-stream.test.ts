@@ -5,26 +5,26 @@
  * every watch to the next member from where it was.
  */
 import { EventEmitter } from 'node:events';
-import type { IEvent, IWatchRequest, IWatchResponse } from 'etcd3';
+import type { Event, WatchRequest, WatchResponse } from './watch-proto.js';
 import { WatchStream, type WatchSink } from './watch-stream.js';
 import type { WatchCall, WatchTransport } from './watch-transport.js';
 
 class FakeCall extends EventEmitter implements WatchCall {
-  readonly sent: IWatchRequest[] = [];
+  readonly sent: WatchRequest[] = [];
   cancelled = false;
   constructor(readonly endpoint: string) {
     super();
   }
-  write(req: IWatchRequest): void {
+  write(req: WatchRequest): void {
     this.sent.push(req);
   }
   cancel(): void {
     this.cancelled = true;
     this.emit('error', new Error('CANCELLED'));
   }
-  reply(res: Partial<IWatchResponse> & { revision?: number }): void {
+  reply(res: Partial<WatchResponse> & { revision?: number }): void {
     const { revision = 100, ...rest } = res;
-    this.emit('data', { header: { revision: String(revision) }, watch_id: '0', created: false, canceled: false, compact_revision: '0', cancel_reason: '', fragment: false, events: [], ...rest });
+    this.emit('data', { header: { revision }, watch_id: '0', created: false, canceled: false, compact_revision: 0, cancel_reason: '', fragment: false, events: [], ...rest });
   }
   creates(): { key: string; start: string }[] {
     return this.sent.filter((r) => r.create_request).map((r) => ({ key: String(r.create_request!.key), start: String(r.create_request!.start_revision) }));
@@ -50,9 +50,9 @@ class FakeTransport implements WatchTransport {
   }
 }
 
-function put(key: string, rev: number): IEvent {
-  const kv = { key: Buffer.from(key), value: Buffer.from('{}'), create_revision: String(rev), mod_revision: String(rev), version: '1', lease: '0' };
-  return { type: 'Put', kv, prev_kv: undefined } as unknown as IEvent;
+function put(key: string, rev: number): Event {
+  const kv = { key: Buffer.from(key), value: Buffer.from('{}'), create_revision: rev, mod_revision: rev, version: 1 };
+  return { type: 'Put', kv };
 }
 
 interface Seen {
@@ -183,7 +183,7 @@ describe('WatchStream', () => {
     await until(() => transport.calls.length === 2);
     const call = transport.last;
     call.reply({ watch_id: '5', created: true });
-    call.reply({ watch_id: '5', canceled: true, compact_revision: '30', cancel_reason: 'mvcc: required revision has been compacted' });
+    call.reply({ watch_id: '5', canceled: true, compact_revision: 30, cancel_reason: 'mvcc: required revision has been compacted' });
     call.reply({ watch_id: '6', created: true });
     call.reply({ watch_id: '6', events: [put('/b/x', 51)] });
     expect(a.seen.ended).toEqual([{ compactRevision: 30, message: 'mvcc: required revision has been compacted' }]);

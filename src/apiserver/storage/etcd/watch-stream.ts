@@ -13,13 +13,13 @@
  * ends because its next revision was compacted is told so with etcd's compact revision.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
-import type { IEvent, IWatchResponse } from 'etcd3';
+import type { Event, WatchResponse } from './watch-proto.js';
 import type { Logger } from '../../../log/logger.js';
 import type { WatchCall, WatchTransport } from './watch-transport.js';
 
 export interface WatchSink {
   /** New events, in revision order, all above every revision delivered before. */
-  events(events: IEvent[]): void;
+  events(events: Event[]): void;
   /** Every event up to `revision` has been delivered (a progress notification). */
   progress(revision: number): void;
   /** etcd ended the watch: `compactRevision` when its next revision was compacted away. No call follows. */
@@ -40,7 +40,7 @@ interface Watch {
   last: number;
   /** etcd's id for this watch on the current stream, once created. */
   id?: string;
-  fragments: IEvent[];
+  fragments: Event[];
   stopped: boolean;
 }
 
@@ -116,7 +116,7 @@ export class WatchStream {
       create_request: {
         key: watch.key,
         range_end: watch.rangeEnd,
-        start_revision: String(watch.last + 1),
+        start_revision: watch.last + 1,
         prev_kv: true,
         progress_notify: true,
         fragment: true,
@@ -124,7 +124,7 @@ export class WatchStream {
     });
   }
 
-  private receive(res: IWatchResponse): void {
+  private receive(res: WatchResponse): void {
     if (res.header) this.hooks.observe(Number(res.header.revision));
     const id = String(res.watch_id);
     if (res.created) {
@@ -155,7 +155,7 @@ export class WatchStream {
     const events = watch.fragments.length ? [...watch.fragments, ...res.events] : res.events;
     watch.fragments = [];
     if (events.length === 0) {
-      const revision = Number(res.header.revision);
+      const revision = res.header?.revision ?? 0;
       if (revision > watch.last) {
         watch.last = revision;
         watch.sink.progress(revision);
@@ -168,7 +168,7 @@ export class WatchStream {
     watch.sink.events(fresh);
   }
 
-  private created(id: string, res: IWatchResponse): void {
+  private created(id: string, res: WatchResponse): void {
     const watch = this.creating;
     this.creating = undefined;
     if (!watch) {
@@ -188,7 +188,7 @@ export class WatchStream {
     this.dropIfIdle();
   }
 
-  private ended(watch: Watch, res: IWatchResponse): void {
+  private ended(watch: Watch, res: WatchResponse): void {
     watch.id = undefined;
     if (watch.stopped) return;
     watch.stopped = true;

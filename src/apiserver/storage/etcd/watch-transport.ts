@@ -3,18 +3,21 @@
  * at a time, moving to the next member each time the caller asks for another stream. The RPC carries
  * `hasleader: true`, as etcd's Go client does for kube-apiserver's watches (WithRequireLeader): a
  * member that loses its leader ends the stream instead of leaving it silent, so the watch moves to a
- * member that has one.
+ * member that has one. It is a bidirectional stream on the member's HTTP/2 connection (grpc-unary.ts),
+ * its messages encoded and decoded by hand (watch-proto.ts), as the KV calls are.
  */
-import * as grpc from '@grpc/grpc-js';
-import type { IWatchRequest, IWatchResponse } from 'etcd3';
-import type { EtcdMembers } from './members.js';
+import { EventEmitter } from 'node:events';
+import http2 from 'node:http2';
+import type { EtcdClientOptions } from './etcd-client.js';
+import { grpcError, grpcMessage, MemberConnection, UNAVAILABLE } from './grpc-unary.js';
+import { decodeWatchResponse, encodeWatchRequest, type WatchRequest, type WatchResponse } from './watch-proto.js';
 
-/** One Watch RPC, as the multiplexer uses it (grpc-js's duplex call, or a test's stand-in). */
+/** One Watch RPC, as the multiplexer uses it (an HTTP/2 stream, or a test's stand-in). */
 export interface WatchCall {
-  write(req: IWatchRequest): void;
-  /** Ends the call (grpc-js then reports a CANCELLED error, which the caller ignores). */
+  write(req: WatchRequest): void;
+  /** Ends the call; nothing it reports afterwards matters to the caller. */
   cancel(): void;
-  on(event: 'data', listener: (res: IWatchResponse) => void): void;
+  on(event: 'data', listener: (res: WatchResponse) => void): void;
   on(event: 'error', listener: (err: Error) => void): void;
   on(event: 'end', listener: () => void): void;
 }
@@ -25,20 +28,84 @@ export interface WatchTransport {
   close(): void;
 }
 
-type WatchClient = grpc.Client & { watch(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<IWatchRequest, IWatchResponse> };
+const WATCH = '/etcdserverpb.Watch/Watch';
 
-export function grpcWatchTransport(members: EtcdMembers): WatchTransport {
-  const endpoints = members.endpoints;
-  let next = Math.floor(Math.random() * endpoints.length);
+export function h2WatchTransport(opts: EtcdClientOptions): WatchTransport {
+  const members = opts.endpoints.map((endpoint) => ({ endpoint, connection: new MemberConnection(new URL(endpoint), opts.tls) }));
+  let next = Math.floor(Math.random() * members.length);
   return {
     open() {
-      const endpoint = endpoints[next % endpoints.length]!;
+      const member = members[next % members.length]!;
       next++;
-      const metadata = new grpc.Metadata();
-      metadata.set('hasleader', 'true');
-      return { call: members.client<WatchClient>('Watch', endpoint).watch(metadata), endpoint };
+      return { call: new H2WatchCall(member.connection.stream(WATCH, { hasleader: 'true' })), endpoint: member.endpoint };
     },
-    // The members' channels are the store's to close.
-    close() {},
+    close() {
+      for (const m of members) m.connection.close();
+    },
   };
+}
+
+/**
+ * A Watch RPC on an HTTP/2 stream: requests framed as they are written, responses parsed as their
+ * frames complete (one may span several DATA chunks, or a chunk hold several), and the call's end as
+ * one 'end' (grpc-status 0) or one 'error'.
+ */
+class H2WatchCall extends EventEmitter implements WatchCall {
+  private buffered: Buffer | undefined;
+  private code: number | undefined;
+  private details = '';
+  private failure: Error | undefined;
+
+  constructor(private readonly stream: http2.ClientHttp2Stream) {
+    super();
+    const status = (h: http2.IncomingHttpHeaders): void => {
+      if (h['grpc-status'] === undefined) return;
+      this.code = Number(h['grpc-status']);
+      this.details = grpcMessage(h['grpc-message']);
+    };
+    stream.on('response', (h) => {
+      if (h[':status'] !== 200) [this.code, this.details] = [UNAVAILABLE, `Received HTTP status code ${h[':status']}`];
+      else status(h);
+    });
+    stream.on('trailers', status);
+    stream.on('data', (chunk: Buffer) => this.receive(chunk));
+    stream.on('error', (err: Error) => (this.failure ??= err));
+    stream.on('close', () => {
+      if (this.code === 0) this.emit('end');
+      else if (this.code !== undefined) this.emit('error', grpcError(this.code, this.details));
+      else this.emit('error', grpcError(UNAVAILABLE, `Watch stream closed: ${this.failure?.message ?? `RST_STREAM code ${stream.rstCode ?? 0}`}`));
+    });
+  }
+
+  write(req: WatchRequest): void {
+    if (!this.stream.writable) return;
+    this.stream.write(encodeWatchRequest(req).frame());
+  }
+
+  cancel(): void {
+    this.removeAllListeners('data');
+    if (!this.stream.destroyed) this.stream.close(http2.constants.NGHTTP2_CANCEL);
+  }
+
+  private receive(chunk: Buffer): void {
+    let data = this.buffered ? Buffer.concat([this.buffered, chunk]) : chunk;
+    while (data.length >= 5) {
+      const length = data.readUInt32BE(1);
+      if (data.length < 5 + length) break;
+      let res: WatchResponse;
+      try {
+        if (data[0] !== 0) throw new Error('compressed watch response');
+        res = decodeWatchResponse(data.subarray(5, 5 + length));
+      } catch (err) {
+        // Nothing more on this stream can be trusted: end it, and the watches resume elsewhere.
+        this.failure = err as Error;
+        this.buffered = undefined;
+        this.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        return;
+      }
+      data = data.subarray(5 + length);
+      this.emit('data', res);
+    }
+    this.buffered = data.length ? data : undefined;
+  }
 }
