@@ -41,13 +41,23 @@ function lease(resourceVersion?: string): object {
   };
 }
 
-/** Keeps the event loop busy in `turnMs` turns until stopped: every turn of the loop is that late. */
+/**
+ * Keeps the event loop busy in `turnMs` turns until stopped: every turn of the loop is that late.
+ * The next turn is an immediate, so the loop never sleeps between turns (a sleeping loop counts as
+ * idle, and a loaded machine may wake it late).
+ */
 function blockLoop(turnMs: number): () => void {
-  const timer = setInterval(() => {
+  let running = true;
+  const turn = (): void => {
+    if (!running) return;
     const until = performance.now() + turnMs;
     while (performance.now() < until);
-  }, 1);
-  return () => clearInterval(timer);
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  return () => {
+    running = false;
+  };
 }
 
 it('answers workload requests 429 while the event loop is saturated, serves Leases, the admin and probes, and recovers', async () => {
