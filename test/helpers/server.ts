@@ -17,6 +17,7 @@ import { startEmbeddedServer, type EmbeddedServerOptions } from '../../src/apise
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import type { Authorizer } from '../../src/apiserver/authorization/authorizer.js';
 import { startApiServer } from '../../src/apiserver/server/server.js';
+import { FLOW_CONTROL_DEFAULTS } from '../../src/apiserver/flowcontrol/flow-control.js';
 import type { SecureServingOptions } from '../../src/apiserver/server/secure-server.js';
 import type { Credential } from './http.js';
 import { ADMIN_USER, allowAllAuthorizer, staticTokenAuthenticator } from './static-auth.js';
@@ -43,7 +44,11 @@ export interface TestServerOptions {
   authenticator?: Authenticator;
   authorizer?: Authorizer;
   logger?: Logger;
-  /** In-flight limits and queuing (default: kube-apiserver's). */
+  /**
+   * In-flight limits and queuing (default: kube-apiserver's). Shedding on the event loop's delay is
+   * off unless asked for: the server shares its loop with the test, whose own blocking work (openssl
+   * run synchronously, key generation) would read as the server's overload.
+   */
   flowControl?: EmbeddedServerOptions['flowControl'];
   /** Audit policy and backends for the full assembly. */
   audit?: AuditOptions;
@@ -79,6 +84,11 @@ export function tokenKubeConfig(server: { url: string; caPem: string }, token: s
   return kc;
 }
 
+/** The test's flow control: the server's defaults, without event-loop shedding unless the test sets it. */
+function testFlowControl(opts: TestServerOptions): EmbeddedServerOptions['flowControl'] {
+  return { ...FLOW_CONTROL_DEFAULTS, maxEventLoopDelayMs: 0, ...opts.flowControl };
+}
+
 async function startBare(opts: TestServerOptions, dataDir: string, store: Store) {
   const credentials = await ensureCredentials(dataDir);
   const token = randomBytes(16).toString('hex');
@@ -91,7 +101,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     authorizer: opts.authorizer ?? allowAllAuthorizer,
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
-    flowControl: opts.flowControl,
+    flowControl: testFlowControl(opts),
     ...opts.serving,
   });
   const close = async (): Promise<void> => {
@@ -114,7 +124,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         logger: opts.logger ?? silentLogger(),
         bookmarkIntervalMs: opts.bookmarkIntervalMs,
         tokenFile: opts.tokenFile,
-        flowControl: opts.flowControl,
+        flowControl: testFlowControl(opts),
         audit: opts.audit,
         anonymousAuth: opts.anonymousAuth,
         serviceRange: opts.serviceRange,
