@@ -1,11 +1,10 @@
 /**
  * N workers over one rate-limited queue (sample-controller's processNextWorkItem, controller-runtime's
  * reconcileHandler): take a key, reconcile it with a child logger, then forget / requeue by result and
- * error class, and mark it done. Each worker is a loop that takes a key only when it is free, as
- * client-go's `wait.Until(worker)` goroutines do (a shared job queue here cost a promise chain and an
- * event listener per key).
+ * error class, and mark it done. p-queue bounds concurrency; keys are only taken when a worker is free.
  */
 import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../log/logger.js';
 import type { ControllerMetrics } from '../../metrics/controller.js';
@@ -24,14 +23,13 @@ export interface RunnerOptions {
 }
 
 export class Runner {
+  private readonly pool: PQueue;
   private readonly logger: Logger;
-  /** Reconciles running now. */
-  private inFlight = 0;
 
   constructor(private readonly opts: RunnerOptions) {
-    if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new TypeError(`workers must be a positive integer, got ${opts.workers}`);
+    this.pool = new PQueue({ concurrency: opts.workers });
     this.logger = opts.logger.child({ controller: opts.name });
-    opts.metrics?.init(opts.name, opts.workers, () => this.inFlight);
+    opts.metrics?.init(opts.name, opts.workers, () => this.pool.pending);
   }
 
   /**
@@ -43,8 +41,18 @@ export class Runner {
     const stop = (): void => queue.shutDown();
     signal.addEventListener('abort', stop, { once: true });
     if (signal.aborted) stop();
-    const workers = Array.from({ length: this.opts.workers }, () => this.worker(signal));
-    const drained = Promise.all(workers).then(() => queue.shutDownWithDrain());
+    for (;;) {
+      await this.freeWorker();
+      if (signal.aborted) break;
+      const key = await queue.get();
+      if (key === undefined) break;
+      if (signal.aborted) {
+        queue.done(key);
+        break;
+      }
+      void this.pool.add(() => this.process(key, signal));
+    }
+    const drained = this.pool.onIdle().then(() => queue.shutDownWithDrain());
     let timer: { cancel(): void } | undefined;
     const timedOut = await Promise.race([
       drained.then(() => false),
@@ -52,25 +60,12 @@ export class Runner {
     ]);
     timer?.cancel();
     signal.removeEventListener('abort', stop);
-    if (timedOut) this.logger.info({ pending: this.inFlight }, 'shutdown deadline passed with reconciles still running');
+    if (timedOut) this.logger.info({ pending: this.pool.pending }, 'shutdown deadline passed with reconciles still running');
   }
 
-  /** Takes and reconciles keys one at a time until the queue shuts down or `signal` aborts. */
-  private async worker(signal: AbortSignal): Promise<void> {
-    const { queue } = this.opts;
-    while (!signal.aborted) {
-      const key = await queue.get();
-      if (key === undefined) return;
-      if (signal.aborted) {
-        queue.done(key);
-        return;
-      }
-      this.inFlight++;
-      try {
-        await this.process(key, signal);
-      } finally {
-        this.inFlight--;
-      }
+  private async freeWorker(): Promise<void> {
+    while (this.pool.pending + this.pool.size >= this.opts.workers) {
+      await new Promise<void>((resolve) => this.pool.addEventListener('next', () => resolve(), { once: true }));
     }
   }
 
