@@ -8,7 +8,7 @@
  */
 import { CSR_PATH, kubeletCsrObject, kubeletCsrPems } from '../../bench/lib/kubelet-csr.js';
 import { FLOW_CONTROL_DEFAULTS } from '../../src/apiserver/flowcontrol/flow-control.js';
-import { raw, type RawResponse } from '../helpers/http.js';
+import { raw, type RawResponse, TOO_MANY_REQUESTS } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const NODE_TOKEN = 'node-n1-token';
@@ -102,16 +102,7 @@ it('answers workload requests 429 while the event loop is saturated, serves Leas
   expect(shed.map((r) => r.status)).toEqual([429, 429, 429, 429, 429, 429]);
   for (const r of shed) {
     expect(r.headers['retry-after']).toBe('1');
-    expect(r.json).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: 'Too many requests, please try again later.',
-      reason: 'TooManyRequests',
-      details: { retryAfterSeconds: 1 },
-      code: 429,
-    });
+    expect(r.json).toEqual(TOO_MANY_REQUESTS);
   }
   expect(served).toEqual(['lease 200', 'admin 200', 'readyz 200']);
 

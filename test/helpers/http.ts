@@ -22,6 +22,18 @@ export interface RawResponse {
 /** Who a request is from: a bearer token or a TLS client certificate. */
 export type Credential = { token: string } | { certPem: string; keyPem: string };
 
+/** The Status a request shed by flow control gets (upstream's wording), with `Retry-After: 1`. */
+export const TOO_MANY_REQUESTS = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'Too many requests, please try again later.',
+  reason: 'TooManyRequests',
+  details: { retryAfterSeconds: 1 },
+  code: 429,
+};
+
 export interface RawTarget {
   url: string;
   caPem: string;
