@@ -8,6 +8,7 @@
  * Phases as `bench api`'s: ConfigMap creates, GETs of them, TokenReviews of a Secret-bound token.
  */
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { boundToken, configMap, NAMESPACE, pad, reviewBody } from './api.js';
@@ -38,7 +39,7 @@ export interface AbPhase {
 export interface ApiAbResult extends Machine {
   name: 'api-ab';
   params: ApiAbParams;
-  /** Where A's build came from ('this build' for an A/A run). */
+  /** Which build A is: its checkout's commit ('this build' for an A/A run), never a path on the machine. */
   a: string;
   results: { create: AbPhase; get: AbPhase; tokenreview: AbPhase };
   peakRssMb: { a: number; b: number };
@@ -83,6 +84,15 @@ async function startSide(start: Start): Promise<Side> {
   return { server, client, token: await boundToken(client) };
 }
 
+/** A's build named by the commit its checkout is at (results are shipped in docs/, paths are not). */
+function buildOf(dir: string): string {
+  try {
+    return `commit ${execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    return 'another build (not a git checkout)';
+  }
+}
+
 export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?: string): Promise<ApiAbResult> {
   const p: ApiAbParams = { ...API_AB_DEFAULTS, ...params };
   const startA: Start = against
@@ -100,7 +110,7 @@ export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?:
       if (r.status?.authenticated !== true) throw new Error(`TokenReview refused the bound token: ${r.status?.error ?? ''}`);
     });
     const [a, b] = sides.map((s) => mb(s.server.proc.memory().peakRss)) as [number, number];
-    return { name: 'api-ab', params: p, a: against ? path.resolve(against) : 'this build', results: { create, get, tokenreview }, peakRssMb: { a, b }, ...machine() };
+    return { name: 'api-ab', params: p, a: against ? buildOf(against) : 'this build', results: { create, get, tokenreview }, peakRssMb: { a, b }, ...machine() };
   } finally {
     for (const s of started) {
       s.client.close();

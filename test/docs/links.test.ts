@@ -42,3 +42,15 @@ describe.each(DOCS)('%s', (file) => {
     expect(outside).toEqual([]);
   });
 });
+
+// Benchmark results shipped in docs/bench name builds by commit, never by where they sat on one machine.
+describe('docs/bench results', () => {
+  const results = execFileSync('git', ['ls-files', 'docs/bench/*.json', 'docs/bench/**/*.json'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((f) => f !== '');
+
+  it.each(results)('%s holds no absolute path of the machine it ran on', (file) => {
+    const machinePaths = [...readFileSync(file, 'utf8').matchAll(/"(\/(?:work|tmp|root|home)\/[^"]*)"/g)].map((m) => m[1]);
+    expect(machinePaths).toEqual([]);
+  });
+});
