@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { UserInfo } from '../../api/meta.js';
 import type { ApiError } from '../http/errors.js';
 import type { RequestInfo } from '../http/request-info.js';
+import { peerOf } from '../http/connection.js';
 import type { AuditAttributes, RequestAuditConfig } from './policy.js';
 import { AUDIT_API_VERSION, levelAtLeast, type AuditEvent, type ObjectReference, type ResponseStatus, type Stage } from './types.js';
 
@@ -50,7 +51,7 @@ function sourceIPs(req: IncomingMessage): string[] {
   }
   const real = header('x-real-ip')?.trim();
   if (real && isIP(real) && !ips.includes(plainIp(real))) ips.push(plainIp(real));
-  const remote = req.socket.remoteAddress;
+  const remote = peerOf(req).remoteAddress;
   if (remote && ips.at(-1) !== plainIp(remote)) ips.push(plainIp(remote));
   return ips;
 }

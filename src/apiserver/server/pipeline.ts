@@ -5,7 +5,6 @@
  * as ApiErrors; the server answers them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket, PeerCertificate, DetailedPeerCertificate } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { UserInfo } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
@@ -18,7 +17,7 @@ import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../
 import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
 import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
-import { closeConnectionAfter, connectionOf, distinctHeaders, isHttp2, requestHost } from '../http/connection.js';
+import { closeConnectionAfter, distinctHeaders, isHttp2, peerOf, requestHost } from '../http/connection.js';
 import type { ApiServerMetrics, RequestTracker } from '../http/metrics.js';
 import { parseRequestInfo, requestPath, requestQuery, type RequestInfo, type RequestQuery } from '../http/request-info.js';
 import type { Registries } from '../registry/registries.js';
@@ -55,37 +54,6 @@ export interface StaticRoute {
   contentType: string;
   headers: Record<string, string>;
   body: string;
-}
-
-/**
- * The peer chain of each TLS connection, read once: it cannot change on a connection (renegotiation
- * is disabled, as Go's TLS server never supports it), and the same array lets the x509
- * authenticator reuse its verification for every request of a keep-alive connection or of the
- * streams of an HTTP/2 one.
- */
-const chains = new WeakMap<object, Uint8Array[]>();
-
-/** The DER certificates the client presented, leaf first. */
-function clientChain(req: IncomingMessage): Uint8Array[] {
-  const connection = connectionOf(req);
-  if (!connection || typeof connection.socket.getPeerCertificate !== 'function') return [];
-  let chain = chains.get(connection.key);
-  if (!chain) chains.set(connection.key, (chain = readChain(connection.socket)));
-  return chain;
-}
-
-function readChain(socket: TLSSocket): Uint8Array[] {
-  const chain: Uint8Array[] = [];
-  let cert: PeerCertificate | DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
-  const seen = new Set<PeerCertificate>();
-  while (cert && cert.raw && !seen.has(cert)) {
-    seen.add(cert);
-    chain.push(new Uint8Array(cert.raw));
-    const next: DetailedPeerCertificate | undefined = (cert as DetailedPeerCertificate).issuerCertificate;
-    if (!next || next === cert || next.raw?.equals(cert.raw)) break;
-    cert = next;
-  }
-  return chain;
 }
 
 /**
@@ -213,7 +181,7 @@ export class Pipeline {
         return distinctHeaders(req);
       },
       path: info.path,
-      clientCertificateChain: clientChain(req),
+      clientCertificateChain: peerOf(req).chain,
     };
     try {
       user = await this.opts.authenticator.authenticate(request);
