@@ -15,6 +15,7 @@ import { boundToken, configMap, NAMESPACE, pad, reviewBody } from './api.js';
 import { startApiServerProcess, type ApiServerProcess, type ApiServerProcessOptions } from './lib/apiserver-process.js';
 import { HttpClient } from './lib/http-client.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 
 export interface ApiAbParams {
   objects: number;
@@ -129,7 +130,11 @@ export function formatApiAbTable(r: ApiAbResult): string {
 }
 
 if (isMain(import.meta.url)) {
-  const against = process.argv.find((x) => x.startsWith('--against='))?.slice('--against='.length);
-  const result = await runApiAbBench({}, against);
+  const args = parseBenchArgs(process.argv.slice(2), {
+    command: 'bench/api-ab',
+    usage: "usage: node dist/bench/api-ab.js [--against=DIR]\nThis build's API server and DIR's build side by side (without DIR: this build twice, the noise floor), with the ratio of their CPU per request.",
+    options: { against: { type: 'string' } },
+  });
+  const result = await runApiAbBench({}, args.string('against'));
   printResult(result, formatApiAbTable(result));
 }

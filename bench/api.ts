@@ -13,6 +13,7 @@ import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/chi
 import { HttpClient, type StreamHandle } from './lib/http-client.js';
 import { closedLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 import { formatLatency, summarize, type LatencySummary } from './lib/stats.js';
 
 export interface ApiBenchParams {
@@ -317,6 +318,7 @@ export function formatApiTable(r: ApiBenchResult): string {
 }
 
 if (isMain(import.meta.url)) {
+  parseBenchArgs(process.argv.slice(2), { command: 'bench/api', usage: 'usage: node dist/bench/api.js\nThe API benchmark with its defaults; its flags: npm run bench -- api --help', options: {} });
   const result = await runApiBench();
   printResult(result, formatApiTable(result));
 }

@@ -25,6 +25,7 @@ import { metricMax, metricSum, startControllerProcess } from './lib/controller-p
 import { HttpClient } from './lib/http-client.js';
 import { KUBELET_CLIENT_USAGES, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 
 export interface ProcessMemory {
   /** Resident set once synced (and, for the controller, its queues drained) and settled. */
@@ -159,7 +160,9 @@ export function formatCacheTable(r: CacheBenchResult): string {
 }
 
 if (isMain(import.meta.url)) {
-  const sizes = process.argv.slice(2).map(Number).filter((x) => x > 0);
+  const args = parseBenchArgs(process.argv.slice(2), { command: 'bench/cache', usage: 'usage: node dist/bench/cache.js [N ...]\nThe informer and controller memory with N issued CSRs in the store, for each N given.', options: {}, positionals: Infinity });
+  const sizes = args.positionals.map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) args.fail(`each N must be a positive integer, got ${args.positionals.join(' ')}`);
   const result = await runCacheBench(sizes.length ? { sizes } : {});
   printResult(result, formatCacheTable(result));
 }

@@ -20,6 +20,7 @@ import { CREDENTIAL_FILES, ensureCredentials } from '../src/apiserver/server/cre
 import { nodeArgs, projectScript } from './lib/child.js';
 import { freePort } from './lib/free-port.js';
 import { formatTable, isMain, machine, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 
 export interface ConnectionsResult extends Machine {
   name: 'connections';
@@ -132,7 +133,10 @@ export function formatConnectionsTable(r: ConnectionsResult): string {
 }
 
 if (isMain(import.meta.url)) {
-  const r = await runConnectionsBench(Number(process.argv[2] ?? 600));
+  const args = parseBenchArgs(process.argv.slice(2), { command: 'bench/connections', usage: 'usage: node dist/bench/connections.js [N]\nThe server CPU of each connection path, N requests each (default 600).', options: {}, positionals: 1 });
+  const n = Number(args.positionals[0] ?? 600);
+  if (!Number.isInteger(n) || n < 1) args.fail(`N must be a positive integer, got ${args.positionals[0]}`);
+  const r = await runConnectionsBench(n);
   console.log(formatConnectionsTable(r));
   console.log(JSON.stringify(r));
 }

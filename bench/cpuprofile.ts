@@ -6,6 +6,7 @@
  * `node dist/bench/cpuprofile.js FILE [--last-seconds S] [--top N]`: a table, then one JSON line.
  */
 import { readFileSync } from 'node:fs';
+import { parseBenchArgs } from './lib/cli.js';
 import { formatTable, isMain, round } from './lib/report.js';
 
 interface CallFrame {
@@ -98,15 +99,14 @@ export function summarizeProfile(p: Profile, lastSeconds?: number, top = 25): Pr
 }
 
 if (isMain(import.meta.url)) {
-  const argv = process.argv.slice(2);
-  const opt = (name: string): string | undefined => {
-    const i = argv.indexOf(`--${name}`);
-    return i < 0 ? undefined : argv[i + 1];
-  };
-  const file = argv.find((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
-  if (!file) throw new Error('usage: cpuprofile FILE [--last-seconds S] [--top N]');
-  const last = opt('last-seconds');
-  const s = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as Profile, last === undefined ? undefined : Number(last), Number(opt('top') ?? 25));
+  const args = parseBenchArgs(process.argv.slice(2), {
+    command: 'bench/cpuprofile',
+    usage: 'usage: node dist/bench/cpuprofile.js FILE [--last-seconds S] [--top N]\nWhere a .cpuprofile\'s main thread went: by area, then the top N frames by self time (default 25), over the last S seconds if given.',
+    options: { 'last-seconds': { type: 'string' }, top: { type: 'string' } },
+    positionals: 1,
+  });
+  const file = args.positionals[0] ?? args.fail('FILE is required');
+  const s = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as Profile, args.number('last-seconds', { min: 0 }), args.number('top', { min: 1, integer: true }) ?? 25);
   console.log(`busy ${s.busyMs} ms, idle ${s.idleMs} ms (main thread ${s.busyPercent}% busy)`);
   console.log(formatTable(['area', '% of busy'], Object.entries(s.areas).map(([k, v]) => [k, String(v)])));
   console.log(formatTable(['frame (self time)', 'area', 'ms', '%'], s.top.map((x) => [x.frame, x.area, String(x.selfMs), String(x.percent)])));

@@ -19,6 +19,7 @@ import { queryPanels, readDashboard, type PanelData, type Range } from './lib/gr
 import { CSR_PATH, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
 import { openLoop } from './lib/load.js';
 import { CLIENT_SIGNER, SERVING_SIGNER, startMonitoredRun, type MonitoredRun } from './lib/monitored-run.js';
+import { parseBenchArgs } from './lib/cli.js';
 import { isMain } from './lib/report.js';
 
 export const DASHBOARD_FILE = 'charts/kube-identity/dashboards/kube-identity.json';
@@ -109,9 +110,13 @@ function png(svgFile: string, pngFile: string, width: number, height: number): b
 }
 
 async function main(argv: string[]): Promise<void> {
-  const flag = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const seconds = Number(flag('seconds') ?? 150);
-  const out = flag('out') ?? 'docs';
+  const args = parseBenchArgs(argv, {
+    command: 'bench/dashboard',
+    usage: 'usage: node dist/bench/dashboard.js [--seconds=S] [--out=DIR]\nDraws the Grafana dashboard from a real Prometheus scraping up under S seconds of load (default 150) into DIR/dashboard.svg and .png (default docs).',
+    options: { seconds: { type: 'string' }, out: { type: 'string' } },
+  });
+  const seconds = args.number('seconds', { min: 1 }) ?? 150;
+  const out = args.string('out') ?? 'docs';
   const dashboard = readDashboard(DASHBOARD_FILE);
   const run = await startMonitoredRun();
   try {

@@ -23,6 +23,7 @@ import { CSR_PATH, createBootstrapToken, kubeletCsrObject, kubeletCsrPems } from
 import { startEtcd, type EtcdCluster } from './lib/etcd-cluster.js';
 import { closedLoop, openLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 import { formatLatency } from './lib/stats.js';
 
 export interface E2eParams {
@@ -334,6 +335,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
 }
 
 if (isMain(import.meta.url)) {
+  parseBenchArgs(process.argv.slice(2), { command: 'bench/e2e', usage: 'usage: node dist/bench/e2e.js\nThe end-to-end benchmark with its defaults; its flags: npm run bench -- e2e --help', options: {} });
   const result = await runE2eBench();
   printResult(result, formatE2eTable(result));
 }

@@ -17,6 +17,7 @@ import { HttpClient } from './lib/http-client.js';
 import { CSR_PATH, kubeletCsrObject, kubeletCsrPems } from './lib/kubelet-csr.js';
 import { closedLoop } from './lib/load.js';
 import { formatTable, isMain, machine, printResult, round, type Machine } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
 import { keyedProvider } from '../src/apiserver/encryption/providers.js';
 
 export const ENCRYPTION_PROVIDERS = ['secretbox', 'aesgcm', 'aescbc'] as const;
@@ -161,6 +162,7 @@ export function formatEncryptionTable(r: EncryptionBenchResult): string {
 }
 
 if (isMain(import.meta.url)) {
+  parseBenchArgs(process.argv.slice(2), { command: 'bench/encryption', usage: 'usage: node dist/bench/encryption.js\nThe encryption benchmark with its defaults; its flags: npm run bench -- encryption --help', options: {} });
   const result = await runEncryptionBench();
   printResult(result, formatEncryptionTable(result));
 }

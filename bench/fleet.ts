@@ -15,21 +15,16 @@
  * the apiserver gets the request": measured by the client from when the request could go out on a
  * ready connection, so the time a request spends queued at the server (in its event loop) counts, and
  * the wait for a new connection's TCP and TLS handshakes is reported apart (connectWaitMs); a connection
- * that fails or times out is an error. Prints a table per N, then one JSON line.
- * `--nodes 100,500,1000` runs each in turn and names the largest N that met every SLO; `--out DIR` writes
- * each N's JSON to DIR/fleet-N.json (bench/plot.ts --fleet DIR draws docs/perf-fleet.svg from them);
- * `--steady-seconds S` and `--timeout-seconds S` (how long a scenario may take, 600 by default) shorten
- * a run; `--verbose` prints progress to stderr.
- * The kubelets speak HTTP/2 when up negotiates it (one connection per credential, as client-go);
- * `--http1` forces HTTP/1.1, `--protocols h2,http1` runs each N both ways back to back.
- * The simulated kubelets run in `--workers W` processes (bench/lib/fleet-pool.ts; one per 250 nodes, at
+ * that fails or times out is an error. Its command line (`npm run bench -- fleet --help`) is bench/fleet-cli.ts.
+ * The kubelets speak HTTP/2 when up negotiates it (one connection per credential, as client-go), or HTTP/1.1 when told.
+ * The simulated kubelets run in `workers` processes (bench/lib/fleet-pool.ts; one per 250 nodes, at
  * most 8, by default), so no single event loop of the load generator is what is measured. They share the
  * machine with `up`: the worst worker's event-loop delay and the simulator's CPU are reported beside the figures.
- * `--up-cpu-prof DIR` runs `up` under `node --cpu-prof` (profile written into DIR when it stops) and ends
+ * With `upCpuProfDir`, `up` runs under `node --cpu-prof` (profile written there when it stops) and the run ends
  * after the join storm: `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
  */
 import 'reflect-metadata';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
@@ -40,7 +35,7 @@ import { HttpClient } from './lib/http-client.js';
 import { createBootstrapToken } from './lib/kubelet-csr.js';
 import { FleetPool, defaultWorkers, type NodeCounts } from './lib/fleet-pool.js';
 import { negotiatedProtocol, type Protocol } from './lib/fleet-transport.js';
-import { formatTable, isMain, machine, mb, round, type Machine } from './lib/report.js';
+import { formatTable, machine, mb, round, type Machine } from './lib/report.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
 
 export interface FleetParams {
@@ -395,48 +390,3 @@ export function formatFleetTable(r: FleetResult): string {
 
 /** Where each run's JSON goes under `--out DIR`: one file per N (and per protocol when HTTP/1.1 was forced). */
 export const fleetResultFile = (dir: string, r: { nodes: number; params: Pick<FleetParams, 'http1'> }): string => path.join(dir, `fleet-${r.nodes}${r.params.http1 ? '-http1' : ''}.json`);
-
-/**
- * Runs each N of `--nodes A,B,C` in turn (each over h2 then HTTP/1.1 with `--protocols h2,http1`;
- * `--http1` alone forces HTTP/1.1): table, then JSON line, and with `--out DIR` the JSON in
- * DIR/fleet-N.json as soon as that N is done; last, the largest N that met every SLO.
- */
-export async function runFleetCli(argv: string[]): Promise<void> {
-  const o = fleetOptions(argv);
-  if (o.out) mkdirSync(o.out, { recursive: true });
-  const met: number[] = [];
-  for (const nodes of o.counts) {
-    for (const protocol of o.protocols) {
-      const r = await runFleetBench({ ...o.params, nodes, http1: protocol === 'http1' }, o.verbose ? (l) => console.error(l) : undefined);
-      console.log(formatFleetTable(r));
-      console.log(JSON.stringify(r));
-      if (o.out) writeFileSync(fleetResultFile(o.out, r), `${JSON.stringify(r)}\n`);
-      if (r.sloMet && protocol === o.protocols[0]) met.push(nodes);
-    }
-  }
-  const which = o.protocols.length > 1 ? ` (${o.protocols[0]})` : '';
-  if (o.counts.length > 1) console.log(`largest N meeting every SLO${which}: ${met.length ? Math.max(...met) : 'none'}`);
-}
-
-function fleetOptions(argv: string[]) {
-  const arg = (name: string): string | undefined => {
-    const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-    if (i < 0) return undefined;
-    const a = argv[i] ?? '';
-    return a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[i + 1];
-  };
-  const counts = (arg('nodes') ?? '100').split(',').map(Number);
-  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes takes positive integers, got ${arg('nodes')}`);
-  const protocols = (arg('protocols') ?? (argv.includes('--http1') ? 'http1' : 'h2')).split(',');
-  if (protocols.some((x) => x !== 'h2' && x !== 'http1')) throw new Error(`--protocols takes h2 and http1, got ${arg('protocols')}`);
-  const seconds = (name: string): number | undefined => (arg(name) === undefined ? undefined : Number(arg(name)) * 1000);
-  const params: Partial<FleetParams> = {};
-  if (seconds('steady-seconds') !== undefined) params.steadyMs = seconds('steady-seconds');
-  if (seconds('timeout-seconds') !== undefined) params.scenarioTimeoutMs = seconds('timeout-seconds');
-  if (arg('workers') !== undefined) params.workers = Number(arg('workers'));
-  const cpuProf = arg('up-cpu-prof');
-  if (cpuProf !== undefined) params.upCpuProfDir = path.resolve(cpuProf);
-  return { counts, protocols, params, out: arg('out'), verbose: argv.includes('--verbose') };
-}
-
-if (isMain(import.meta.url)) await runFleetCli(process.argv.slice(2));

@@ -7,13 +7,13 @@
 import 'reflect-metadata';
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
 import { createCertificateAuthority, prepareCaSigner, type CaSigner } from '../src/pki/ca.js';
 import { createCertificateRequestPem, parseCertificateRequestPem, type ParsedCsr } from '../src/pki/csr.js';
 import { issueCertificate } from '../src/pki/issue.js';
 import { generateKeyPair, importSpki, type KeyAlgorithm } from '../src/pki/keys.js';
 import { certificateLifetime } from '../src/pki/lifetime.js';
-import { formatTable } from './lib/report.js';
+import { parseBenchArgs } from './lib/cli.js';
+import { formatTable, isMain } from './lib/report.js';
 
 export interface PkiBenchRow {
   /** Raw P-256 sign rate measured interleaved with this row (the ratios' denominator). */
@@ -139,8 +139,11 @@ export function formatPkiTable(r: PkiBenchResult): string {
   ].join('\n');
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const result = await runPkiBench({ n: Number(process.argv[2] ?? 2000) });
+if (isMain(import.meta.url)) {
+  const args = parseBenchArgs(process.argv.slice(2), { command: 'bench/pki', usage: 'usage: node dist/bench/pki.js [n]\nIssuance against raw signing, n CSRs per round (default 2000).', options: {}, positionals: 1 });
+  const n = Number(args.positionals[0] ?? 2000);
+  if (!Number.isInteger(n) || n < 1) args.fail(`n must be a positive integer, got ${args.positionals[0]}`);
+  const result = await runPkiBench({ n });
   console.log(JSON.stringify(result));
   console.log(formatPkiTable(result));
 }

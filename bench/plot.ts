@@ -14,6 +14,7 @@
  */
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseBenchArgs } from './lib/cli.js';
 import { isMain } from './lib/report.js';
 import { numericLeaves, type RunsResult, type Spread } from './lib/runs.js';
 import { line, svgDocument, text } from './lib/svg.js';
@@ -222,7 +223,15 @@ export function fleetSvg(points: FleetPoint[]): string {
 }
 
 function main(argv: string[]): void {
-  const flag = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const text = { type: 'string' } as const;
+  const args = parseBenchArgs(argv, {
+    command: 'bench/plot',
+    usage: `usage: node dist/bench/plot.js [--out=DIR] [--round4=FILE [--rounds=FILE]] [--fixed=FILE,...] [--fleet=DIR|FILE,...]
+Draws into DIR (default docs): perf-rounds.svg from round 4's e2e JSON and the earlier rounds (default docs/bench/rounds.json),
+perf-fixed-rate.svg from e2e --rate runs, perf-fleet.svg from bench fleet JSON.`,
+    options: { out: text, round4: text, rounds: text, fixed: text, fleet: text },
+  });
+  const flag = (name: string): string | undefined => args.string(name);
   const out = flag('out') ?? 'docs';
   // perf-rounds.svg only when its round 4 is given: without it the plot would lose that round.
   const round4 = flag('round4');

@@ -18,7 +18,8 @@
  * this build's API server and DIR's build side by side, clients alternating, with the ratio of their CPU per
  * request (bench/api-ab.ts): the A/B that a shared host's swings do not drown.
  * `fleet --nodes N[,N2...]` runs the fleet simulator (bench/fleet.ts) alone: it takes minutes per N, so
- * it is never part of the default run.
+ * it is never part of the default run. `--help` (after a benchmark's name too) prints the usage and
+ * runs nothing; a flag unknown, or not one of the named benchmark's, is an error (bench/lib/cli.ts).
  */
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
@@ -30,31 +31,77 @@ import { formatCacheTable, runCacheBench } from './cache.js';
 import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
 import { ENCRYPTION_PROVIDERS, formatEncryptionTable, runEncryptionBench, type EncryptionProvider } from './encryption.js';
 import { formatEtcdRatioTable, runEtcdRatioBench } from './e2e-etcd.js';
-import { runFleetCli } from './fleet.js';
+import { runFleetCli } from './fleet-cli.js';
 import { formatPkiTable, runPkiBench } from './pki.js';
 import { formatSoakTable, runSoak } from './soak.js';
+import { parseBenchArgs } from './lib/cli.js';
 import { printResult } from './lib/report.js';
 import { formatRunsTable, summarizeRuns } from './lib/runs.js';
 
-const profDir = process.argv.find((a) => a.startsWith('--cpu-prof-dir='));
-const childArgs = { execArgv: profDir ? ['--cpu-prof', profDir] : undefined };
-const flag = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const storageArg = flag('storage');
-const e2eParams: Partial<E2eParams> = {
-  ...(storageArg === 'memory' || storageArg === 'etcd' ? { storage: storageArg } : {}),
-  ...(flag('replicas') ? { replicas: Number(flag('replicas')) } : {}),
-  ...(flag('rate') ? { fixedRate: Number(flag('rate')) } : {}),
-  ...(flag('issuance-watch') === 'first' ? { issuanceWatch: 'first' as const } : {}),
+/** The flags each benchmark takes besides --runs; a flag given to a benchmark it does not apply to is an error. */
+const E2E_FLAGS = ['cpu-prof-dir', 'storage', 'replicas', 'rate', 'issuance-watch'];
+const FLAGS: Record<string, string[]> = {
+  pki: [],
+  api: ['cpu-prof-dir', 'audit-policy'],
+  cache: [],
+  e2e: E2E_FLAGS,
+  'e2e-etcd': E2E_FLAGS,
+  encryption: ['cpu-prof-dir', 'provider'],
+  'api-ab': ['against'],
+  soak: ['duration', 'seed'],
 };
-const runs = Number(flag('runs') ?? 1);
-if (!Number.isInteger(runs) || runs < 1) {
-  console.error(`--runs must be a positive integer, got ${flag('runs')}`);
-  process.exit(2);
+const USAGE = `usage: npm run bench -- [BENCHMARK] [flags]   (or node dist/bench/run.js [BENCHMARK] [flags])
+Without BENCHMARK: pki, api, cache and e2e in turn. Only when named: e2e-etcd, encryption, api-ab, soak, fleet.
+  --runs=N                 run each benchmark N times; one JSON with every run and each figure's median and range
+  --cpu-prof-dir=DIR       (api, e2e, e2e-etcd, encryption) the servers and controller write CPU profiles there
+  --audit-policy=FILE      (api) the server audits with that policy, to a log in a temporary directory
+  --storage=sqlite|memory|etcd, --replicas=N, --rate=R, --issuance-watch=first
+                           (e2e, e2e-etcd) store, API server replicas on etcd, fixed rate in CSRs/s, issuance watch on the first replica
+  --provider=secretbox|aesgcm|aescbc   (encryption) the encryption provider
+  --against=DIR            (api-ab) the other build, side by side with this one (without it: this build twice)
+  --duration=S, --seed=N   (soak) how long the etcd fault soak runs (600 s by default), its random seed
+fleet takes flags of its own: npm run bench -- fleet --help`;
+
+const argv = process.argv.slice(2);
+// fleet parses its own flags (bench/fleet-cli.ts), with its own --help.
+if (argv[0] === 'fleet') {
+  await runFleetCli(argv.slice(1));
+  process.exit(0);
 }
+const args = parseBenchArgs(argv, {
+  command: 'bench',
+  usage: USAGE,
+  positionals: 1,
+  options: Object.fromEntries(['runs', ...new Set(Object.values(FLAGS).flat())].map((name) => [name, { type: 'string' as const }])),
+});
+const only = args.positionals[0];
+if (only !== undefined && !(only in FLAGS)) args.fail(`unknown benchmark ${only}; one of: ${[...Object.keys(FLAGS), 'fleet'].join(', ')}`);
+const applicable = new Set(['runs', ...(only === undefined ? ['pki', 'api', 'cache', 'e2e'] : [only]).flatMap((b) => FLAGS[b] ?? [])]);
+for (const name of args.given) if (!applicable.has(name)) args.fail(`--${name} does not apply to ${only ?? 'the default benchmarks'}`);
+
+const profDir = args.string('cpu-prof-dir');
+const childArgs = { execArgv: profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : undefined };
+const storage = args.string('storage');
+if (storage !== undefined && storage !== 'sqlite' && storage !== 'memory' && storage !== 'etcd') args.fail(`--storage takes sqlite, memory or etcd, got ${storage}`);
+const issuanceWatch = args.string('issuance-watch');
+if (issuanceWatch !== undefined && issuanceWatch !== 'first' && issuanceWatch !== 'last') args.fail(`--issuance-watch takes first or last, got ${issuanceWatch}`);
+const provider = args.string('provider');
+if (provider !== undefined && !ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) args.fail(`--provider takes one of ${ENCRYPTION_PROVIDERS.join(', ')}, got ${provider}`);
+const replicas = args.number('replicas', { min: 1, integer: true });
+const rate = args.number('rate', { min: 1 });
+const e2eParams: Partial<E2eParams> = {
+  ...(storage === 'memory' || storage === 'etcd' ? { storage } : {}),
+  ...(replicas !== undefined ? { replicas } : {}),
+  ...(rate !== undefined ? { fixedRate: rate } : {}),
+  ...(issuanceWatch === 'first' ? { issuanceWatch: 'first' as const } : {}),
+};
+const runs = args.number('runs', { min: 1, integer: true }) ?? 1;
+const soakDuration = args.number('duration', { min: 1 }) ?? 600;
+const soakSeed = args.number('seed', { integer: true }) ?? Date.now() % 100_000;
 
 /** The audit flags of `--audit-policy=FILE`: the policy, and a log in a fresh temporary directory. */
 function auditArgs(): string[] {
-  const policy = flag('audit-policy');
+  const policy = args.string('audit-policy');
   if (policy === undefined) return [];
   return ['--audit-policy-file', path.resolve(policy), '--audit-log-path', path.join(mkdtempSync(path.join(os.tmpdir(), 'kube-identity-bench-audit-')), 'audit.log')];
 }
@@ -88,17 +135,15 @@ const ON_REQUEST: Record<string, Run> = {
     return { result: r, table: formatEtcdRatioTable(r) };
   },
   encryption: async () => {
-    const provider = flag('provider');
-    if (provider !== undefined && !ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) throw new Error(`--provider must be one of ${ENCRYPTION_PROVIDERS.join(', ')}`);
     const r = await runEncryptionBench(provider ? { provider: provider as EncryptionProvider } : {}, childArgs);
     return { result: r, table: formatEncryptionTable(r) };
   },
   'api-ab': async () => {
-    const r = await runApiAbBench({}, flag('against'));
+    const r = await runApiAbBench({}, args.string('against'));
     return { result: r, table: formatApiAbTable(r) };
   },
   soak: async () => {
-    const r = await runSoak({ durationS: Number(flag('duration') ?? 600), seed: Number(flag('seed') ?? Date.now() % 100_000) }, (line) => console.error(line));
+    const r = await runSoak({ durationS: soakDuration, seed: soakSeed }, (line) => console.error(line));
     if (r.violations.length > 0 || r.replicaExits.length > 0) process.exitCode = 1;
     return { result: r, table: formatSoakTable(r) };
   },
@@ -121,15 +166,6 @@ async function runBenchmark(name: string, run: Run): Promise<void> {
   printResult(summary, formatRunsTable(summary));
 }
 
-if (process.argv[2] === 'fleet') {
-  await runFleetCli(process.argv.slice(3));
-  process.exit(0);
-}
-const only = process.argv.slice(2).find((a) => !a.startsWith('--'));
-if (only !== undefined && !(only in BENCHMARKS) && !(only in ON_REQUEST)) {
-  console.error(`unknown benchmark ${only}; one of: ${[...Object.keys(BENCHMARKS), ...Object.keys(ON_REQUEST)].join(', ')}`);
-  process.exit(2);
-}
 let failed = false;
 const start = performance.now();
 for (const [name, run] of Object.entries(only !== undefined && only in ON_REQUEST ? ON_REQUEST : BENCHMARKS)) {
