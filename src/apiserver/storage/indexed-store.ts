@@ -37,6 +37,8 @@ interface Flushed {
 }
 
 export abstract class IndexedStore implements Store {
+  /** `applyAll` queues every watcher's events (delivered in a microtask) before any write it settles resolves. */
+  readonly deliversBeforeAck: boolean = true;
   protected readonly index: MvccIndex;
   private readonly hub = new WatchHub();
   private closed = false;

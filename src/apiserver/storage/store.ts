@@ -130,6 +130,13 @@ export interface Store {
   currentRevision(): number;
   /** The oldest revision still readable by range/watch; older ones give Compacted. */
   compactedRevision(): number;
+  /**
+   * True when a write's watch events reach this process's watchers before the write's promise
+   * settles (the stores that live in the process publish at commit): a copy kept current by a watch
+   * then holds every write acknowledged before a request that reads it. On etcd a write made through
+   * another replica reaches this one's watch a round trip after its acknowledgement.
+   */
+  readonly deliversBeforeAck?: boolean;
 
   get(key: string): Promise<StoredObject | undefined>;
   /**

@@ -2,9 +2,10 @@
  * RBAC allows remembered while the RbacIndex stays as it was. kube-apiserver wraps its authorizers
  * in a decision cache with a TTL, which keeps a revoked grant working for up to its TTL; here an
  * entry lives only as long as the index's generation: any write of any Role, ClusterRole or binding
- * (as the index sees it) drops every entry before the next decision. Denies are not kept: a deny is
- * confirmed against the store (a grant written through another replica may not have reached the
- * index yet), and a remembered deny would skip that.
+ * (as the index sees it) drops every entry before the next decision. Denies are not kept: on etcd a
+ * deny is confirmed against the store (a grant written through another replica may not have reached
+ * the index yet), which a remembered deny would skip; elsewhere the index's deny costs as little as
+ * a lookup here, and keeping denies would let a caller varying its requests push allows out.
  *
  * A decision depends on the user's name and groups and the request's verb, group, resource,
  * subresource, namespace or non-resource path, and on the object's name only through rules with

@@ -168,3 +168,67 @@ describe('RBAC decision cache (index path)', () => {
     expect((await ask({ username: 'bob', groups: ['devs'] }, 'get')).allowed).toBe(false);
   });
 });
+
+describe('RBAC denies (index path)', () => {
+  const anonymous: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
+  const joiner: UserInfo = { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers', 'system:authenticated'] };
+  /** The store's objects as the authorizer reads them, with every read counted. */
+  const counted = (store: MemoryStore): { reader: ObjectReader; reads: () => number } => {
+    const inner = objectReader(store);
+    let reads = 0;
+    const reader: ObjectReader = {
+      get: (...args) => (reads++, inner.get(...args)),
+      list: (...args) => (reads++, inner.list(...args)),
+    };
+    return { reader, reads: () => reads };
+  };
+  const synced = async (index: RbacIndex): Promise<void> => {
+    while (!index.ready()) await new Promise((r) => setTimeout(r, 1));
+  };
+
+  it('refuses a stream of forbidden requests without reading the store, and obeys a RoleBinding written a moment later', async () => {
+    const store = new MemoryStore();
+    const index = new RbacIndex(store);
+    const { reader, reads } = counted(store);
+    const authorizer = createRbacAuthorizer({ objects: reader, index });
+    await synced(index);
+    for (let i = 0; i < 100; i++) {
+      for (const user of [anonymous, joiner]) {
+        expect((await authorizer.authorize({ user, verb: 'get', apiGroup: '', resource: 'secrets', namespace: 'kube-system', name: `s${i}` })).allowed).toBe(false);
+      }
+    }
+    expect((await authorizer.authorize({ user: anonymous, verb: 'get', path: '/metrics' })).allowed).toBe(false);
+    expect(reads()).toBe(0);
+    await store.create(key('roles', 'r', 'ns'), role('Role', 'r', ['get'], 'ns'));
+    await store.create(key('rolebindings', 'b', 'ns'), binding('RoleBinding', 'b', 'Role', 'system:bootstrap:abcdef', 'ns'));
+    expect((await authorizer.authorize({ user: joiner, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(true);
+    await store.delete(key('rolebindings', 'b', 'ns'));
+    expect((await authorizer.authorize({ user: joiner, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(false);
+    expect(reads()).toBe(0);
+    index.stop();
+    await store.close();
+  });
+
+  it('confirms each deny against the store when the index may trail it (etcd replicas), so a grant there is obeyed', async () => {
+    /** A store whose watchers may hear of a write after it was acknowledged, as another etcd replica's write. */
+    class TrailingStore extends MemoryStore {
+      override readonly deliversBeforeAck = false;
+    }
+    const watched = new TrailingStore();
+    const index = new RbacIndex(watched);
+    // The grant is in the store read for confirmation, and not (yet) in what the index watches.
+    const store = new MemoryStore();
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    const { reader, reads } = counted(store);
+    const authorizer = createRbacAuthorizer({ objects: reader, index });
+    await synced(index);
+    expect(index.current()).toBe(false);
+    expect((await authorizer.authorize({ user: alice, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(true);
+    const before = reads();
+    expect((await authorizer.authorize({ user: anonymous, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(false);
+    expect(reads()).toBeGreaterThan(before);
+    index.stop();
+    await Promise.all([watched.close(), store.close()]);
+  });
+});

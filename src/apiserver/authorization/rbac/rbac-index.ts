@@ -8,8 +8,8 @@
  * from its revision, relisted when the watch reports Compacted or fails), so it follows writes made
  * by other API server replicas on etcd as well as this one's. In-process stores deliver a write's
  * watch event before any later request runs (the event is published when the write commits), so
- * the index is current for the next decision; on etcd it may trail by a watch round trip, which
- * the authorizer covers by confirming a deny against the store.
+ * the index is current for the next decision (`current()`); on etcd it may trail by a watch round
+ * trip, which the authorizer covers by confirming a deny against the store.
  */
 import type { UserInfo } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
@@ -58,8 +58,10 @@ export class RbacIndex {
   /** Parsed rules of every Role and ClusterRole, by storage key. */
   private readonly rules = new Map<string, PolicyRule[]>();
   private changes = 0;
+  private readonly deliversBeforeAck: boolean;
 
   constructor(store: Store) {
+    this.deliversBeforeAck = store.deliversBeforeAck === true;
     this.kinds = [CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS].map((info) => ({ info, objects: new Map() }));
     this.reflectors = this.kinds.map(
       (kind) => new Reflector(store, prefixOf(kind.info), { replace: (items) => this.replace(kind, items), apply: (e) => this.apply(kind, e) }),
@@ -74,6 +76,15 @@ export class RbacIndex {
   /** Whether every kind was listed and is being watched: until then, callers read the store. */
   ready(): boolean {
     return this.reflectors.every((r) => r.synced);
+  }
+
+  /**
+   * Whether the index holds every RBAC write acknowledged before now, so that what it does not
+   * grant, the store would not grant either: synced, on a store that delivers a write's watch
+   * events before acknowledging it (Store.deliversBeforeAck).
+   */
+  current(): boolean {
+    return this.deliversBeforeAck && this.ready();
   }
 
   /**
