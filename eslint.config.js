@@ -52,7 +52,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['**/controller/**'] }] },
   },
   {
-    files: ['src/cmd/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', '**/*.test.ts', '*.js', 'scripts/**', 'hack/*.mjs'],
+    files: ['src/cmd/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bench/**/*.ts', '**/*.test.ts', '*.js', 'scripts/**', 'hack/*.mjs'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { LeaderElectionLost } from '../controller/runtime/election-lost.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { runControllerProcess } from './controller.js';
-import { toThreadError, type ControllerThreadData, type ThreadMessage, type ToThreadMessage } from './controller-thread.js';
+import { HEARTBEAT_INTERVAL_MS, toThreadError, type ControllerThreadData, type ThreadMessage, type ToThreadMessage } from './controller-thread.js';
 // runControllerProcess imports these when it starts; loaded here, they load while the main thread
 // starts the API server, not after it.
 import '../controller/run-controller.js';
@@ -20,6 +20,11 @@ const port = parentPort;
 if (!port) throw new Error('controller-thread-entry runs only as a worker thread');
 const data = workerData as ControllerThreadData;
 const post = (m: ThreadMessage): void => port.postMessage(m);
+// Posted from this event loop, so it stops when the loop does: the main thread's watchdog
+// (controller-thread.ts) notices the silence. Unref'd: it keeps nothing alive once the run is over.
+const beat = (): void => post({ type: 'heartbeat' });
+beat();
+setInterval(beat, HEARTBEAT_INTERVAL_MS).unref();
 
 const stop = new AbortController();
 let ready: (kubeConfig: string | undefined) => void = () => undefined;

@@ -14,6 +14,13 @@
  * server is up: the thread's isolate loads the controller's modules (seconds on a busy machine)
  * while the main thread starts the server, so the banner is not later for it.
  *
+ * A thread can also hang without ending: its event loop stuck (a loop that never yields), while the API
+ * server on the main thread goes on answering. So the thread posts a heartbeat every second from its
+ * event loop, and the main thread watches: silent for HEARTBEAT_DEADLINE_MS, the thread is terminated
+ * and `done` rejects with ControllerStalledError, as for a thread that died; late by half of that,
+ * `checkAlive` fails, so up's /readyz and /healthz say so (`[-]controller`) before then. The deadline is
+ * far above a GC pause or a long synchronous step (decoding a large list) on a loaded machine.
+ *
  * The thread's code is its own module, controller-thread-entry.ts.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -38,8 +45,22 @@ export interface ThreadError {
   port?: number;
 }
 
-/** From the thread: its probe server listens (again, after a lost election), or its run ended. */
-export type ThreadMessage = { type: 'listening'; url: string } | { type: 'stopped' } | { type: 'failed'; error: ThreadError };
+/** From the thread: its event loop turns, its probe server listens (again, after a lost election), or its run ended. */
+export type ThreadMessage = { type: 'heartbeat' } | { type: 'listening'; url: string } | { type: 'stopped' } | { type: 'failed'; error: ThreadError };
+
+/** How often the thread posts a heartbeat. */
+export const HEARTBEAT_INTERVAL_MS = 1000;
+/** Silence after which the thread is taken for hung: terminated, and up ends non-zero. */
+export const HEARTBEAT_DEADLINE_MS = 10_000;
+
+/** The thread's event loop stopped turning: no heartbeat for `silentMs`. */
+export class ControllerStalledError extends Error {
+  readonly code = 'ControllerStalled';
+  constructor(readonly silentMs: number) {
+    super(`controller thread stalled: no heartbeat from its event loop for ${(silentMs / 1000).toFixed(1)} s; terminated it`);
+    this.name = 'ControllerStalledError';
+  }
+}
 
 /**
  * To the thread: run against the server in the kubeconfig (exported: the controller's client
@@ -85,6 +106,8 @@ export interface ControllerThread {
   run(kubeConfig: KubeConfig, onListening?: (metricsUrl: string) => void): void;
   /** Asks the controller to stop (in-flight reconciles finish, the Lease is released), or not to start. */
   stop(): void;
+  /** Resolves while the thread's heartbeats come on time; rejects with why not (a health check's reason). */
+  checkAlive(): Promise<void>;
 }
 
 export function startControllerThread(opts: ControllerThreadOptions): ControllerThread {
@@ -96,7 +119,12 @@ export function startControllerThread(opts: ControllerThreadOptions): Controller
   let running = false;
   let stopRequested = false;
   let ended: { error?: Error } | undefined;
+  let lastBeat: number | undefined;
   worker.on('message', (m: ThreadMessage) => {
+    if (m.type === 'heartbeat') {
+      lastBeat = performance.now();
+      return;
+    }
     if (m.type === 'listening') {
       onListening?.(m.url);
       return;
@@ -107,8 +135,23 @@ export function startControllerThread(opts: ControllerThreadOptions): Controller
   });
   // An exception nothing in the thread caught: the thread is gone (Node ends a worker on it).
   worker.on('error', (err) => (ended ??= { error: err }));
+  // Watched from the first heartbeat on: before it the thread is still loading its modules.
+  let lastTick = performance.now();
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    // This tick late means this thread was the busy one: the heartbeats it has not read yet are
+    // queued behind this timer, so the next tick judges.
+    const late = now - lastTick > 2 * HEARTBEAT_INTERVAL_MS;
+    lastTick = now;
+    if (late || lastBeat === undefined || ended || now - lastBeat < HEARTBEAT_DEADLINE_MS) return;
+    ended = { error: new ControllerStalledError(now - lastBeat) };
+    // Stops even a loop that never yields (V8 terminates its execution).
+    void worker.terminate();
+  }, HEARTBEAT_INTERVAL_MS);
+  watchdog.unref();
   const done = new Promise<void>((resolve, reject) => {
     worker.once('exit', (code) => {
+      clearInterval(watchdog);
       const error = ended ? ended.error : new Error(`controller thread exited (code ${code})`);
       if (error) reject(error);
       else resolve();
@@ -129,6 +172,12 @@ export function startControllerThread(opts: ControllerThreadOptions): Controller
       if (stopRequested) return;
       stopRequested = true;
       send({ type: 'stop' });
+    },
+    async checkAlive() {
+      if (ended) throw new Error(ended.error ? `controller thread ended: ${ended.error.message}` : 'controller thread stopped');
+      if (lastBeat === undefined) throw new Error('controller thread not started yet');
+      const silentMs = performance.now() - lastBeat;
+      if (silentMs >= HEARTBEAT_DEADLINE_MS / 2) throw new Error(`controller thread silent for ${(silentMs / 1000).toFixed(1)} s (ended at ${HEARTBEAT_DEADLINE_MS / 1000} s)`);
     },
   };
 }

@@ -21,7 +21,7 @@ import { workloadSignerNames } from '../config/workload-signer.js';
 import { shutdownOnSignals } from '../lib/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { embeddedOptions } from './apiserver.js';
-import { startControllerThread } from './controller-thread.js';
+import { ControllerStalledError, startControllerThread } from './controller-thread.js';
 import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
@@ -137,6 +137,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     encryptSecretsByDefault: true,
     controllerPolicy: controllerPolicyScope(config),
     logger: logger.child({ logger: 'apiserver' }),
+    // The controller thread's heartbeat, where an operator looks: /readyz/controller.
+    healthChecks: [{ name: 'controller', check: () => controller.checkAlive() }],
   }).catch((err: unknown) => {
     controller.stop();
     start.undo(err);
@@ -160,7 +162,8 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     await controller.done.catch((err: unknown) => {
       // The API server goes down with it: exiting non-zero gets the pair restarted, as a
       // Deployment's controller would be, instead of a server left running without its controller.
-      logger.error({ err }, 'controller ended: stopping the API server');
+      if (err instanceof ControllerStalledError) logger.error({ err, silentMs: Math.round(err.silentMs) }, 'controller thread stalled: stopping the API server');
+      else logger.error({ err }, 'controller ended: stopping the API server');
       throw err;
     });
   } catch (err) {

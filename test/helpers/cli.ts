@@ -26,12 +26,18 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
   });
 }
 
+/** Extra node flags before the program (e.g. a test's `--import` hook) and environment of a child. */
+export interface ChildOptions {
+  nodeArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
  * Starts `kube-identity ...args` and resolves once `ready` finds what it waits for in the child's stdout
  * so far (a log line, a banner); rejects if the child exits first or takes more than 60 s.
  */
-export function startCliChild<T>(args: string[], ready: (stdout: string) => T | undefined): Promise<{ child: ChildProcess; ready: T; output(): string }> {
-  const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: CLI_ENV });
+export function startCliChild<T>(args: string[], ready: (stdout: string) => T | undefined, opts: ChildOptions = {}): Promise<{ child: ChildProcess; ready: T; output(): string }> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...CLI_ENV, ...opts.env } });
   let out = '';
   let err = '';
   child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
@@ -96,8 +102,8 @@ export interface UpChild {
 }
 
 /** Starts `kube-identity up ...args` and resolves once it printed its banner. */
-export async function startUpChild(args: string[]): Promise<UpChild> {
-  const { child, output } = await startCliChild(['up', ...args], (out) => (out.includes('Press Ctrl-C to stop.') ? true : undefined));
+export async function startUpChild(args: string[], opts: ChildOptions = {}): Promise<UpChild> {
+  const { child, output } = await startCliChild(['up', ...args], (out) => (out.includes('Press Ctrl-C to stop.') ? true : undefined), opts);
   const field = (name: string): string => {
     const line = output()
       .split('\n')

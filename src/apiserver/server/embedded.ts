@@ -79,6 +79,8 @@ export interface EmbeddedServerOptions {
   metricsRegistry?: Registry;
   /** In-flight limits and priority levels (default: kube-apiserver's). */
   flowControl?: ApiServerOptions['flowControl'];
+  /** Checks of /healthz and /readyz besides the store's and the KMS providers' (up's `controller`). */
+  healthChecks?: ApiServerOptions['healthChecks'];
   /** --service-cluster-ip-range (default 10.96.0.0/12). */
   serviceRange?: ApiServerOptions['serviceRange'];
   /** The audit policy and backends; absent, nothing is audited. */
@@ -198,7 +200,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     admissionPlugins: ['NodeRestriction'],
     metricsRegistry,
     auditor,
-    healthChecks: encryption?.atRest.healthChecks(),
+    healthChecks: [...(encryption?.atRest.healthChecks() ?? []), ...(opts.healthChecks ?? [])],
     defaultObjects: [...access.defaultObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: access.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
