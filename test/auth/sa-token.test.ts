@@ -179,6 +179,34 @@ describe('service-account JWTs', () => {
     }
   });
 
+  it('never lets a remembered verification vouch for another token with the same header and claims', async () => {
+    const tokens = chain();
+    const { token } = await issueServiceAccountToken(opts());
+    expect((await tokens.authenticate(token)).response?.user.username).toBe('system:serviceaccount:default:builder');
+    const [h, p, s] = token.split('.');
+    const forged = await new CompactSign(Buffer.from(p ?? '', 'base64url')).setProtectedHeader({ alg: 'RS256', kid: key.kid }).sign(foreign.privateKey);
+    expect(forged.split('.').slice(0, 2)).toEqual([h, p]);
+    const flipped = `${h}.${p}.${(s ?? '').startsWith('A') ? 'B' : 'A'}${(s ?? '').slice(1)}`;
+    for (const t of [forged, flipped, `${h}.${p}.`]) {
+      const out = await tokens.authenticate(t);
+      expect(out.response).toBeUndefined();
+      expect(out.error).toMatch(/invalid bearer token/);
+    }
+    expect((await tokens.authenticate(token)).response).toBeDefined();
+  });
+
+  it('refuses a remembered token once its account is gone or it expired', async () => {
+    const tokens = chain();
+    const { token } = await issueServiceAccountToken(opts());
+    expect((await tokens.authenticate(token)).response).toBeDefined();
+    objects.remove(SERVICE_ACCOUNTS, 'default', 'builder');
+    expect((await tokens.authenticate(token)).error).toBe('[invalid bearer token, serviceaccounts "builder" not found]');
+    objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-uid-1' } });
+    expect((await tokens.authenticate(token)).response).toBeDefined();
+    clock = new Date(NOW.getTime() + 3600_000 + 61_000);
+    expect((await tokens.authenticate(token)).error).toBe('[invalid bearer token, service account token has expired]');
+  });
+
   it('refuses an ES256 token when the RS256 key carries the same kid', async () => {
     const ec = loadSigningKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
     const { token } = await issueServiceAccountToken(opts({ key: { ...ec, kid: key.kid } }));

@@ -125,6 +125,8 @@ describe('TokenRequest, TokenReview and bearer tokens', () => {
       'authentication.kubernetes.io/node-name': ['n1'],
       'authentication.kubernetes.io/node-uid': ['node-1'],
     });
+    objects.remove(PODS, 'default', 'web');
+    expect(await reviewToken(tokenOf(tr))).toEqual({ authenticated: false, error: '[invalid bearer token, service account token has been invalidated]' });
     objects.put(PODS, { metadata: { name: 'web', namespace: 'default', uid: 'pod-9' }, spec: { serviceAccountName: 'builder' } });
     expect(await reviewToken(tokenOf(tr))).toEqual({
       authenticated: false,
