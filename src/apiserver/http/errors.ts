@@ -24,7 +24,12 @@ export class ApiError extends Error {
     message: string,
     readonly details?: StatusDetails,
   ) {
+    // A Status is an answer, not a bug: no stack is captured for it (as Node does for its own
+    // errors), which walking the async chain made a tenth of the CPU of a refused request.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
   }
 
