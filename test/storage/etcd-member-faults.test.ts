@@ -15,17 +15,18 @@ import path from 'node:path';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { storeErrorOf, writeErrorOf } from '../../src/apiserver/storage/etcd/etcd-client.js';
 import { EtcdKv } from '../../src/apiserver/storage/etcd/kv-client.js';
-import { StoreError } from '../../src/apiserver/storage/store.js';
+import { StoreError, type StoreEvent } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { describeWithTools } from '../helpers/tools.js';
+import { until } from '../helpers/wait.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
 /** What the proxy does with one unary call: forward it (default), or one of the faults. */
-type Fault = 'reset-after-etcd' | 'drop-connection-after-etcd' | 'refuse-with-goaway' | 'goaway-then-forward' | 'never-answer';
+type Fault = 'reset-after-etcd' | 'drop-connection-after-etcd' | 'refuse-with-goaway' | 'goaway-then-forward' | 'never-answer' | 'answer-late';
 
 interface GrpcProxy {
   url: string;
@@ -57,11 +58,13 @@ async function grpcProxy(upstream: string): Promise<GrpcProxy> {
     const forwarded = Object.fromEntries(Object.entries(headers).filter(([k]) => k !== ':authority' && k !== ':scheme'));
     const up = etcd.request(forwarded, { endStream: false });
     up.on('error', () => {});
-    const pass = (): void => {
+    const pass = (delayMs = 0): void => {
       up.on('response', (h) => {
         if (h['grpc-status'] !== undefined) return stream.respond(h, { endStream: true });
-        stream.respond(h, { waitForTrailers: true });
-        up.pipe(stream);
+        setTimeout(() => {
+          stream.respond(h, { waitForTrailers: true });
+          up.pipe(stream);
+        }, delayMs);
       });
       up.on('trailers', (t) => stream.once('wantTrailers', () => stream.sendTrailers(t)));
     };
@@ -94,7 +97,8 @@ async function grpcProxy(upstream: string): Promise<GrpcProxy> {
         return;
       }
       if (fault === 'goaway-then-forward') stream.session?.goaway(NGHTTP2_NO_ERROR, stream.id!);
-      pass();
+      // etcd's answer held back well after the write's watch event.
+      pass(fault === 'answer-late' ? 200 : 0);
       up.end(body);
     });
   });
@@ -229,6 +233,29 @@ describeWithTools(['etcd'])("the store's unary etcd calls when a member misbehav
       kv.close();
       for (const socket of sockets) socket.destroy();
       silent.close();
+    }
+  });
+
+  it("takes a write's object from its watch event when the event arrives before etcd's answer: one decode, one object", async () => {
+    const p = await proxy();
+    const store = await EtcdStore.open({ endpoints: [p.url] });
+    try {
+      const key = '/registry/core/configmaps/default/late';
+      const events: StoreEvent[] = [];
+      store.watch('/registry/core/configmaps/', { fromRevision: store.currentRevision(), onEvent: (e) => events.push(e) });
+      p.fault = forName('late', 'answer-late');
+      const created = store.create(key, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', namespace: 'default' } });
+      let answered = false;
+      void created.then(() => (answered = true));
+      await until('the watch event', () => events.length === 1);
+      expect(answered).toBe(false);
+      expect((await created).object).toBe(events[0]!.object);
+      const updated = await store.update(key, { ...events[0]!.object, data: { v: '2' } }, (await created).revision);
+      await until('the second watch event', () => events.length === 2);
+      expect(updated.object).toBe(events[1]!.object);
+      expect(events[1]!.prevObject).toBe(events[0]!.object);
+    } finally {
+      await store.close();
     }
   });
 

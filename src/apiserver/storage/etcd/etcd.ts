@@ -328,8 +328,10 @@ export class EtcdStore implements Store {
 
   /** What a create or update stored: `json` as written at `revision`. */
   private written(key: string, etcdKey: Buffer, json: Buffer, revision: number): StoredObject {
-    const object = decode(json, revision);
-    this.recent.saw(etcdKey.toString(), { object, revision });
+    const k = etcdKey.toString();
+    // etcd often sends the write's watch event before its reply, and the watch has decoded it then.
+    const object = this.recent.at(k, revision)?.object ?? decode(json, revision);
+    this.recent.saw(k, { object, revision });
     return { key, object, revision };
   }
 

@@ -51,7 +51,7 @@ export function h2WatchTransport(opts: EtcdClientOptions): WatchTransport {
  * one 'end' (grpc-status 0) or one 'error'.
  */
 class H2WatchCall extends EventEmitter implements WatchCall {
-  private buffered: Buffer | undefined;
+  private readonly messages = new GrpcMessages();
   private code: number | undefined;
   private details = '';
   private failure: Error | undefined;
@@ -88,24 +88,50 @@ class H2WatchCall extends EventEmitter implements WatchCall {
   }
 
   private receive(chunk: Buffer): void {
-    let data = this.buffered ? Buffer.concat([this.buffered, chunk]) : chunk;
-    while (data.length >= 5) {
-      const length = data.readUInt32BE(1);
-      if (data.length < 5 + length) break;
-      let res: WatchResponse;
-      try {
-        if (data[0] !== 0) throw new Error('compressed watch response');
-        res = decodeWatchResponse(data.subarray(5, 5 + length));
-      } catch (err) {
-        // Nothing more on this stream can be trusted: end it, and the watches resume elsewhere.
-        this.failure = err as Error;
-        this.buffered = undefined;
-        this.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-        return;
-      }
-      data = data.subarray(5 + length);
-      this.emit('data', res);
+    const responses: WatchResponse[] = [];
+    try {
+      for (const message of this.messages.push(chunk)) responses.push(decodeWatchResponse(message));
+    } catch (err) {
+      // Nothing more on this stream can be trusted: end it, and the watches resume elsewhere.
+      this.failure = err as Error;
+      this.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      return;
     }
-    this.buffered = data.length ? data : undefined;
+    for (const res of responses) this.emit('data', res);
+  }
+}
+
+/**
+ * The messages of a gRPC stream from its DATA chunks: a message may span many chunks (a watch
+ * response of large values), and a chunk may hold several messages. A message's bytes are joined
+ * once, when its last chunk arrives, however many chunks it took.
+ */
+export class GrpcMessages {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  /** The messages `chunk` completes, without their 5-byte prefix; throws on a compressed one. */
+  push(chunk: Buffer): Buffer[] {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    const done: Buffer[] = [];
+    while (this.size >= 5) {
+      const head = this.chunks[0]!.length >= 5 ? this.chunks[0]! : this.join();
+      const length = head.readUInt32BE(1);
+      if (this.size < 5 + length) break;
+      if (head[0] !== 0) throw new Error('compressed gRPC message');
+      const data = head.length >= 5 + length ? head : this.join();
+      done.push(data.subarray(5, 5 + length));
+      this.size -= 5 + length;
+      if (data.length > 5 + length) this.chunks[0] = data.subarray(5 + length);
+      else this.chunks.shift();
+    }
+    return done;
+  }
+
+  private join(): Buffer {
+    const all = Buffer.concat(this.chunks, this.size);
+    this.chunks = [all];
+    return all;
   }
 }
