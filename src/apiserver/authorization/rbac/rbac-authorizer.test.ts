@@ -231,4 +231,33 @@ describe('RBAC denies (index path)', () => {
     index.stop();
     await Promise.all([watched.close(), store.close()]);
   });
+
+  it('confirms the denies that arrive together with one read of each scope, and never with reads begun before a request came', async () => {
+    class TrailingStore extends MemoryStore {
+      override readonly deliversBeforeAck = false;
+    }
+    const watched = new TrailingStore();
+    const index = new RbacIndex(watched);
+    const store = new MemoryStore();
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    const { reader, reads } = counted(store);
+    const authorizer = createRbacAuthorizer({ objects: reader, index });
+    await synced(index);
+    const ask = (user: UserInfo, namespace: string): Promise<boolean> =>
+      authorizer.authorize({ user, verb: 'get', apiGroup: '', resource: 'configmaps', namespace }).then((d) => d.allowed);
+    const flood = await Promise.all(Array.from({ length: 50 }, (_, i) => ask(i % 2 ? anonymous : joiner, i % 5 ? 'ns' : 'other')));
+    expect(flood.every((allowed) => !allowed)).toBe(true);
+    // ClusterRoleBindings once, the RoleBindings of each of the two namespaces once.
+    expect(reads()).toBe(3);
+    // A deny whose batch has begun reading; a grant acknowledged after that; a request after the grant.
+    const before = reads();
+    const first = ask(alice, 'ns');
+    while (reads() === before) await new Promise((r) => setImmediate(r));
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    const second = ask(alice, 'ns');
+    expect(await first).toBe(false);
+    expect(await second).toBe(true);
+    index.stop();
+    await Promise.all([watched.close(), store.close()]);
+  });
 });
