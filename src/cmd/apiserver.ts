@@ -60,6 +60,7 @@ export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy):
     disableHttp2: config.disableHttp2Serving,
     http2MaxStreamsPerConnection: config.http2MaxStreamsPerConnection,
     goawayChance: config.goawayChance,
+    tlsFrontWorkers: config.tlsFrontWorkers,
     audit: auditOptions(config, process.stdout, auditDefault),
     anonymousAuth: config.anonymousAuth,
     encryptionProviderConfig: config.encryptionProviderConfig || undefined,
@@ -82,10 +83,13 @@ async function run(opts: Record<string, unknown>): Promise<void> {
   const { version, commit } = buildVersion();
   logger.info({ url: server.url, kubeconfig: server.kubeconfigPath, version, commit }, 'api server ready');
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
-  await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const signalled = new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+  // A server that can no longer accept connections stops, non-zero, for its supervisor to restart it.
+  const broken = await Promise.race([signalled, server.broken]);
   logger.info('shutting down');
   await server.close();
   shutdown.dispose();
+  if (broken) throw broken;
 }
 
 export function registerApiserverCommand(program: Command): void {

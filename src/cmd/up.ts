@@ -159,13 +159,20 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     // before the server below closes.
     if (shutdown.signal.aborted) controller.stop();
     else shutdown.signal.addEventListener('abort', () => controller.stop(), { once: true });
-    await controller.done.catch((err: unknown) => {
+    const controllerDone = controller.done.catch((err: unknown) => {
       // The API server goes down with it: exiting non-zero gets the pair restarted, as a
       // Deployment's controller would be, instead of a server left running without its controller.
       if (err instanceof ControllerStalledError) logger.error({ err, silentMs: Math.round(err.silentMs) }, 'controller thread stalled: stopping the API server');
       else logger.error({ err }, 'controller ended: stopping the API server');
       throw err;
     });
+    // A server that can no longer accept connections (a TLS front ended) stops the pair the same way.
+    const broken = await Promise.race([controllerDone, server.broken]);
+    if (broken) {
+      controller.stop();
+      await controllerDone.catch(() => undefined);
+      throw broken;
+    }
   } catch (err) {
     failed = { err };
   } finally {

@@ -77,6 +77,15 @@ export const APISERVER_CONFIG_SCHEMA = {
     max: 0.02,
     description: 'Fraction of HTTP/2 requests after which the server sends GOAWAY, so clients reconnect through a load balancer to another replica; requests under way finish. 0 (off) to 0.02; 0.001 is a starting point. Single replicas should keep 0.',
   },
+  // Not kube-apiserver's (Go spreads connections over its cores): Node's one event loop hands accept and TLS to threads.
+  tlsFrontWorkers: {
+    type: 'int',
+    default: 0,
+    min: 0,
+    max: 64,
+    description:
+      'Threads that accept secure-port connections and do their TLS handshakes, handing the plaintext to the main thread, which serves every request; 0: the main thread does both. Worth it with cores to spare and many clients connecting at once (docs/performance.md).',
+  },
   ...AUDIT_CONFIG_SCHEMA,
   // Anonymous access, as kube-apiserver 1.32 limits it to the public-info endpoints.
   anonymousAuth: {

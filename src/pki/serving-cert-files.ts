@@ -8,7 +8,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createSecureContext, type SecureContextOptions, type Server as TlsServer } from 'node:tls';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { tlsContextOptions, type TlsSettings } from './tls-options.js';
 
 export interface ServingPair {
@@ -100,8 +100,8 @@ export interface ServingTlsOptions extends Partial<TlsSettings> {
 export interface ServingTls {
   /** Options for `https.createServer` (and each `setSecureContext`). */
   contextOptions(): SecureContextOptions;
-  /** Gives `server` each new pair from now on. */
-  attach(server: TlsServer, onError: (err: Error) => void): void;
+  /** Gives `server` (a TLS server, or the server's TLS fronts) each new pair from now on. */
+  attach(server: { setSecureContext(options: SecureContextOptions): void }, onError: (err: Error) => void): void;
   stop(): void;
 }
 

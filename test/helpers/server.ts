@@ -3,6 +3,8 @@
  * given) data directory, its CA and admin kubeconfig, and a client-node KubeConfig ready to use.
  * By default it is the full embedded server (`startEmbeddedServer`: credentials, RBAC, CSR API);
  * tests of one layer may swap in their own authenticator, authorizer and strategies.
+ * KUBE_IDENTITY_TEST_FRONTS=N serves every test server through N TLS front threads
+ * (--tls-front-workers), so any suite can be run against the fronted connection path.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -84,6 +86,12 @@ export function tokenKubeConfig(server: { url: string; caPem: string }, token: s
   return kc;
 }
 
+/** The serving options of a test, with the front threads KUBE_IDENTITY_TEST_FRONTS asks for unless it sets its own. */
+function testServing(opts: TestServerOptions): SecureServingOptions {
+  const fronts = Number(process.env.KUBE_IDENTITY_TEST_FRONTS ?? 0);
+  return { tlsFrontWorkers: fronts, ...opts.serving };
+}
+
 /** The test's flow control: the server's defaults, without event-loop shedding unless the test sets it. */
 function testFlowControl(opts: TestServerOptions): EmbeddedServerOptions['flowControl'] {
   return { ...FLOW_CONTROL_DEFAULTS, maxEventLoopDelayMs: 0, ...opts.flowControl };
@@ -102,7 +110,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     flowControl: testFlowControl(opts),
-    ...opts.serving,
+    ...testServing(opts),
   });
   const close = async (): Promise<void> => {
     await server.close();
@@ -128,7 +136,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         audit: opts.audit,
         anonymousAuth: opts.anonymousAuth,
         serviceRange: opts.serviceRange,
-        ...opts.serving,
+        ...testServing(opts),
       });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);

@@ -110,6 +110,8 @@ export interface EmbeddedServerOptions {
   http2MaxStreamsPerConnection?: number;
   /** --goaway-chance (default 0). */
   goawayChance?: number;
+  /** --tls-front-workers (default 0: this thread accepts and does TLS). */
+  tlsFrontWorkers?: number;
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -124,6 +126,8 @@ export interface EncryptionSummary {
 export interface EmbeddedServer {
   url: string;
   port: number;
+  /** Settles (never rejects) once the server can no longer accept connections (a TLS front thread ended): stop it. */
+  broken: Promise<Error>;
   dataDir: string;
   kubeconfigPath: string;
   credentials: ServerCredentials;
@@ -215,6 +219,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     disableHttp2: opts.disableHttp2,
     http2MaxStreamsPerConnection: opts.http2MaxStreamsPerConnection,
     goawayChance: opts.goawayChance,
+    tlsFrontWorkers: opts.tlsFrontWorkers,
   }).catch(async (err: unknown) => {
     await auditor?.close();
     throw err;
@@ -222,6 +227,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   return {
     url: server.url,
     port: server.port,
+    broken: server.broken,
     dataDir,
     kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
     credentials,

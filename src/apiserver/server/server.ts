@@ -5,7 +5,6 @@
  * answered with 500, never a crash or a hung request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { KObject } from '../../api/meta.js';
 import type { Auditor } from '../audit/auditor.js';
 import { ApiError, toApiError } from '../http/errors.js';
@@ -56,6 +55,8 @@ export interface ApiServerOptions extends PipelineOptions, SecureServingOptions 
 export interface RunningApiServer {
   url: string;
   port: number;
+  /** Settles (never rejects) once the server can no longer accept connections (a TLS front thread ended): stop it. */
+  broken: Promise<Error>;
   close(): Promise<void>;
 }
 
@@ -65,6 +66,8 @@ export interface RunningApiServer {
  * kube-apiserver's, asks for net.core.somaxconn, 4096 on current kernels (which also caps this).
  */
 const LISTEN_BACKLOG = 4096;
+
+const listenHost = (opts: ApiServerOptions): string => opts.host ?? '127.0.0.1';
 
 /** The default-on admission plugins and the ones the options enable, in upstream's order. */
 const admission = (opts: ApiServerOptions): Admission => admissionChain([...DEFAULT_ON_PLUGINS, ...(opts.admissionPlugins ?? [])]);
@@ -109,17 +112,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     }
     await audited?.catch((err: unknown) => logger.error({ err }, 'bug: audit of a request failed'));
   };
-  const { server, close: closeServer } = createSecureServer(tls.contextOptions(), opts, logger, serve);
-  tls.attach(server, (err) => logger.error({ err }, 'serving certificate files changed but cannot be used: the previous pair keeps serving'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', backlog: LISTEN_BACKLOG }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = opts.host ?? '127.0.0.1';
+  const secure = createSecureServer(tls.contextOptions(), opts, logger, serve);
+  tls.attach(secure, (err) => logger.error({ err }, 'serving certificate files changed but cannot be used: the previous pair keeps serving'));
+  const host = listenHost(opts);
+  const port = await secure.listen(host, opts.port ?? 0, LISTEN_BACKLOG);
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const services = registries.find('', 'v1', 'services');
   const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port, serviceRange: opts.serviceRange });
@@ -128,6 +124,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   return {
     url,
     port,
+    broken: secure.broken,
     async close() {
       registries.close();
       tls.stop();
@@ -136,7 +133,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       kubernetesService?.stop();
       // Their writes under way finish before close resolves: the caller closes the store next.
       const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
-      await closeServer();
+      await secure.close();
       await background;
       await opts.auditor?.close();
     },

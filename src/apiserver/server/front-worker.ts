@@ -1,0 +1,76 @@
+/**
+ * A TLS front (a worker thread started by fronts.ts): listens on the secure port beside its sibling
+ * fronts (SO_REUSEPORT: the kernel spreads new connections over them), does each TLS handshake as the
+ * server's own listener would, and hands the plaintext stream to the back, the store-owning thread,
+ * over its private unix socket, preceded by the preamble (front-preamble.ts). Everything HTTP is the
+ * back's: this thread only accepts, handshakes, encrypts and decrypts.
+ */
+import { connect, type Socket } from 'node:net';
+import { createServer, type SecureContextOptions, type TLSSocket } from 'node:tls';
+import { parentPort, workerData } from 'node:worker_threads';
+import { peerChain } from '../http/connection.js';
+import { encodePreamble } from './front-preamble.js';
+
+export interface FrontWorkerData {
+  /** The secure context's options (certificate, key, client CAs, versions, suites). */
+  context: SecureContextOptions;
+  /** ALPN protocols offered, in order. */
+  alpnProtocols: string[];
+  /** Shared by every front, so a TLS 1.3 ticket one issued resumes at another. */
+  ticketKeys: Buffer;
+  host: string;
+  port: number;
+  backlog: number;
+  /** The back's unix socket and the secret that proves a connection to it comes from a front. */
+  backPath: string;
+  secret: Buffer;
+}
+
+/** From the back: a new serving pair, or stop listening (the connections under way go on). */
+export type ToFrontMessage = { type: 'context'; context: SecureContextOptions } | { type: 'close' };
+/** To the back: the port it listens on, or why it could not listen. */
+export type FromFrontMessage = { type: 'listening'; port: number } | { type: 'listen-error'; code?: string; message: string };
+
+const data = workerData as FrontWorkerData;
+const port = parentPort!;
+// Buffers arrive as plain Uint8Arrays.
+const secret = Buffer.from(data.secret);
+
+const server = createServer({
+  ...data.context,
+  ALPNProtocols: data.alpnProtocols,
+  ticketKeys: Buffer.from(data.ticketKeys),
+  requestCert: true,
+  rejectUnauthorized: false,
+  // Each direction ends on its own, as node:http's server allows: the back decides when a connection is done.
+  allowHalfOpen: true,
+});
+
+server.on('secureConnection', (tls: TLSSocket) => {
+  tls.disableRenegotiation();
+  const back: Socket = connect({ path: data.backPath, allowHalfOpen: true });
+  back.setNoDelay(true);
+  const protocol = tls.alpnProtocol || 'http/1.1';
+  back.write(encodePreamble(secret, { chain: peerChain(tls), remoteAddress: tls.remoteAddress, remotePort: tls.remotePort, protocol }));
+  tls.pipe(back);
+  back.pipe(tls);
+  // The back closing a connection (idle timeout, GOAWAY, close()) ends it once its last bytes are out;
+  // the client going away ends the back's side at once.
+  back.once('close', () => tls.destroySoon());
+  tls.once('close', () => back.destroy());
+  back.on('error', () => tls.destroy());
+  tls.on('error', () => back.destroy());
+});
+// A handshake that fails is the client's problem; node:tls closes its socket.
+server.on('tlsClientError', () => undefined);
+
+port.on('message', (m: ToFrontMessage) => {
+  if (m.type === 'context') server.setSecureContext(m.context);
+  else server.close(() => port.close());
+});
+
+server.once('error', (err: NodeJS.ErrnoException) => port.postMessage({ type: 'listen-error', code: err.code, message: err.message } satisfies FromFrontMessage));
+server.listen({ host: data.host, port: data.port, backlog: data.backlog, reusePort: true }, () => {
+  const address = server.address();
+  port.postMessage({ type: 'listening', port: typeof address === 'object' && address ? address.port : 0 } satisfies FromFrontMessage);
+});

@@ -1,0 +1,123 @@
+/**
+ * --tls-front-workers: threads accept and do TLS, the main thread serves the plaintext they hand
+ * over. Client certificates still authenticate over HTTP/1.1 and HTTP/2, the client's address
+ * reaches the audit log, watches stream, close() ends the fronted connections, and nobody but the
+ * server's own fronts can hand it a connection with a chain of their choosing. (Every suite can run
+ * fronted: KUBE_IDENTITY_TEST_FRONTS=2, test/helpers/server.ts.)
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { encodePreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
+import { startFronts } from '../../src/apiserver/server/fronts.js';
+import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
+import { servingTls } from '../../src/pki/serving-cert-files.js';
+import { createLogger } from '../../src/log/logger.js';
+import { kill9, startApiserverChild } from '../helpers/cli.js';
+import { openWatch, raw } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { byId, eventsWhen, logAudit } from '../audit/helpers.js';
+
+/** The fronts' socket directories this process holds now. */
+const frontDirs = (): string[] =>
+  readdirSync(os.tmpdir())
+    .filter((d) => d.startsWith('kube-identity-fronts-'))
+    .map((d) => path.join(os.tmpdir(), d));
+
+describe('a server behind TLS fronts', () => {
+  let s: TestServer;
+  let auditLog: string;
+  let dir: string;
+  let dirsBefore: string[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'tls-fronts-'));
+    writeFileSync(path.join(dir, 'policy.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+    auditLog = path.join(dir, 'audit.log');
+    dirsBefore = frontDirs();
+    s = await startTestServer({ audit: logAudit(path.join(dir, 'policy.yaml'), auditLog), serving: { tlsFrontWorkers: 2 } });
+  });
+  afterAll(async () => {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(['http/1.1', 'h2'] as const)('authenticates the admin client certificate over %s, the client address in its audit event', async (protocol) => {
+    const r = await raw(s, 'GET', '/api/v1/namespaces', { protocol });
+    expect(r.status).toBe(200);
+    const id = String(r.headers['audit-id']);
+    const [event] = byId(await eventsWhen(auditLog, (evs) => byId(evs, id).length > 0), id);
+    expect(event?.user.username).toBe('kubernetes-admin');
+    expect(event?.user.groups).toContain('system:masters');
+    expect(event?.sourceIPs).toEqual(['127.0.0.1']);
+  });
+
+  it('streams a watch', async () => {
+    const watch = await openWatch(s, '/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dfronted');
+    try {
+      expect((await raw(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'fronted' } } })).status).toBe(201);
+      const [added] = await watch.waitFor(1);
+      expect([added.type, added.object.metadata.name]).toEqual(['ADDED', 'fronted']);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('refuses a connection to its fronts\' socket that claims system:masters without the secret', async () => {
+    const [socketDir] = frontDirs().filter((d) => !dirsBefore.includes(d));
+    expect(socketDir).toBeDefined();
+    // Private to this process's user: nobody else can even reach the socket.
+    const st = statSync(socketDir!);
+    expect([st.mode & 0o777, st.uid]).toEqual([0o700, process.getuid!()]);
+    const adminDer = new Uint8Array(new X509Certificate((s.admin as { certPem: string }).certPem).raw);
+    const forged = encodePreamble(randomBytes(SECRET_BYTES), { chain: [adminDer], remoteAddress: '10.0.0.1', remotePort: 1, protocol: 'http/1.1' });
+    const socket = connect(path.join(socketDir!, 'back.sock'));
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    socket.write(Buffer.concat([forged, Buffer.from('GET /api/v1/namespaces/kube-system/secrets HTTP/1.1\r\nHost: x\r\n\r\n')]));
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(answer).toBe('');
+  });
+});
+
+it('ends fronted connections on close(), a watch included', async () => {
+  const s = await startTestServer({ serving: { tlsFrontWorkers: 1 } });
+  const watch = await openWatch(s, '/api/v1/namespaces?watch=true');
+  const h2watch = await openWatch(s, '/api/v1/namespaces?watch=true', {}, 'h2');
+  await s.close();
+  await Promise.all([watch.ended, h2watch.ended]);
+});
+
+it('reports a front thread that ends while the server runs, so the program stops', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tls-fronts-'));
+  const credentials = await ensureCredentials(dataDir);
+  const errors: string[] = [];
+  const logger = createLogger({ level: 'error', name: 'fronts', destination: { write: (line: string) => errors.push(line) } });
+  const tls = servingTls({ certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem });
+  const fronts = await startFronts({ workers: 2, context: tls.contextOptions(), alpnProtocols: ['http/1.1'], host: '127.0.0.1', port: 0, backlog: 16, logger, serve: (socket) => socket.destroy() });
+  try {
+    // A context a front cannot load throws on its thread, which ends it.
+    fronts.setSecureContext({ cert: 'not a certificate', key: 'not a key' });
+    const err = await fronts.broken;
+    expect(err.message).toMatch(/PEM|certificate|key/i);
+    expect(errors.join('')).toContain('a TLS front thread ended');
+  } finally {
+    await fronts.close(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('serves `kube-identity apiserver --tls-front-workers 2`', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tls-fronts-'));
+  const { child, target } = await startApiserverChild(dataDir, ['--tls-front-workers', '2', '--storage', 'memory']);
+  try {
+    const r = await raw(target, 'GET', '/api/v1/namespaces/default');
+    expect(r.status).toBe(200);
+  } finally {
+    await kill9(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
