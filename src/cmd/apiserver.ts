@@ -57,6 +57,7 @@ export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy):
       priorityAndFairness: config.enablePriorityAndFairness,
       maxEventLoopDelayMs: config.maxEventLoopDelay,
     },
+    requestDeadlineMs: config.requestTimeout,
     disableHttp2: config.disableHttp2Serving,
     http2MaxStreamsPerConnection: config.http2MaxStreamsPerConnection,
     goawayChance: config.goawayChance,

@@ -5,7 +5,7 @@
 import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { checkKubeletServingOptions } from './kubelet-serving.js';
 import { checkTlsOptions } from './tls.js';
 import { isKubernetesSignerName } from '../api/pod-certificates.js';
@@ -62,9 +62,11 @@ const CONVERTERS: Record<FieldSpec['type'], Converter> = {
   },
   int: toNumber,
   number: toNumber,
-  duration: (text) => {
+  duration: (text, spec) => {
     const ms = typeof text === 'string' ? parseDuration(text) : undefined;
-    return ms === undefined ? { problem: `must be a duration such as 15s or 1h30m, got ${JSON.stringify(text)}` } : { value: ms };
+    if (ms === undefined) return { problem: `must be a duration such as 15s or 1h30m, got ${JSON.stringify(text)}` };
+    if (spec.min !== undefined && ms < spec.min) return { problem: `must be at least ${formatDuration(spec.min)}, got ${JSON.stringify(text)}` };
+    return { value: ms };
   },
   enum: (text, spec) =>
     typeof text === 'string' && spec.values?.includes(text)

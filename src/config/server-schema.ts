@@ -62,6 +62,14 @@ export const APISERVER_CONFIG_SCHEMA = {
     description:
       'With priority and fairness: while the event loop is busy and its smoothed delay is at least this, workload-level requests (new CSRs, lists, users\' requests) are answered 429 with Retry-After; Leases, node status, leader election, the controllers and system:masters go on. 0: never.',
   },
+  // kube-apiserver's --request-timeout and default (src/apiserver/server/request-timeout.ts).
+  requestTimeout: {
+    type: 'duration',
+    default: '1m',
+    min: 1,
+    description:
+      'How long a request may take before it is answered 504 Timeout; a request\'s ?timeout= may shorten it. Watches have their own timeouts (timeoutSeconds, or 30 to 60 minutes).',
+  },
   // HTTP/2 on the secure port: kube-apiserver's flags and defaults.
   disableHttp2Serving: { type: 'bool', default: false, description: 'Offer only http/1.1 in ALPN; by default h2 is offered first, so a client multiplexes its requests and watches on one connection.' },
   http2MaxStreamsPerConnection: {

@@ -56,6 +56,8 @@ export interface TestServerOptions {
   audit?: AuditOptions;
   /** HTTP/2 serving (--disable-http2-serving, --http2-max-streams-per-connection, --goaway-chance). */
   serving?: SecureServingOptions;
+  /** --request-timeout (default 60 s). */
+  requestDeadlineMs?: number;
 }
 
 export interface TestServer {
@@ -110,6 +112,7 @@ async function startBare(opts: TestServerOptions, dataDir: string, store: Store)
     extraStrategies: opts.extraStrategies,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     flowControl: testFlowControl(opts),
+    requestDeadlineMs: opts.requestDeadlineMs,
     ...testServing(opts),
   });
   const close = async (): Promise<void> => {
@@ -136,6 +139,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         audit: opts.audit,
         anonymousAuth: opts.anonymousAuth,
         serviceRange: opts.serviceRange,
+        requestDeadlineMs: opts.requestDeadlineMs,
         ...testServing(opts),
       });
   const kubeConfig = new KubeConfig();

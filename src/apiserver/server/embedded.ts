@@ -79,6 +79,8 @@ export interface EmbeddedServerOptions {
   metricsRegistry?: Registry;
   /** In-flight limits and priority levels (default: kube-apiserver's). */
   flowControl?: ApiServerOptions['flowControl'];
+  /** --request-timeout (default 60 s). */
+  requestDeadlineMs?: number;
   /** Checks of /healthz and /readyz besides the store's and the KMS providers' (up's `controller`). */
   healthChecks?: ApiServerOptions['healthChecks'];
   /** --service-cluster-ip-range (default 10.96.0.0/12). */
@@ -204,7 +206,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     admissionPlugins: ['NodeRestriction'],
     metricsRegistry,
     auditor,
-    healthChecks: [...(encryption?.atRest.healthChecks() ?? []), ...(opts.healthChecks ?? [])],
+    healthChecks: [encryption?.atRest.healthChecks(), opts.healthChecks].flatMap((checks) => checks ?? []),
     defaultObjects: [...access.defaultObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: access.oidcRoutes,
     // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
@@ -216,6 +218,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
     serviceRange: opts.serviceRange,
     flowControl: opts.flowControl,
+    requestDeadlineMs: opts.requestDeadlineMs,
     disableHttp2: opts.disableHttp2,
     http2MaxStreamsPerConnection: opts.http2MaxStreamsPerConnection,
     goawayChance: opts.goawayChance,

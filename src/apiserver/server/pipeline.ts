@@ -25,6 +25,7 @@ import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 import type { Store } from '../storage/store.js';
 import { health, isHealthPath, type HealthCheck } from './health.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, requestDeadlineMs, withDeadline } from './request-timeout.js';
 import { routeResource } from './routes.js';
 
 /** The server options the pipeline reads. */
@@ -47,6 +48,8 @@ export interface PipelineOptions {
   flowControl?: Omit<FlowControlOptions, 'registry'>;
   /** Checks /healthz and /readyz run besides the store's (kms-providers). */
   healthChecks?: HealthCheck[];
+  /** --request-timeout: how long a request that is not long-running may take before it is answered 504 (default 60 s). */
+  requestDeadlineMs?: number;
 }
 
 export interface StaticRoute {
@@ -87,6 +90,17 @@ export class Pipeline {
     const url = requestQuery(req.url);
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.params);
     tracker?.setInfo(info);
+    // --request-timeout, from here on: authentication and a wait in a flow-control queue count too.
+    const deadlineMs = requestDeadlineMs(info, url.params, this.opts.requestDeadlineMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    const work = this.serveRequest(req, res, { url, info, tracker, audit });
+    return deadlineMs === undefined ? work : withDeadline(work, deadlineMs, res, this.opts.logger);
+  }
+
+  private async serveRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    { url, info, tracker, audit }: { url: RequestQuery; info: RequestInfo; tracker: RequestTracker | undefined; audit: RequestAudit | undefined },
+  ): Promise<void> {
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
     const user = await this.authenticate(req, res, info, audit);
