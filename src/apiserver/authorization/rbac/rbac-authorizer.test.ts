@@ -6,6 +6,7 @@ import { storageKey } from '../../storage/store.js';
 import { createRbacAuthorizer } from './rbac-authorizer.js';
 import { RbacIndex } from './rbac-index.js';
 import type { ObjectReader } from '../../authentication/types.js';
+import type { Authorizer } from '../authorizer.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const alice: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
@@ -209,40 +210,41 @@ describe('RBAC denies (index path)', () => {
     await store.close();
   });
 
-  it('confirms each deny against the store when the index may trail it (etcd replicas), so a grant there is obeyed', async () => {
-    /** A store whose watchers may hear of a write after it was acknowledged, as another etcd replica's write. */
-    class TrailingStore extends MemoryStore {
-      override readonly deliversBeforeAck = false;
-    }
+  /** A store whose watchers may hear of a write after it was acknowledged, as of another etcd replica's write. */
+  class TrailingStore extends MemoryStore {
+    override readonly deliversBeforeAck = false;
+  }
+  /**
+   * An authorizer whose index watches an empty trailing store, and which confirms denies against
+   * `store` (holding ClusterRole r): what is granted there is not (yet) in what the index watches.
+   */
+  const trailing = async (): Promise<{ authorizer: Authorizer; store: MemoryStore; reads: () => number; close: () => Promise<void> }> => {
     const watched = new TrailingStore();
     const index = new RbacIndex(watched);
-    // The grant is in the store read for confirmation, and not (yet) in what the index watches.
     const store = new MemoryStore();
     await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
-    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
     const { reader, reads } = counted(store);
-    const authorizer = createRbacAuthorizer({ objects: reader, index });
     await synced(index);
     expect(index.current()).toBe(false);
+    const close = async (): Promise<void> => {
+      index.stop();
+      await Promise.all([watched.close(), store.close()]);
+    };
+    return { authorizer: createRbacAuthorizer({ objects: reader, index }), store, reads, close };
+  };
+
+  it('confirms each deny against the store when the index may trail it (etcd replicas), so a grant there is obeyed', async () => {
+    const { authorizer, store, reads, close } = await trailing();
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
     expect((await authorizer.authorize({ user: alice, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(true);
     const before = reads();
     expect((await authorizer.authorize({ user: anonymous, verb: 'get', apiGroup: '', resource: 'configmaps', namespace: 'ns' })).allowed).toBe(false);
     expect(reads()).toBeGreaterThan(before);
-    index.stop();
-    await Promise.all([watched.close(), store.close()]);
+    await close();
   });
 
   it('confirms the denies that arrive together with one read of each scope, and never with reads begun before a request came', async () => {
-    class TrailingStore extends MemoryStore {
-      override readonly deliversBeforeAck = false;
-    }
-    const watched = new TrailingStore();
-    const index = new RbacIndex(watched);
-    const store = new MemoryStore();
-    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
-    const { reader, reads } = counted(store);
-    const authorizer = createRbacAuthorizer({ objects: reader, index });
-    await synced(index);
+    const { authorizer, store, reads, close } = await trailing();
     const ask = (user: UserInfo, namespace: string): Promise<boolean> =>
       authorizer.authorize({ user, verb: 'get', apiGroup: '', resource: 'configmaps', namespace }).then((d) => d.allowed);
     const flood = await Promise.all(Array.from({ length: 50 }, (_, i) => ask(i % 2 ? anonymous : joiner, i % 5 ? 'ns' : 'other')));
@@ -257,7 +259,6 @@ describe('RBAC denies (index path)', () => {
     const second = ask(alice, 'ns');
     expect(await first).toBe(false);
     expect(await second).toBe(true);
-    index.stop();
-    await Promise.all([watched.close(), store.close()]);
+    await close();
   });
 });
