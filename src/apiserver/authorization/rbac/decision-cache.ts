@@ -1,11 +1,11 @@
 /**
- * RBAC allows remembered while the RbacIndex stays as it was. kube-apiserver wraps its authorizers
+ * RBAC decisions remembered while the RbacIndex stays as it was. kube-apiserver wraps its authorizers
  * in a decision cache with a TTL, which keeps a revoked grant working for up to its TTL; here an
  * entry lives only as long as the index's generation: any write of any Role, ClusterRole or binding
- * (as the index sees it) drops every entry before the next decision. Denies are not kept: on etcd a
- * deny is confirmed against the store (a grant written through another replica may not have reached
- * the index yet), which a remembered deny would skip; elsewhere the index's deny costs as little as
- * a lookup here, and keeping denies would let a caller varying its requests push allows out.
+ * (as the index sees it) drops every entry before the next decision. A deny is kept only when it was
+ * final (the index held every acknowledged write): on etcd a deny is confirmed against the store each
+ * time, since a grant written through another replica may not have reached the index yet. Denies are
+ * kept apart from allows, so a caller varying its forbidden requests pushes out only denies.
  *
  * A decision depends on the user's name and groups and the request's verb, group, resource,
  * subresource, namespace or non-resource path, and on the object's name only through rules with
@@ -25,25 +25,35 @@ function keyOf(parts: readonly string[]): string {
 }
 
 export class DecisionCache {
-  private readonly entries = new BoundedMap<string, Decision>(LIMIT);
+  private readonly allows = new BoundedMap<string, Decision>(LIMIT);
+  private readonly denies = new BoundedMap<string, Decision>(LIMIT);
   private generation = -1;
 
   /** `generation`: the index's, now; a different one than the entries were made at empties the cache. */
   get(a: AuthorizationAttributes, generation: number): Decision | undefined {
     if (generation !== this.generation) {
-      this.entries.clear();
+      this.allows.clear();
+      this.denies.clear();
       this.generation = generation;
       return undefined;
     }
     const key = DecisionCache.key(a);
-    return this.entries.get(key) ?? (a.name ? this.entries.get(key + keyOf([a.name])) : undefined);
+    const named = a.name ? key + keyOf([a.name]) : undefined;
+    for (const entries of [this.allows, this.denies]) {
+      const found = entries.get(key) ?? (named ? entries.get(named) : undefined);
+      if (found) return found;
+    }
+    return undefined;
   }
 
-  /** Keeps an allow made at `generation`; `byName`: the walk met a rule with resourceNames. */
+  /**
+   * Keeps a decision made at `generation`: an allow, or a deny the caller found final. `byName`: the
+   * walk met a rule with resourceNames, so the decision holds for this object's name only.
+   */
   set(a: AuthorizationAttributes, generation: number, decision: Decision, byName: boolean): void {
-    if (!decision.allowed || generation !== this.generation) return;
+    if (generation !== this.generation) return;
     const key = DecisionCache.key(a);
-    this.entries.set(byName ? key + keyOf([a.name ?? '']) : key, decision);
+    (decision.allowed ? this.allows : this.denies).set(byName ? key + keyOf([a.name ?? '']) : key, decision);
   }
 
   private static key(a: AuthorizationAttributes): string {

@@ -249,15 +249,12 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
       const cached = cache.get(a, generation);
       if (cached) return cached;
       const { decision, byName } = await decide(fromIndex, a);
-      if (!decision.allowed) {
-        // An index that holds every acknowledged write denies alone, so a stream of forbidden
-        // requests (an anonymous client, a join token) costs no store read. On etcd a grant written
-        // through another replica may not have reached this one's watch yet: there a deny is
-        // confirmed against the store, so a new grant is never refused, with the denies that
-        // arrive together sharing one batch of reads.
-        if (index.current()) return decision;
-        return (await decide(batchSource(await confirmations.join()), a)).decision;
-      }
+      // An index that holds every acknowledged write denies alone (and its deny is remembered
+      // until the next RBAC change), so a stream of forbidden requests (an anonymous client, a join
+      // token) costs no store read. On etcd a grant written through another replica may not have
+      // reached this one's watch yet: there a deny is confirmed against the store, so a new grant
+      // is never refused, with the denies that arrive together sharing one batch of reads.
+      if (!decision.allowed && !index.current()) return (await decide(batchSource(await confirmations.join()), a)).decision;
       cache.set(a, generation, decision, byName);
       return decision;
     },
