@@ -1,5 +1,5 @@
 import type { Event } from './watch-proto.js';
-import { SharedWatches } from './shared-watches.js';
+import { type SharedEvent, SharedWatches } from './shared-watches.js';
 import type { WatchSink } from './watch-stream.js';
 
 /** The stream's side: each etcd watch asked for, with its sink and whether it was stopped. */
@@ -93,5 +93,30 @@ describe('SharedWatches', () => {
     hb.stop();
     shared.watch(P, END, 25, recorder());
     expect(opened.map((o) => o.from)).toEqual([10, 25]);
+  });
+
+  it("names the revision of each key's previous state when this watch delivered it, and nothing for keys it has not seen", () => {
+    const { opened, stream } = fakeStream();
+    const shared = new SharedWatches(stream);
+    const got: SharedEvent[] = [];
+    shared.watch(P, END, 10, { ...recorder(), events: (events) => got.push(...events) });
+    const at = (key: string, type: Event['type'], mod: number, create: number): Event => ({
+      type,
+      kv: { key: Buffer.from(key), value: Buffer.from('{}'), mod_revision: mod, create_revision: create, version: 1 },
+    });
+    opened[0]!.sink.events([at('/p/old', 'Put', 11, 3), at('/p/new', 'Put', 12, 12)]);
+    opened[0]!.sink.events([at('/p/new', 'Put', 13, 12), at('/p/old', 'Put', 14, 3)]);
+    opened[0]!.sink.events([at('/p/new', 'Delete', 15, 0), at('/p/new', 'Put', 16, 16), at('/p/gone', 'Delete', 17, 0)]);
+    expect(got.map((e) => [e.kv.key.toString(), e.kv.mod_revision, e.prevRevision])).toEqual([
+      // Changed before the watch started: its previous state is not known here.
+      ['/p/old', 11, undefined],
+      ['/p/new', 12, undefined],
+      ['/p/new', 13, 12],
+      ['/p/old', 14, 11],
+      ['/p/new', 15, 13],
+      // Created again after its delete: no previous state.
+      ['/p/new', 16, undefined],
+      ['/p/gone', 17, undefined],
+    ]);
   });
 });

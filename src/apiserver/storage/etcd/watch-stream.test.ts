@@ -106,7 +106,7 @@ describe('WatchStream', () => {
     expect(call.creates()).toEqual([{ key: '/a', start: '11' }]);
     call.reply({ watch_id: '7', created: true });
     expect(call.creates()).toEqual([{ key: '/a', start: '11' }, { key: '/b', start: '21' }]);
-    expect(call.sent[0]!.create_request).toMatchObject({ prev_kv: true, progress_notify: true, fragment: true });
+    expect(call.sent[0]!.create_request).toMatchObject({ prev_kv: false, progress_notify: true, fragment: true });
     call.reply({ watch_id: '8', created: true });
 
     call.reply({ watch_id: '8', events: [put('/b/x', 21)], revision: 21 });

@@ -66,7 +66,7 @@ export class WatchStream {
     private readonly hooks: WatchStreamHooks,
   ) {}
 
-  /** Watches keys in [key, rangeEnd) from `fromRevision + 1`, with previous values and progress notifications. */
+  /** Watches keys in [key, rangeEnd) from `fromRevision + 1`, with progress notifications (without previous values). */
   watch(key: Buffer, rangeEnd: Buffer, fromRevision: number, sink: WatchSink): { stop(): void } {
     if (this.closed) throw new Error('watch stream is closed');
     const watch: Watch = { key, rangeEnd, sink, last: fromRevision, fragments: [], stopped: false };
@@ -117,7 +117,8 @@ export class WatchStream {
         key: watch.key,
         range_end: watch.rangeEnd,
         start_revision: watch.last + 1,
-        prev_kv: true,
+        // Previous values come from what this replica already decoded (shared-watches.ts).
+        prev_kv: false,
         progress_notify: true,
         fragment: true,
       },
