@@ -170,7 +170,7 @@ describe('RBAC decision cache (index path)', () => {
   });
 });
 
-describe('RBAC denies (index path)', () => {
+describe('RBAC denies and rules without store reads (index path)', () => {
   const anonymous: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
   const joiner: UserInfo = { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers', 'system:authenticated'] };
   /** The store's objects as the authorizer reads them, with every read counted. */
@@ -237,6 +237,28 @@ describe('RBAC denies (index path)', () => {
     };
     return { authorizer: createRbacAuthorizer({ objects: reader, index }), store, reads, close };
   };
+
+  it("lists a user's rules (SelfSubjectRulesReview) from the index, as the store would, without reading it", async () => {
+    const store = new MemoryStore();
+    const index = new RbacIndex(store);
+    await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
+    await store.create(key('roles', 'r', 'ns'), role('Role', 'r', ['watch'], 'ns'));
+    await store.create(key('clusterrolebindings', 'b'), binding('ClusterRoleBinding', 'b', 'ClusterRole', 'alice'));
+    await store.create(key('rolebindings', 'b', 'ns'), binding('RoleBinding', 'b', 'Role', 'alice', 'ns'));
+    // A binding to a role that does not exist is reported as an error, from either source.
+    await store.create(key('rolebindings', 'gone', 'ns'), { ...binding('RoleBinding', 'gone', 'Role', 'alice', 'ns'), roleRef: { apiGroup: RBAC, kind: 'Role', name: 'gone' } });
+    const { reader, reads } = counted(store);
+    const authorizer = createRbacAuthorizer({ objects: reader, index });
+    await synced(index);
+    const fromStore = await createRbacAuthorizer({ objects: objectReader(store) }).rulesFor?.(alice, 'ns');
+    const fromIndex = await authorizer.rulesFor?.(alice, 'ns');
+    expect(fromIndex).toEqual(fromStore);
+    expect(fromIndex?.rules.map((r) => r.verbs)).toEqual([['get'], ['watch']]);
+    expect(fromIndex?.errors).toHaveLength(1);
+    expect(reads()).toBe(0);
+    index.stop();
+    await store.close();
+  });
 
   it('confirms each deny against the store when the index may trail it (etcd replicas), so a grant there is obeyed', async () => {
     const { authorizer, store, reads, close } = await trailing();

@@ -195,22 +195,24 @@ async function visitGrants<T>(
   return undefined;
 }
 
-/**
- * Every rule granted to `user` cluster-wide, plus in `namespace` when given (RulesFor upstream),
- * with the errors of bindings whose role is missing: escalation checks report those.
- */
-export async function rulesFor(
-  objects: ObjectReader,
-  user: UserInfo,
-  namespace: string,
-): Promise<{ rules: PolicyRule[]; errors: string[] }> {
-  const out = { rules: [] as PolicyRule[], errors: [] as string[] };
-  await visitGrants(storeSource(objects), user, namespace, ({ role }) => {
+type GrantedRules = { rules: PolicyRule[]; errors: string[] };
+
+async function collectRules(source: GrantSource, user: UserInfo, namespace: string): Promise<GrantedRules> {
+  const out: GrantedRules = { rules: [], errors: [] };
+  await visitGrants(source, user, namespace, ({ role }) => {
     if ('rules' in role) out.rules.push(...role.rules);
     else out.errors.push(role.error);
     return undefined;
   });
   return out;
+}
+
+/**
+ * Every rule granted to `user` cluster-wide, plus in `namespace` when given (RulesFor upstream),
+ * with the errors of bindings whose role is missing: escalation checks report those.
+ */
+export function rulesFor(objects: ObjectReader, user: UserInfo, namespace: string): Promise<GrantedRules> {
+  return collectRules(storeSource(objects), user, namespace);
 }
 
 /** Upstream's reason for an allow: which binding of which role to which subject. */
@@ -259,6 +261,11 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
       return decision;
     },
     // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
-    rulesFor: async (user, namespace) => ({ ...(await rulesFor(o.objects, user, namespace)), incomplete: false }),
+    // From an index that holds every acknowledged write, so a SelfSubjectRulesReview (which any
+    // authenticated caller may send) costs no store list either.
+    rulesFor: async (user, namespace) => {
+      const source = fromIndex && o.index?.current() ? fromIndex : fromStore;
+      return { ...(await collectRules(source, user, namespace)), incomplete: false };
+    },
   };
 }
