@@ -2,7 +2,7 @@
  * Where a process's main thread went, from a V8 `.cpuprofile` (node --cpu-prof): self time by function
  * (top frames) and by area (TLS, HTTP, the API server's folders, the controller, SQLite, GC...), as
  * shares of the busy time (idle left out). `--last-seconds S` keeps only the profile's last S seconds
- * (the join storm of `bench fleet --up-cpu-prof`, without the start of `up`).
+ * (the steady state or join storm of `bench fleet --up-cpu-prof`, without the start of `up`).
  * `node dist/bench/cpuprofile.js FILE [--last-seconds S] [--top N]`: a table, then one JSON line.
  */
 import { readFileSync } from 'node:fs';

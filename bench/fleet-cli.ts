@@ -16,7 +16,7 @@ N simulated kubelets against kube-identity up: join storm, steady state, rotatio
   --timeout-seconds S      how long a scenario may take before it is reported as not reached (default 600)
   --workers W              simulator processes (default one per 250 nodes, at most 8)
   --out DIR                write each N's JSON to DIR/fleet-N.json
-  --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR) and stop after the join storm
+  --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR) and stop after the steady state
   --verbose                progress on stderr`;
 
 /**

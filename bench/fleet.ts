@@ -21,7 +21,7 @@
  * most 8, by default), so no single event loop of the load generator is what is measured. They share the
  * machine with `up`: the worst worker's event-loop delay and the simulator's CPU are reported beside the figures.
  * With `upCpuProfDir`, `up` runs under `node --cpu-prof` (profile written there when it stops) and the run ends
- * after the join storm: `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
+ * after the steady state (its last seconds are the steady state's profile; `--steady-seconds 1` for the join's): `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
  */
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -49,7 +49,7 @@ export interface FleetParams {
   restart: boolean;
   /** Processes the simulated kubelets are spread over (node i in process i mod workers). */
   workers: number;
-  /** Run `up` under `node --cpu-prof` writing into this directory, and stop after the join storm. */
+  /** Run `up` under `node --cpu-prof` writing into this directory, and stop after the steady state. */
   upCpuProfDir?: string;
   /** Speak HTTP/1.1 even when the server offers h2 (the simulator before HTTP/2, for comparison). */
   http1: boolean;
@@ -83,6 +83,11 @@ export interface PhaseResult {
   upMainThreadCpuPercent: number;
   upControllerThreadCpuPercent: number;
   upCpuMsPerNode: number;
+  /** up's main thread alone, per node: what the one event loop pays for a join, a rotation, a node's steady state. */
+  upMainThreadCpuMsPerNode: number;
+  /** Lease renewals answered in the phase, and up's main-thread CPU per renewal (the steady state's unit of work). */
+  leaseRenewals: number;
+  upMainThreadCpuMsPerLeaseRenewal: number;
   upPeakRssMb: number;
   /** The worst simulator process's event-loop delay p99, and the simulator's CPU (% of one core, all processes). */
   generatorLagP99Ms: number;
@@ -204,6 +209,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const d = await fleet.take();
     const genCpu = fleet.cpuMs();
     const upCpu = up.proc.cpuMs() - cpuStart;
+    const mainCpu = up.proc.mainThreadCpuMs() - mainStart;
     const r: PhaseResult = {
       seconds: round(seconds, 1),
       reached,
@@ -219,9 +225,12 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       throttled: d.throttled,
       connectionsOpened: d.connections,
       upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
-      upMainThreadCpuPercent: round(((up.proc.mainThreadCpuMs() - mainStart) / (seconds * 1000)) * 100, 1),
+      upMainThreadCpuPercent: round((mainCpu / (seconds * 1000)) * 100, 1),
       upControllerThreadCpuPercent: round(((up.proc.threadCpuMs('controller') - controllerStart) / (seconds * 1000)) * 100, 1),
       upCpuMsPerNode: round(upCpu / p.nodes, 1),
+      upMainThreadCpuMsPerNode: round(mainCpu / p.nodes, 2),
+      leaseRenewals: d.lease.length,
+      upMainThreadCpuMsPerLeaseRenewal: round(mainCpu / Math.max(1, d.lease.length), 3),
       upPeakRssMb: mb(Math.max(peakRss, up.proc.memory().rss)),
       generatorLagP99Ms: round(d.lagP99Ms, 1),
       generatorCpuPercent: round(((genCpu - genCpuStart) / (seconds * 1000)) * 100, 1),
@@ -264,11 +273,11 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const joined = await everyNode((c) => c.joined === p.nodes);
     if (joined) joinStormSeconds = round((joined.lastServingCertAt - startedAt) / 1000, 1);
     await endPhase('steady', joined !== undefined);
-    // The profile is written when up exits, in the finally below.
-    if (p.upCpuProfDir) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     await sleep(p.steadyMs);
     await endPhase('rotation', true);
+    // The profile is written when up exits, in the finally below.
+    if (p.upCpuProfDir) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     fleet.rotate(p.rotationSpreadMs);
     await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
@@ -374,7 +383,8 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.throttled),
         String(round(x.connectionsOpened / r.nodes, 2)),
         `${x.upCpuPercent}/${x.upMainThreadCpuPercent}/${x.upControllerThreadCpuPercent}`,
-        String(x.upCpuMsPerNode),
+        `${x.upCpuMsPerNode}/${x.upMainThreadCpuMsPerNode}`,
+        String(x.upMainThreadCpuMsPerLeaseRenewal),
         String(x.upPeakRssMb),
         String(x.generatorLagP99Ms),
         String(x.generatorCpuPercent),
@@ -382,7 +392,7 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

@@ -22,6 +22,10 @@ describe('bench/fleet', () => {
     expect([r.protocol, r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(['h2', 2, 1]);
     expect(r.phases.join?.generatorCpuPercent).toBeGreaterThan(0);
     expect(r.phases.join?.upMainThreadCpuPercent).toBeGreaterThan(0);
+    expect(r.phases.join?.upMainThreadCpuMsPerNode).toBeGreaterThan(0);
+    // Every node renewed its Lease once in the join, and the steady state's CPU is given per renewal.
+    expect(r.phases.join?.leaseRenewals).toBeGreaterThanOrEqual(3);
+    expect(r.phases.join?.upMainThreadCpuMsPerLeaseRenewal).toBeGreaterThan(0);
     // The controller's thread is measured apart from the main thread: it approved and issued every CSR.
     expect(Object.values(r.phases).reduce((sum, p) => sum + p.upControllerThreadCpuPercent, 0)).toBeGreaterThan(0);
     expect(r.bareConnectionCpuMs).toBeGreaterThan(0);
