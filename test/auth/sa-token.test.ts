@@ -2,8 +2,8 @@ import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CompactSign } from 'jose';
 import { SERVICE_ACCOUNTS, PODS, SECRETS } from '../../src/apiserver/authentication/resource-infos.js';
 import { loadSigningKey, keyIdFor } from '../../src/apiserver/authentication/sa-keys.js';
-import { issueServiceAccountToken, type IssueTokenOptions } from '../../src/apiserver/authentication/sa-token.js';
-import { createServiceAccountTokenAuthenticator } from '../../src/apiserver/authentication/sa-verify.js';
+import { issueServiceAccountToken, type IssueTokenOptions, type ServiceAccountClaims } from '../../src/apiserver/authentication/sa-token.js';
+import { createServiceAccountTokenAuthenticator, verifyServiceAccountToken } from '../../src/apiserver/authentication/sa-verify.js';
 import { createTokenChain } from '../../src/apiserver/authentication/token-union.js';
 import { MemoryObjects } from './fixtures.js';
 
@@ -205,6 +205,21 @@ describe('service-account JWTs', () => {
     expect((await tokens.authenticate(token)).response).toBeDefined();
     clock = new Date(NOW.getTime() + 3600_000 + 61_000);
     expect((await tokens.authenticate(token)).error).toBe('[invalid bearer token, service account token has expired]');
+  });
+
+  it('keeps a verified token in the memo no longer than its expiry', async () => {
+    const verified = new Map<string, ServiceAccountClaims>();
+    const { token } = await issueServiceAccountToken(opts());
+    const check = (now: Date): ReturnType<typeof verifyServiceAccountToken> =>
+      verifyServiceAccountToken(token, { keys: [key], issuers: [ISSUER], audiences: [ISSUER], now, verified });
+    await check(clock);
+    expect(verified.has(token)).toBe(true);
+    const expired = new Date(NOW.getTime() + 3600_000 + 61_000);
+    await expect(check(expired)).rejects.toThrow('service account token has expired');
+    expect(verified.has(token)).toBe(false);
+    // An expired token met for the first time is refused and not kept either.
+    await expect(check(expired)).rejects.toThrow('service account token has expired');
+    expect(verified.size).toBe(0);
   });
 
   it('refuses an ES256 token when the RS256 key carries the same kid', async () => {

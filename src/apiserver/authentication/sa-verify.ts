@@ -33,19 +33,24 @@ export interface VerifyOptions {
  * How many verified tokens an authenticator remembers. Checking the signature was most of a
  * TokenReview's CPU, and its verdict depends only on the token's bytes and the keys (fixed for the
  * process); the issuer, audience, time and liveness checks still run on every review, so a revoked
- * or expired token is refused at once.
+ * or expired token is refused at once. The key is the token's whole text: a token differing in any
+ * byte, its signature included, is verified afresh.
  */
 const VERIFIED_MEMO_SIZE = 4096;
+
+/** Past `exp` and its leeway: such a token is refused, and is not kept in the memo either. */
+function pastExpiry(claims: ServiceAccountClaims, now: Date): boolean {
+  return Math.floor(now.getTime() / 1000) - LEEWAY_SECONDS > claims.exp;
+}
 
 /** The token's claims once its signature verified, remembered in `o.verified`; undefined: not ours. */
 async function signedClaims(token: string, o: VerifyOptions): Promise<ServiceAccountClaims | undefined> {
   const known = o.verified?.get(token);
-  if (known) return known;
+  if (known && !pastExpiry(known, o.now)) return known;
+  if (known) o.verified?.delete(token);
   if (ownIssuer(token, o.issuers) === undefined) return undefined;
   const claims = parseClaims(await verifySignature(token, o.keys));
-  if (o.verified) {
-    o.verified.set(token, claims);
-  }
+  if (o.verified && !pastExpiry(claims, o.now)) o.verified.set(token, claims);
   return claims;
 }
 
@@ -162,7 +167,7 @@ export async function verifyServiceAccountToken(
     throw new Error(`token audiences ${goQuoted(claims.aud)} is invalid for the target audiences ${goQuoted(o.audiences)}`);
   }
   const now = Math.floor(o.now.getTime() / 1000);
-  if (now - LEEWAY_SECONDS > claims.exp) throw new Error('service account token has expired');
+  if (pastExpiry(claims, o.now)) throw new Error('service account token has expired');
   if (now + LEEWAY_SECONDS < claims.nbf) throw new Error('service account token is not valid yet');
   if (now + LEEWAY_SECONDS < claims.iat) throw new Error('service account token is issued in the future');
   const k8s = claims['kubernetes.io'];
