@@ -8,8 +8,10 @@
  * after any other failure).
  * `get` answers only while the list and watch are current: before the first list and while a relist
  * is pending it answers undefined, and so does it for a name it does not hold, and the authenticator
- * then reads the store. So a token is never refused for want of a cache, and one created through
- * another replica works at once.
+ * then reads the store, unless the cache is `complete()` (the in-process stores, whose writes reach
+ * it before they are acknowledged), where a name it does not hold is not in the store either. So a
+ * token is never refused for want of a cache, one created through another replica works at once, and
+ * on SQLite or in memory a stream of made-up token ids costs no store read.
  *
  * A change reaches the cache with its watch event: before the next request on the in-process stores
  * (they publish the event as the write commits), within a watch round trip on etcd, so there a token
@@ -28,8 +30,10 @@ export class BootstrapTokenSecrets {
   /** Secrets by name. Every stored Secret passed the Secret schema when it was written. */
   private readonly secrets = new Map<string, Secret>();
   private readonly reflector: Reflector;
+  private readonly deliversBeforeAck: boolean;
 
   constructor(store: Store) {
+    this.deliversBeforeAck = store.deliversBeforeAck === true;
     this.reflector = new Reflector(store, PREFIX, { replace: (items) => this.replace(items), apply: (e) => this.apply(e) });
   }
 
@@ -41,6 +45,16 @@ export class BootstrapTokenSecrets {
   /** Whether the first list is done and the watch is running. */
   ready(): boolean {
     return this.reflector.synced;
+  }
+
+  /**
+   * Whether the cache holds every bootstrap-token Secret acknowledged before now, so that one it does
+   * not hold does not exist: synced, on a store that delivers a write's watch events before
+   * acknowledging it (Store.deliversBeforeAck). On etcd a Secret written through another replica
+   * reaches the cache a round trip later, so a miss there is read from the store.
+   */
+  complete(): boolean {
+    return this.deliversBeforeAck && this.reflector.synced;
   }
 
   stop(): void {

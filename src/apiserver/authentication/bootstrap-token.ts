@@ -2,8 +2,9 @@
  * Bootstrap tokens (`<id>.<secret>`), checked against the Secret kube-system/bootstrap-token-<id>
  * of type bootstrap.kubernetes.io/token as upstream's bootstrap authenticator does. Every failure
  * is "not mine" (upstream only logs it), which the token union reports as `invalid bearer token`.
- * The Secret comes from the watch-fed cache when it holds it (bootstrap-token-secrets.ts), else from
- * the store; expiration is checked against the clock on every use, wherever the Secret came from.
+ * The Secret comes from the watch-fed cache when it holds it, or when the cache is complete (then an
+ * id it does not hold has no Secret: bootstrap-token-secrets.ts), else from the store; expiration is
+ * checked against the clock on every use, wherever the Secret came from.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
@@ -56,10 +57,12 @@ function expired(secret: Secret, now: Date): boolean {
   return Number.isNaN(t) || t <= now.getTime();
 }
 
-/** The token's Secret: from memory when the cache holds it, else from the store. */
+/** The token's Secret: from memory when the cache holds it (or is complete), else from the store. */
 async function secretOf(o: BootstrapTokenOptions, id: string): Promise<Secret | undefined> {
   const name = BOOTSTRAP_SECRET_PREFIX + id;
-  return o.secrets?.get(name) ?? (await o.objects.get(SECRETS, 'kube-system', name));
+  const cached = o.secrets?.get(name);
+  if (cached || o.secrets?.complete()) return cached;
+  return o.objects.get(SECRETS, 'kube-system', name);
 }
 
 export function createBootstrapTokenAuthenticator(o: BootstrapTokenOptions): AudienceAgnosticTokenAuthenticator {

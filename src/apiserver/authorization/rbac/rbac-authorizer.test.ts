@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { objectReader } from '../../registry/registries.js';
 import { MemoryStore } from '../../storage/memory/memory.js';
+import { TrailingStore } from '../../../../test/helpers/trailing-store.js';
 import { storageKey } from '../../storage/store.js';
 import { createRbacAuthorizer } from './rbac-authorizer.js';
 import { RbacIndex } from './rbac-index.js';
@@ -215,10 +216,6 @@ describe('RBAC denies and rules without store reads (index path)', () => {
     await store.close();
   });
 
-  /** A store whose watchers may hear of a write after it was acknowledged, as of another etcd replica's write. */
-  class TrailingStore extends MemoryStore {
-    override readonly deliversBeforeAck = false;
-  }
   /**
    * An authorizer whose index watches an empty trailing store, and which confirms denies against
    * `store` (holding ClusterRole r): what is granted there is not (yet) in what the index watches.
