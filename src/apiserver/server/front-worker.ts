@@ -44,6 +44,9 @@ const server = createServer({
   rejectUnauthorized: false,
   // Each direction ends on its own, as node:http's server allows: the back decides when a connection is done.
   allowHalfOpen: true,
+  // As node:http's and node:http2's servers: with Nagle's algorithm, HTTP/2's small frames waited for
+  // the client's delayed ACK (16 streams of GETs ran 7x slower than without a front).
+  noDelay: true,
 });
 
 server.on('secureConnection', (tls: TLSSocket) => {
