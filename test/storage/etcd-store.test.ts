@@ -143,6 +143,18 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     await until('the delete of the other key', () => seen.length === 4);
     expect([seen[3]!.type, seen[3]!.object.data, seen[3]!.object.metadata?.resourceVersion]).toEqual(['DELETED', { v: 'o' }, String(seen[3]!.revision)]);
     expect(await reads()).toBe(2);
+
+    // A watch replaying what the first one delivered has etcd send previous values instead.
+    const replayed: StoreEvent[] = [];
+    b.watch('/registry/core/configmaps/', { fromRevision: other.revision, onEvent: (e) => replayed.push(e) });
+    await until('the replay', () => replayed.length === 4);
+    expect(replayed.map((e) => [e.type, e.prevObject?.data])).toEqual([
+      ['MODIFIED', { v: '2' }],
+      ['MODIFIED', { v: '3' }],
+      ['DELETED', { v: '4' }],
+      ['DELETED', { v: 'o' }],
+    ]);
+    expect(await reads()).toBe(2);
   });
 
   it('ends a watch with Compacted when the state before an event it must read was compacted meanwhile', async () => {

@@ -6,16 +6,17 @@ import type { WatchSink } from './watch-stream.js';
 interface Opened {
   from: number;
   sink: WatchSink;
+  prevKv: boolean;
   stopped: boolean;
 }
 
-function fakeStream(): { opened: Opened[]; stream: { watch: (k: Buffer, e: Buffer, from: number, sink: WatchSink) => { stop(): void } } } {
+function fakeStream(): { opened: Opened[]; stream: { watch: (k: Buffer, e: Buffer, from: number, sink: WatchSink, prevKv?: boolean) => { stop(): void } } } {
   const opened: Opened[] = [];
   return {
     opened,
     stream: {
-      watch: (_k, _e, from, sink) => {
-        const o: Opened = { from, sink, stopped: false };
+      watch: (_k, _e, from, sink, prevKv = false) => {
+        const o: Opened = { from, sink, prevKv, stopped: false };
         opened.push(o);
         return { stop: () => (o.stopped = true) };
       },
@@ -63,6 +64,8 @@ describe('SharedWatches', () => {
     shared.watch(P, END, 12, late);
     shared.watch(Buffer.from('/q/'), Buffer.from('/q0'), 15, recorder());
     expect(opened.map((o) => o.from)).toEqual([10, 12, 15]);
+    // Only the one replaying what the first already delivered asks etcd for previous values.
+    expect(opened.map((o) => o.prevKv)).toEqual([false, true, false]);
     opened[1]!.sink.events([ev(13), ev(15)]);
     expect(late.got).toEqual([13, 15]);
   });

@@ -6,12 +6,15 @@
  * starts its own from its revision, which later watches may join in turn. The shared etcd watch ends
  * with its last watcher.
  *
- * etcd watches are made without previous values (etcd would read each event's previous value from its
- * backend and send it, for every watch: about a fifth of its CPU per write with one replica's watch,
- * and half the bytes this replica receives and parses). The previous state of a key is the one this
- * watch delivered last for it, which every watcher has just decoded: each shared watch remembers the
- * revision of the last event it delivered per key (`prevRevision` on the next event of that key),
- * and the store reads the state etcd had just before an event only for a key it has not seen yet.
+ * The first etcd watch of a range is made without previous values (etcd would read each event's
+ * previous value from its backend and send it, for every watch: about a fifth of its CPU per write
+ * with one replica's watch, and half the bytes this replica receives and parses). The previous state
+ * of a key is the one this watch delivered last for it, which every watcher has just decoded: each
+ * shared watch remembers the revision of the last event it delivered per key (`prevRevision` on the
+ * next event of that key), and the store reads the state etcd had just before an event only for a
+ * key it has not seen yet (previous-states.ts). A further etcd watch of a range replays history a
+ * watch of the range has already delivered (a client resuming from an older resourceVersion), where
+ * most keys are new to it: it asks etcd for previous values, as before, rather than read each one.
  */
 import type { Event } from './watch-proto.js';
 import type { WatchSink, WatchStream } from './watch-stream.js';
@@ -39,7 +42,7 @@ interface Shared {
   /** Every event up to this revision has been delivered (or the revision it started after). */
   last: number;
   readonly watchers: Set<Watcher>;
-  /** The revision of the last event delivered for each key that exists (by its bytes as latin1). */
+  /** The revision of the last event delivered for each key that exists (by its bytes as latin1), without previous values from etcd. */
   readonly revisions: Map<string, number>;
   handle?: { stop(): void };
 }
@@ -68,11 +71,12 @@ export class SharedWatches {
 
   private start(range: string, all: Set<Shared>, key: Buffer, rangeEnd: Buffer, from: number): Shared {
     const s: Shared = { last: from, watchers: new Set(), revisions: new Map() };
+    const replay = all.size > 0;
     all.add(s);
     s.handle = this.stream.watch(key, rangeEnd, from, {
       events: (events: SharedEvent[]) => {
         s.last = revisionOf(events[events.length - 1]!);
-        for (const ev of events) previous(s.revisions, ev);
+        if (!replay) for (const ev of events) previous(s.revisions, ev);
         for (const w of [...s.watchers]) {
           const mine = revisionOf(events[0]!) > w.from ? events : events.filter((ev) => revisionOf(ev) > w.from);
           if (mine.length > 0) w.sink.events(mine);
@@ -87,7 +91,7 @@ export class SharedWatches {
         for (const w of [...s.watchers]) w.sink.ended(reason);
         s.watchers.clear();
       },
-    });
+    }, replay);
     return s;
   }
 
