@@ -1,4 +1,4 @@
-import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT, timestampSeconds } from './rfc3339.js';
+import { formatMicroTime, formatTime, isCanonicalTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT, timestampSeconds } from './rfc3339.js';
 
 /** What Go's time.Parse answers for metav1.Time (RFC3339) and metav1.MicroTime (RFC3339Micro) layouts. */
 const T = TIME_LAYOUT;
@@ -48,6 +48,63 @@ describe('Go time.Parse with the metav1.Time and MicroTime layouts', () => {
   it('knows the zero time, which metav1 writes as null', () => {
     expect(isZeroTime(parseGoTime('0001-01-01T00:00:00Z', T))).toBe(true);
     expect(isZeroTime(parseGoTime('0001-01-01T01:00:00+01:00', T))).toBe(true);
+  });
+});
+
+describe('isCanonicalTime', () => {
+  /** What the decoder writes for `value`: the formatted parse, null for the zero time, or the parse error. */
+  const decoded = (value: string, layout: typeof T | typeof M): string | null => {
+    try {
+      const t = parseGoTime(value, layout);
+      if (isZeroTime(t)) return null;
+      return layout === T ? formatTime(t) : formatMicroTime(t);
+    } catch (err) {
+      return `error: ${String(err)}`;
+    }
+  };
+
+  it('holds exactly where the decoder would give the value back unchanged', () => {
+    // Instants spread over years 1..9999 (leap days and the last second of a day included), each
+    // formatted both ways, plus near-misses of each: a value the check accepts must decode to itself.
+    const values: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const d = new Date(Date.UTC(2000, 0, 1));
+      d.setUTCFullYear(1 + ((i * 7919) % 9999), (i * 31) % 12, 1 + ((i * 17) % 31));
+      d.setUTCHours((i * 5) % 24, (i * 13) % 60, (i * 29) % 60, (i * 37) % 1000);
+      const t = { seconds: Math.floor(d.getTime() / 1000), nanos: ((i * 37) % 1000) * 1_000_000 + ((i * 7) % 1000) * 1000 };
+      values.push(formatTime(t), formatMicroTime(t));
+    }
+    values.push(...['2024-02-29T00:00:00Z', '2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2000-02-29T23:59:59Z', '2026-04-31T00:00:00Z', '2026-00-10T00:00:00Z', '2026-11-00T00:00:00Z']);
+    values.push(...['2026-11-24T24:00:00Z', '2026-11-24T04:60:00Z', '2026-11-24T04:30:60Z', '2026-11-24T04:30:28+00:00', '2026-11-24T4:30:28Z', '2026-11-24T04:30:28.5Z']);
+    values.push(...['2026-11-24T04:30:28.123Z', '2026-11-24T04:30:28.123456789Z', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000000Z', '0001-01-01T00:00:00.000001Z', '0000-06-01T00:00:00Z']);
+    values.push(...[...parsed, ...refused].map(([v]) => v));
+    let canonical = 0;
+    for (const v of values) {
+      for (const layout of [T, M] as const) {
+        if (!isCanonicalTime(v, layout)) continue;
+        canonical++;
+        expect([v, layout, decoded(v, layout)]).toEqual([v, layout, v]);
+      }
+    }
+    // Every formatted instant is canonical for its own layout.
+    expect(canonical).toBeGreaterThanOrEqual(6000);
+  });
+
+  it('leaves what the decoder would change or refuse to the full parse', () => {
+    for (const [v, layout] of [
+      ['0001-01-01T00:00:00Z', T],
+      ['0001-01-01T00:00:00.000000Z', M],
+      ['2026-02-29T00:00:00Z', T],
+      ['2026-11-24T24:00:00Z', T],
+      ['2026-11-24T04:30:28+00:00', T],
+      ['2026-11-24T04:30:28.5Z', T],
+      ['2026-11-24T04:30:28Z', M],
+      ['2026-11-24T04:30:28.123Z', M],
+    ] as const) {
+      expect([v, layout, isCanonicalTime(v, layout)]).toEqual([v, layout, false]);
+    }
+    expect(isCanonicalTime('2026-11-24T04:30:28Z', T)).toBe(true);
+    expect(isCanonicalTime('2026-11-24T04:30:28.123456Z', M)).toBe(true);
   });
 });
 

@@ -8,7 +8,7 @@
 import type { KObject } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { goJsonKind, isRecord } from '../../lib/json.js';
-import { formatMicroTime, formatTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from '../../lib/rfc3339.js';
+import { formatMicroTime, formatTime, isCanonicalTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from '../../lib/rfc3339.js';
 
 type TimeKind = 'Time' | 'MicroTime';
 
@@ -79,7 +79,9 @@ function normalize(v: unknown, [path, type, goStruct]: TimeField): unknown {
     // The decoder adds the struct and the field path to a type error (encoding/json addErrorContext).
     throw new Error(`json: cannot unmarshal ${goJsonKind(v)} into Go struct field ${goStruct}.${path.replaceAll('[]', '')} of type string`);
   }
-  const t = parseGoTime(v, type === 'Time' ? TIME_LAYOUT : MICRO_TIME_LAYOUT);
+  const layout = type === 'Time' ? TIME_LAYOUT : MICRO_TIME_LAYOUT;
+  if (isCanonicalTime(v, layout)) return v;
+  const t = parseGoTime(v, layout);
   if (isZeroTime(t)) return null;
   return type === 'Time' ? formatTime(t) : formatMicroTime(t);
 }
