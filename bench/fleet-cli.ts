@@ -16,7 +16,8 @@ N simulated kubelets against kube-identity up: join storm, steady state, rotatio
   --timeout-seconds S      how long a scenario may take before it is reported as not reached (default 600)
   --workers W              simulator processes (default one per 250 nodes, at most 8)
   --out DIR                write each N's JSON to DIR/fleet-N.json
-  --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR) and stop after the steady state
+  --stop-after SCENARIO    end the run after join, steady or rotation (A/B runs of one scenario)
+  --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR); stops after the steady state unless --stop-after says
   --verbose                progress on stderr`;
 
 /**
@@ -42,12 +43,14 @@ export async function runFleetCli(argv: string[]): Promise<void> {
   if (o.counts.length > 1) console.log(`largest N meeting every SLO${which}: ${met.length ? Math.max(...met) : 'none'}`);
 }
 
+const STOP_AFTER = ['join', 'steady', 'rotation'] as const;
+
 function fleetOptions(argv: string[]) {
   const text = { type: 'string' } as const;
   const args = parseBenchArgs(argv, {
     command: 'bench fleet',
     usage: FLEET_USAGE,
-    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'up-cpu-prof': text, verbose: { type: 'boolean' } },
+    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'stop-after': text, 'up-cpu-prof': text, verbose: { type: 'boolean' } },
   });
   const nodes = args.string('nodes') ?? '100';
   const counts = nodes.split(',').map(Number);
@@ -65,6 +68,11 @@ function fleetOptions(argv: string[]) {
   if (timeoutMs !== undefined) params.scenarioTimeoutMs = timeoutMs;
   const workers = args.number('workers', { min: 1, integer: true });
   if (workers !== undefined) params.workers = workers;
+  const stopAfter = args.string('stop-after');
+  if (stopAfter !== undefined) {
+    const scenario = STOP_AFTER.find((x) => x === stopAfter);
+    params.stopAfter = scenario ?? args.fail(`--stop-after takes join, steady or rotation, got ${stopAfter}`);
+  }
   const cpuProf = args.string('up-cpu-prof');
   if (cpuProf !== undefined) params.upCpuProfDir = path.resolve(cpuProf);
   return { counts, protocols, params, out: args.string('out'), verbose: args.flag('verbose') };

@@ -49,8 +49,10 @@ export interface FleetParams {
   restart: boolean;
   /** Processes the simulated kubelets are spread over (node i in process i mod workers). */
   workers: number;
-  /** Run `up` under `node --cpu-prof` writing into this directory, and stop after the steady state. */
+  /** Run `up` under `node --cpu-prof` writing into this directory (and stop after the steady state unless `stopAfter` says). */
   upCpuProfDir?: string;
+  /** End the run after this scenario (A/B runs of the join and steady state need no rotation or restart). */
+  stopAfter?: 'join' | 'steady' | 'rotation';
   /** Speak HTTP/1.1 even when the server offers h2 (the simulator before HTTP/2, for comparison). */
   http1: boolean;
 }
@@ -172,6 +174,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function runFleetBench(params: Partial<FleetParams> = {}, log: (line: string) => void = () => undefined): Promise<FleetResult> {
   const nodes = params.nodes ?? DEFAULTS.nodes;
   const p: FleetParams = { ...DEFAULTS, workers: defaultWorkers(nodes), ...params };
+  const stopAfter = p.stopAfter ?? (p.upCpuProfDir ? 'steady' : undefined);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fleet-'));
   const port = await freePort();
   let up = await startUp(dataDir, port, p.upCpuProfDir);
@@ -273,14 +276,16 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const joined = await everyNode((c) => c.joined === p.nodes);
     if (joined) joinStormSeconds = round((joined.lastServingCertAt - startedAt) / 1000, 1);
     await endPhase('steady', joined !== undefined);
+    // A profile is written when up exits, in the finally below.
+    if (stopAfter === 'join') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     await sleep(p.steadyMs);
     await endPhase('rotation', true);
-    // The profile is written when up exits, in the finally below.
-    if (p.upCpuProfDir) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
+    if (stopAfter === 'steady') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     fleet.rotate(p.rotationSpreadMs);
     await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
+    if (stopAfter === 'rotation') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     if (!p.restart) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
     fleet.markRestart();
@@ -333,7 +338,7 @@ function summarizeFleet(p: FleetParams, protocol: Protocol, phases: Partial<Reco
     getP99Under1s: result.getP99Ms <= 1000,
     listP99Under30s: result.listP99Ms <= 30_000,
     noLeaseOlderThan40s: result.maxLeaseAgeSeconds < 40,
-    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart) || (ph !== 'join' && p.upCpuProfDir !== undefined)),
+    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart) || (phases[ph] === undefined && ph !== 'join' && (p.stopAfter !== undefined || p.upCpuProfDir !== undefined))),
     noErrorsOutsideRestart: errors === 0,
   };
   const steady = phases.steady;

@@ -35,6 +35,13 @@ describe('bench/fleet', () => {
     expect(formatFleetTable(r).split('\n')).toHaveLength(1 + 1 + 3 + 1 + 1);
   }, 180_000);
 
+  it('ends after the scenario it is told to (stopAfter), with the scenarios after it not required', async () => {
+    const r = await runFleetBench({ nodes: 2, workers: 1, joinSpreadMs: 200, steadyMs: 500, scenarioTimeoutMs: 90_000, stopAfter: 'steady' });
+    expect(Object.keys(r.phases)).toEqual(['join', 'steady']);
+    expect([r.sloMet, r.slo.everyScenarioReached, r.errors]).toEqual([true, true, 0]);
+    expect(r.phases.steady?.leaseRenewals).toBeGreaterThanOrEqual(0);
+  }, 180_000);
+
   it('speaks HTTP/1.1 when told (--http1), though up offers h2: a connection for requests and one per watch', async () => {
     const r = await runFleetBench({ nodes: 2, workers: 1, joinSpreadMs: 200, steadyMs: 500, rotationSpreadMs: 300, scenarioTimeoutMs: 90_000, restart: false, http1: true });
     expect(Object.values(r.phases).map((p) => p.reached)).toEqual([true, true, true]);
