@@ -2,7 +2,7 @@ import { formatApiTable, runApiBench } from '../../bench/api.js';
 
 describe('bench/api', () => {
   it('measures every operation on both servers with tiny sizes', async () => {
-    const r = await runApiBench({ objects: 30, concurrency: 4, getMs: 200, pageSize: 7, listRounds: 1, watchers: 3, watchEvents: 5, reviewConcurrency: 4, reviewMs: 200 });
+    const r = await runApiBench({ objects: 30, concurrency: 4, getMs: 200, pageSize: 7, listRounds: 1, watchers: 3, watchEvents: 5, reviewConcurrency: 4, reviewMs: 200, warmupMs: 100 });
     expect(r).toMatchObject({ name: 'api', storage: 'sqlite', params: { objects: 30, watchers: 3 } });
     expect(Object.keys(r.results)).toEqual(['create', 'get', 'list', 'watch', 'tokenreview']);
     for (const f of Object.values(r.results)) {
