@@ -27,15 +27,21 @@ export interface ServingCertFilesOptions {
   resyncMs?: number;
 }
 
-/** Reads and checks a pair: both files non-empty, the key matching the certificate. */
-export function readServingPair(certFile: string, keyFile: string): ServingPair {
-  const certPem = fs.readFileSync(certFile, 'utf8');
-  const keyPem = fs.readFileSync(keyFile, 'utf8');
+const readPair = (certFile: string, keyFile: string): ServingPair => ({ certPem: fs.readFileSync(certFile, 'utf8'), keyPem: fs.readFileSync(keyFile, 'utf8') });
+
+/** Throws unless both are non-empty and the key matches the certificate. */
+function checkPair({ certPem, keyPem }: ServingPair, certFile: string, keyFile: string): void {
   if (certPem.trim() === '' || keyPem.trim() === '') throw new Error(`empty serving certificate or key (${certFile}, ${keyFile})`);
   // OpenSSL takes an EC certificate with an RSA key (one slot each) and then fails every handshake.
   if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error(`the key in ${keyFile} does not match the certificate in ${certFile}`);
   createSecureContext({ cert: certPem, key: keyPem });
-  return { certPem, keyPem };
+}
+
+/** Reads and checks a pair: both files non-empty, the key matching the certificate. */
+export function readServingPair(certFile: string, keyFile: string): ServingPair {
+  const pair = readPair(certFile, keyFile);
+  checkPair(pair, certFile, keyFile);
+  return pair;
 }
 
 export class ServingCertFiles {
@@ -74,12 +80,16 @@ export class ServingCertFiles {
   private check(): void {
     let next: ServingPair;
     try {
-      next = readServingPair(this.opts.certFile, this.opts.keyFile);
+      next = readPair(this.opts.certFile, this.opts.keyFile);
+      // The directory is often shared (up's data directory holds the store and the audit log), so
+      // most events are other files' writes: the pair in use was checked already, and parsing it
+      // and building a context again after every write was ~4% of up's main thread under writes.
+      if (next.certPem === this.pair.certPem && next.keyPem === this.pair.keyPem) return;
+      checkPair(next, this.opts.certFile, this.opts.keyFile);
     } catch (err) {
       this.opts.onError(err as Error);
       return;
     }
-    if (next.certPem === this.pair.certPem && next.keyPem === this.pair.keyPem) return;
     this.pair = next;
     this.opts.onChange(next);
   }
