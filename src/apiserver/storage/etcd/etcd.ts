@@ -86,7 +86,7 @@ export class EtcdStore implements Store {
     this.members = new EtcdMembers(opts);
     const transport = (opts.watchTransport ?? h2WatchTransport)(opts);
     this.stream = new WatchStream(transport, { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
-    this.shared = new SharedWatches(this.stream);
+    this.shared = new SharedWatches(this.stream, () => this.revision);
     this.values = new EtcdValues(opts.transformer);
     this.previous = new PreviousStates(this.recent, {
       read: (key, etcdKey, revision) => this.call(key, () => this.kv.range({ key: Buffer.from(etcdKey), revision }), storeErrorOf, 'get').then((res) => res.kvs[0]),

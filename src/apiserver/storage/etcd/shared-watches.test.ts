@@ -1,5 +1,5 @@
 import type { Event } from './watch-proto.js';
-import { type SharedEvent, SharedWatches } from './shared-watches.js';
+import { REPLAY_REVISIONS, type SharedEvent, SharedWatches } from './shared-watches.js';
 import type { WatchSink } from './watch-stream.js';
 
 /** The stream's side: each etcd watch asked for, with its sink and whether it was stopped. */
@@ -42,7 +42,7 @@ const END = Buffer.from('/p0');
 describe('SharedWatches', () => {
   it('puts watches of a range that start at or after what was delivered on one etcd watch, each from its own revision', () => {
     const { opened, stream } = fakeStream();
-    const shared = new SharedWatches(stream);
+    const shared = new SharedWatches(stream, () => 20);
     const a = recorder();
     const b = recorder();
     shared.watch(P, END, 10, a);
@@ -57,7 +57,7 @@ describe('SharedWatches', () => {
 
   it('starts another etcd watch for a watch from before what the shared one delivered, and keeps ranges apart', () => {
     const { opened, stream } = fakeStream();
-    const shared = new SharedWatches(stream);
+    const shared = new SharedWatches(stream, () => 20);
     shared.watch(P, END, 10, recorder());
     opened[0]!.sink.events([ev(15)]);
     const late = recorder();
@@ -72,7 +72,7 @@ describe('SharedWatches', () => {
 
   it('stops the etcd watch with its last watcher, and a later watch starts a new one', () => {
     const { opened, stream } = fakeStream();
-    const shared = new SharedWatches(stream);
+    const shared = new SharedWatches(stream, () => 20);
     const a = shared.watch(P, END, 10, recorder());
     const b = shared.watch(P, END, 10, recorder());
     a.stop();
@@ -86,7 +86,7 @@ describe('SharedWatches', () => {
 
   it('ends every watcher when etcd ends the shared watch, and the next watch gets its own', () => {
     const { opened, stream } = fakeStream();
-    const shared = new SharedWatches(stream);
+    const shared = new SharedWatches(stream, () => 20);
     const a = recorder();
     const b = recorder();
     shared.watch(P, END, 10, a);
@@ -100,7 +100,7 @@ describe('SharedWatches', () => {
 
   it("names the revision of each key's previous state when this watch delivered it, and nothing for keys it has not seen", () => {
     const { opened, stream } = fakeStream();
-    const shared = new SharedWatches(stream);
+    const shared = new SharedWatches(stream, () => 20);
     const got: SharedEvent[] = [];
     shared.watch(P, END, 10, { ...recorder(), events: (events) => got.push(...events) });
     const at = (key: string, type: Event['type'], mod: number, create: number): Event => ({
@@ -121,5 +121,16 @@ describe('SharedWatches', () => {
       ['/p/new', 16, undefined],
       ['/p/gone', 17, undefined],
     ]);
+  });
+
+  it('asks etcd for previous values for a first watch that starts far behind the newest revision seen', () => {
+    const { opened, stream } = fakeStream();
+    let newest = 1000;
+    const shared = new SharedWatches(stream, () => newest);
+    shared.watch(P, END, newest - REPLAY_REVISIONS, recorder());
+    shared.watch(Buffer.from('/q/'), Buffer.from('/q0'), newest - REPLAY_REVISIONS - 1, recorder());
+    newest = 5000;
+    shared.watch(Buffer.from('/r/'), Buffer.from('/r0'), 4990, recorder());
+    expect(opened.map((o) => o.prevKv)).toEqual([false, true, false]);
   });
 });

@@ -14,7 +14,9 @@
  * next event of that key), and the store reads the state etcd had just before an event only for a
  * key it has not seen yet (previous-states.ts). A further etcd watch of a range replays history a
  * watch of the range has already delivered (a client resuming from an older resourceVersion), where
- * most keys are new to it: it asks etcd for previous values, as before, rather than read each one.
+ * most keys are new to it: it asks etcd for previous values, as before, rather than read each one. So
+ * does a first watch that starts more than REPLAY_REVISIONS behind the newest revision the replica has
+ * seen, which bounds the reads a first watch can cost (a list followed by its watch starts close to it).
  */
 import type { Event } from './watch-proto.js';
 import type { WatchSink, WatchStream } from './watch-stream.js';
@@ -49,11 +51,18 @@ interface Shared {
 
 const revisionOf = (ev: Event): number => Number(ev.kv.mod_revision);
 
+/** How far behind the newest revision a first watch may start and still go without previous values. */
+export const REPLAY_REVISIONS = 100;
+
 export class SharedWatches {
   /** Shared watches by range (start and end key). */
   private readonly ranges = new Map<string, Set<Shared>>();
 
-  constructor(private readonly stream: Pick<WatchStream, 'watch'>) {}
+  constructor(
+    private readonly stream: Pick<WatchStream, 'watch'>,
+    /** The newest revision the replica has seen. */
+    private readonly newest: () => number,
+  ) {}
 
   /** As WatchStream.watch: keys in [key, rangeEnd) from `fromRevision + 1`. */
   watch(key: Buffer, rangeEnd: Buffer, fromRevision: number, sink: SharedSink): { stop(): void } {
@@ -71,7 +80,7 @@ export class SharedWatches {
 
   private start(range: string, all: Set<Shared>, key: Buffer, rangeEnd: Buffer, from: number): Shared {
     const s: Shared = { last: from, watchers: new Set(), revisions: new Map() };
-    const replay = all.size > 0;
+    const replay = all.size > 0 || from < this.newest() - REPLAY_REVISIONS;
     all.add(s);
     s.handle = this.stream.watch(key, rangeEnd, from, {
       events: (events: SharedEvent[]) => {
