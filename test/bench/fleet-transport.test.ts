@@ -4,7 +4,7 @@ import https from 'node:https';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { negotiatedProtocol, openTransport, type Protocol } from '../../bench/lib/fleet-transport.js';
+import { negotiatedProtocol, openTransport, secureContextFor, type Protocol } from '../../bench/lib/fleet-transport.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
@@ -107,6 +107,31 @@ describe('the fleet simulator transport', () => {
       expect(server.seen.requests.every((r) => r.startsWith('2.0 '))).toBe(true);
     } finally {
       t.close(true);
+      await server.close();
+    }
+  });
+
+  it('builds a TLS context once per credential (the CA alone once), and it still checks the server against the CA', async () => {
+    expect(secureContextFor(pki.caPem, {})).toBe(secureContextFor(pki.caPem, {}));
+    expect(secureContextFor(pki.caPem, pki.client)).not.toBe(secureContextFor(pki.caPem, pki.client));
+    const other = await makePki();
+    const server = await startServer(pki, true);
+    try {
+      for (const protocol of ['h2', 'http/1.1'] as const) {
+        // A server whose certificate another CA issued is refused, with or without a client certificate.
+        for (const creds of [{}, other.client]) {
+          const t = openTransport({ url: server.url, caPem: other.caPem, protocol }, creds, () => undefined);
+          await expect(t.request('GET', '/a', {})).rejects.toThrow();
+          t.close(true);
+        }
+        // The CA-only context serves every bootstrap transport; the server sees no client certificate.
+        for (let i = 0; i < 2; i++) {
+          const t = openTransport({ url: server.url, caPem: pki.caPem, protocol }, {}, () => undefined);
+          expect(JSON.parse((await t.request('GET', '/b', {})).text)).toEqual({ cn: 'anonymous', body: '' });
+          t.close(true);
+        }
+      }
+    } finally {
       await server.close();
     }
   });
