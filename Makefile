@@ -51,12 +51,8 @@ test: deps tools ## Lint, type-check and run every test suite
 	@echo "node $$(node --version) ($$(command -v node)), npm $$(npm --version)"
 	npm test
 
-# V8 sizes the young generation from the machine's memory: a 64 MB semi-space on a large host, where 32 MB
-# cost the API server 3-5% less CPU per create and 30-50 MB less peak RSS (docs/performance.md, "Session 9:
-# the young generation"). A node flag, so it goes in NODE_OPTIONS; the caller's own NODE_OPTIONS come after
-# it, so theirs win (NODE_OPTIONS=--max-semi-space-size=64 make run).
 run: build ## Run the embedded API server and the controller (kube-identity up; flags in ARGS="--port 7443")
-	NODE_OPTIONS="--max-semi-space-size=32 $$NODE_OPTIONS" node dist/src/cmd/main.js up $(ARGS)
+	node dist/src/cmd/main.js up $(ARGS)
 
 demo: build ## Play a node joining against `make run` (run it in another terminal first; flags in ARGS=...)
 	node dist/src/cmd/main.js demo --kubeconfig .kube-identity/kubeconfig $(ARGS)

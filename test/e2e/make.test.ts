@@ -31,22 +31,6 @@ it('passes ARGS to up and demo', () => {
   expect(make('demo', ...stamps, 'ARGS=--node n1')).toContain('demo --kubeconfig .kube-identity/kubeconfig --node n1');
 });
 
-it("runs up with a 32 MB semi-space unless the caller's NODE_OPTIONS say otherwise", () => {
-  const recipe = make('run', ...freshStamps())
-    .split('\n')
-    .find((l) => l.includes('node dist/src/cmd/main.js up'));
-  expect(recipe).toBeDefined();
-  // The recipe's own environment, with a probe in place of the program: V8's heap limit is the old
-  // generation's plus three semi-spaces, so it tells which semi-space the process got.
-  const probe = (recipe ?? '').replace(/node dist\/src\/cmd\/main\.js up.*$/, `node -p 'v8.getHeapStatistics().heap_size_limit'`);
-  const limitIn = (nodeOptions: string): number => Number(execFileSync('bash', ['-c', probe], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: nodeOptions } }));
-  const limitWith = (flag: string): number =>
-    Number(execFileSync(process.execPath, [flag, '-p', 'v8.getHeapStatistics().heap_size_limit'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }));
-  expect(limitIn('')).toBe(limitWith('--max-semi-space-size=32'));
-  expect(limitIn('--max-semi-space-size=8')).toBe(limitWith('--max-semi-space-size=8'));
-  expect(limitWith('--max-semi-space-size=8')).not.toBe(limitWith('--max-semi-space-size=32'));
-});
-
 it('compiles only when a source is newer than the last build', () => {
   const [deps = '', built = ''] = freshStamps();
   // The dependencies' stamp is fresh too: this is about sources, not about npm ci.
