@@ -7,31 +7,18 @@
  * shares them: each scope's bindings are listed once per batch and each role read once, however many
  * forbidden requests an anonymous client or a join token sends meanwhile.
  */
-import type { PolicyRule, RoleBinding, RoleRef } from '../../../api/rbac.js';
-import type { ObjectReader } from '../../authentication/types.js';
-import { CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS } from '../../authentication/resource-infos.js';
-
-type RoleRules = { rules: PolicyRule[] } | { error: string };
-
-/** The reads of one batch, each made at most once, on first use. */
-export interface StoreReads {
-  /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order. */
-  bindings(bindingNs: string): Promise<RoleBinding[]>;
-  role(ref: RoleRef | undefined, namespace: string): Promise<RoleRules>;
-}
+import type { RoleBinding } from '../../../api/rbac.js';
+import type { GrantSource, RoleRules } from './rbac-authorizer.js';
 
 export class DenyConfirmations {
   /** The batch that has not started reading yet, which a deny arriving now joins. */
-  private next: Promise<StoreReads> | undefined;
+  private next: Promise<GrantSource> | undefined;
 
-  constructor(
-    private readonly objects: ObjectReader,
-    /** Reads a binding's role from the store (roleRefRules). */
-    private readonly readRole: (objects: ObjectReader, ref: RoleRef | undefined, namespace: string) => Promise<RoleRules>,
-  ) {}
+  /** `store`: the grants as the store holds them, each call a read. */
+  constructor(private readonly store: GrantSource) {}
 
   /** Store reads that all start after this call; shared with the denies that join the same batch. */
-  join(): Promise<StoreReads> {
+  join(): Promise<GrantSource> {
     this.next ??= new Promise((resolve) =>
       setImmediate(() => {
         // Reads start now: a deny arriving from here on waits for the next batch.
@@ -42,26 +29,22 @@ export class DenyConfirmations {
     return this.next;
   }
 
-  private reads(): StoreReads {
-    const lists = new Map<string, Promise<RoleBinding[]>>();
-    const roles = new Map<string, Promise<RoleRules>>();
+  /** The store's grants, each list and role read at most once, on first use. */
+  private reads(): GrantSource {
+    const lists = new Map<string, Promise<RoleBinding[]> | RoleBinding[]>();
+    const roles = new Map<string, Promise<RoleRules> | RoleRules>();
     return {
-      bindings: (bindingNs) => {
+      // The store lists a scope's bindings whoever asks: one list serves every user of the batch.
+      bindings: (user, bindingNs) => {
         let list = lists.get(bindingNs);
-        if (!list) {
-          list = bindingNs ? this.objects.list(ROLE_BINDINGS, bindingNs) : this.objects.list(CLUSTER_ROLE_BINDINGS, undefined);
-          lists.set(bindingNs, list);
-        }
+        if (!list) lists.set(bindingNs, (list = this.store.bindings(user, bindingNs)));
         return list;
       },
       role: (ref, namespace) => {
         // A Role's namespace is the binding's; a ClusterRole has none.
         const key = JSON.stringify([ref?.kind, ref?.kind === 'Role' ? namespace : '', ref?.name]);
         let role = roles.get(key);
-        if (!role) {
-          role = this.readRole(this.objects, ref, namespace);
-          roles.set(key, role);
-        }
+        if (!role) roles.set(key, (role = this.store.role(ref, namespace)));
         return role;
       },
     };

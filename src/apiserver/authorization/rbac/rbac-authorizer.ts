@@ -15,7 +15,7 @@ import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES } from '../.
 import { serviceAccountUsername } from '../../authentication/sa-token.js';
 import type { RbacIndex } from './rbac-index.js';
 import { DecisionCache } from './decision-cache.js';
-import { DenyConfirmations, type StoreReads } from './deny-confirmations.js';
+import { DenyConfirmations } from './deny-confirmations.js';
 import type { PolicyRule, Role, RoleBinding, RoleRef as RoleRefField } from '../../../api/rbac.js';
 
 export const MASTERS_GROUP = 'system:masters';
@@ -140,26 +140,18 @@ interface Grant {
 }
 
 /** Where grants are read from: the store through an ObjectReader, or the RbacIndex. */
-interface GrantSource {
+export interface GrantSource {
   /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order; a superset of those naming `user` is fine. */
   bindings(user: UserInfo, bindingNs: string): Promise<RoleBinding[]> | RoleBinding[];
   role(ref: RoleRefField | undefined, namespace: string): Promise<RoleRules> | RoleRules;
 }
 
-type RoleRules = { rules: PolicyRule[] } | { error: string };
+export type RoleRules = { rules: PolicyRule[] } | { error: string };
 
 function storeSource(objects: ObjectReader): GrantSource {
   return {
     bindings: (_user, bindingNs) => (bindingNs ? objects.list(ROLE_BINDINGS, bindingNs) : objects.list(CLUSTER_ROLE_BINDINGS, undefined)),
     role: (ref, namespace) => roleRefRules(objects, ref, namespace),
-  };
-}
-
-/** A batch of store reads shared by the denies confirmed together (deny-confirmations.ts). */
-function batchSource(reads: StoreReads): GrantSource {
-  return {
-    bindings: (_user, bindingNs) => reads.bindings(bindingNs),
-    role: (ref, namespace) => reads.role(ref, namespace),
   };
 }
 
@@ -226,7 +218,7 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
   const fromStore = storeSource(o.objects);
   const fromIndex = o.index && indexSource(o.index);
   const cache = new DecisionCache();
-  const confirmations = new DenyConfirmations(o.objects, roleRefRules);
+  const confirmations = new DenyConfirmations(fromStore);
   /** The decision, and whether a rule with resourceNames was met on the way (the name then matters). */
   const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<{ decision: Decision; byName: boolean }> => {
     // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
@@ -256,7 +248,7 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
       // token) costs no store read. On etcd a grant written through another replica may not have
       // reached this one's watch yet: there a deny is confirmed against the store, so a new grant
       // is never refused, with the denies that arrive together sharing one batch of reads.
-      if (!decision.allowed && !index.current()) return (await decide(batchSource(await confirmations.join()), a)).decision;
+      if (!decision.allowed && !index.current()) return (await decide(await confirmations.join(), a)).decision;
       cache.set(a, generation, decision, byName);
       return decision;
     },
