@@ -5,37 +5,13 @@
  * handler that answers late (its store write held back by the test) changes nothing on the wire, its
  * write lands whole, and the server goes on serving.
  */
-import type { KObject } from '../../src/api/meta.js';
 import { embeddedOptions } from '../../src/cmd/apiserver.js';
 import { loadApiserverConfig, loadUpConfig } from '../../src/config/load.js';
-import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
-import type { StoredObject } from '../../src/apiserver/storage/store.js';
 import { createLogger } from '../../src/log/logger.js';
+import { GatedStore } from '../helpers/gated-store.js';
 import { openWatch, raw, type RawTarget } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
-
-/** A store whose first create of each ConfigMap named slow-* waits until the test opens the gate. */
-class GatedStore extends MemoryStore {
-  private open: () => void = () => undefined;
-  private gate = new Promise<void>((resolve) => (this.open = resolve));
-  private readonly gated = new Set<string>();
-  held = 0;
-
-  override async create(key: string, object: KObject): Promise<StoredObject> {
-    if (key.includes('/slow-') && !this.gated.has(key)) {
-      this.gated.add(key);
-      this.held++;
-      await this.gate;
-    }
-    return super.create(key, object);
-  }
-
-  openGate(): void {
-    this.open();
-    this.gate = new Promise<void>((resolve) => (this.open = resolve));
-  }
-}
 
 const NS = '/api/v1/namespaces/default/configmaps';
 const TIMEOUT_STATUS = {

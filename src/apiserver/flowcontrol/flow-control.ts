@@ -59,6 +59,17 @@ const QUEUING: Record<QueuedLevel, QueuingConfig> = {
 };
 
 const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Calls `fn` once the response has closed (answered and flushed, or its client gone), at once when
+ * that happened before: the client may leave while the request is being authenticated.
+ */
+function whenClosed(res: ServerResponse, fn: () => void): void {
+  // node:http2's compatibility response tells it by its stream.
+  const h2 = (res as { stream?: { closed: boolean } }).stream;
+  if (h2 ? h2.closed : res.closed) fn();
+  else res.once('close', fn);
+}
 const NON_MUTATING_VERBS = new Set(['get', 'list', 'watch']);
 
 export class FlowControl {
@@ -97,48 +108,41 @@ export class FlowControl {
   }
 
   /**
-   * Resolves once the request may run, holding its seat until its response closes; throws a 429
-   * when it is shed. Returns nothing for a request that needs no seat (a watch).
+   * Runs `execute` once the request may, or throws a 429 when it is shed. A watch takes no seat. The
+   * seat is held until `execute` has settled and the response has closed, whichever is later: as
+   * upstream's handler goroutine keeps its seat after the --request-timeout 504 until it returns, and
+   * its blocking writes keep it until a slow reader has the answer.
    */
-  admit(user: UserInfo, info: RequestInfo, res: ServerResponse): Promise<void> | undefined {
-    if (info.isResourceRequest && info.verb === 'watch') return undefined;
+  handle(user: UserInfo, info: RequestInfo, res: ServerResponse, execute: () => Promise<void>): Promise<void> {
+    if (info.isResourceRequest && info.verb === 'watch') return execute();
     const mutating = !NON_MUTATING_VERBS.has(info.verb);
-    if (!this.fair) return this.admitMaxInFlight(user, mutating, res);
+    if (!this.fair) return this.handleMaxInFlight(user, mutating, res, execute);
     const c = classify(user, info);
     const series = this.metrics?.series(c.priorityLevel, c.flowSchema);
     if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject('time-out', mutating, series, this.loop.delayMs / 1000);
     const level = this.levels.get(c.priorityLevel);
-    if (!level) {
-      this.run(undefined, series, res, 0);
-      return undefined;
-    }
-    if (level.tryAcquire()) {
-      this.run(level, series, res, 0);
-      return undefined;
-    }
+    if (!level || level.tryAcquire()) return this.run(level, series, res, 0, execute);
     const started = performance.now();
     const ticket = level.enqueue(c.flow);
     if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
     series?.inQueue.inc();
     const cancel = (): void => ticket.cancel();
-    res.once('close', cancel);
+    whenClosed(res, cancel);
     return ticket.admitted.then((rejection) => {
       series?.inQueue.dec();
       res.off('close', cancel);
       const waited = (performance.now() - started) / 1000;
       if (rejection) return this.reject(rejection, mutating, series, waited);
-      this.run(level, series, res, waited);
-      return undefined;
+      return this.run(level, series, res, waited, execute);
     });
   }
 
   /** Upstream's max-in-flight filter: two plain limits, no queues, system:masters exempt. */
-  private admitMaxInFlight(user: UserInfo, mutating: boolean, res: ServerResponse): undefined {
-    if (user.groups.includes(MASTERS_GROUP)) return undefined;
+  private handleMaxInFlight(user: UserInfo, mutating: boolean, res: ServerResponse, execute: () => Promise<void>): Promise<void> {
+    if (user.groups.includes(MASTERS_GROUP)) return execute();
     const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
-    if (level?.tryAcquire()) res.once('close', () => level.release());
-    else this.shed(mutating);
-    return undefined;
+    if (!level?.tryAcquire()) this.shed(mutating);
+    return this.run(level, undefined, res, 0, execute);
   }
 
   /** Stops sampling the event loop. */
@@ -146,14 +150,20 @@ export class FlowControl {
     this.loop?.stop();
   }
 
-  /** The request holds its seat (none for an exempt one) until its response closes. */
-  private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number): void {
+  /** Runs the request on its seat (none for an exempt one), freed once `execute` has settled and the response has closed. */
+  private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number, execute: () => Promise<void>): Promise<void> {
     series?.dispatched(waited);
     series?.executing.inc();
-    res.once('close', () => {
+    let holds = 2;
+    const done = (): void => {
+      if (--holds > 0) return;
       series?.executing.dec();
       level?.release();
-    });
+    };
+    whenClosed(res, done);
+    const work = execute();
+    work.then(done, done);
+    return work;
   }
 
   private reject(why: Rejection, mutating: boolean, series: FlowSeries | undefined, waited: number): never {

@@ -107,17 +107,25 @@ export class Pipeline {
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
-    const probe = isHealthPath(info.path);
-    // Shed or queued before any further work: authorization and the handler run only with a seat.
-    // Probes are exempt, as upstream's `probes` FlowSchema makes them.
-    const admitted = probe ? undefined : this.flowControl.admit(user, info, res);
-    if (admitted) await admitted;
-    await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
-    if (probe) {
+    // Probes are exempt from flow control, as upstream's `probes` FlowSchema makes them.
+    if (isHealthPath(info.path)) {
+      await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
       const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'));
       writeBody(res, status, 'text/plain; charset=utf-8', body);
       return;
     }
+    // Shed or queued before any further work: authorization and the handler run only with a seat,
+    // which they hold until they return.
+    return this.flowControl.handle(user, info, res, () => this.serveAdmitted(req, res, { url, info, user, entry, audit }));
+  }
+
+  /** Authorization, then the handler: what runs on a flow-control seat. */
+  private async serveAdmitted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    { url, info, user, entry, audit }: { url: RequestQuery; info: RequestInfo; user: UserInfo; entry: GenericRegistry | undefined; audit: RequestAudit | undefined },
+  ): Promise<void> {
+    await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
     if (!entry) throw errors.pathNotFound();
     return this.serveResource(req, res, { info, url, user, entry, audit });
