@@ -4,7 +4,8 @@
  * test) keeps the seat, so the next request of its level is shed; once the handler returns the seat
  * is free. A client that goes away while its request is being authenticated leaves no seat taken.
  * Both with priority and fairness (a level that rejects rather than queues) and with the plain
- * max-in-flight limits; one seat each.
+ * max-in-flight limits; one seat each. A request that finds no seat waits in its queue for a
+ * quarter of its deadline (--request-timeout or its `?timeout=`), then is shed 429, as upstream's.
  */
 import https from 'node:https';
 import type { UserInfo } from '../../src/api/meta.js';
@@ -103,5 +104,45 @@ describe.each(MODES)('with %s', (_mode, flowControl) => {
     await until('alice to be served', async () => (await raw(target, 'GET', NS, { token: ALICE })).status === 200);
     expect(await aliceCreates()).toBe(201);
     expect((await raw(target, 'GET', NS, { token: ALICE })).status).toBe(200);
+  }, 30_000);
+});
+
+describe('the queue wait', () => {
+  let s: TestServer;
+  let store: GatedStore;
+  let target: RawTarget;
+
+  beforeAll(async () => {
+    store = new GatedStore();
+    const authenticator = staticTokenAuthenticator(
+      new Map([
+        [ADMIN, ADMIN_USER],
+        [ALICE, alice],
+      ]),
+    );
+    // One workload seat and one queue of one; --request-timeout 2 s lets a queued request wait 500 ms.
+    const flowControl = { maxRequestsInflight: 1, maxMutatingRequestsInflight: 0, queuing: { workload: { queues: 1, queueLengthLimit: 1, handSize: 1 } } };
+    s = await startTestServer({ store, authenticator, flowControl, requestDeadlineMs: 2_000 });
+    target = { url: s.url, caPem: s.caPem, admin: { token: ADMIN } };
+  });
+  afterAll(async () => {
+    store.openGate();
+    await s.close();
+  });
+
+  it('is a quarter of the request timeout: a request that waits it out is shed 429 before its deadline', async () => {
+    const held = raw(target, 'POST', NS, { token: ALICE, body: configMap('slow-seat') });
+    await until('the first create to take the seat', () => store.held === 1);
+    // Queued behind it, each gives up a quarter into its deadline (500 ms of 2 s; 100 ms of 400 ms):
+    // a 429 to retry, not the 504 its deadline would give.
+    for (const path of [NS, `${NS}?timeout=400ms`]) {
+      const queued = await raw(target, 'POST', path, { token: ALICE, body: configMap('fast-queued') });
+      expect(`${path} ${queued.status}`).toBe(`${path} 429`);
+      expect(queued.headers['retry-after']).toBe('1');
+      expect(queued.json).toEqual(TOO_MANY_REQUESTS);
+    }
+    expect((await held).status).toBe(504);
+    store.openGate();
+    await until('the seat to be free', async () => (await raw(target, 'POST', NS, { token: ALICE, body: configMap('fast-queued') })).status === 201);
   }, 30_000);
 });

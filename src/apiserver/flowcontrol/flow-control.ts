@@ -36,8 +36,6 @@ export interface FlowControlOptions {
   priorityAndFairness?: boolean;
   /** Queuing per level, in place of the defaults (tests make them small). */
   queuing?: Partial<Record<QueuedLevel, QueuingConfig>>;
-  /** How long a request may wait for a seat (upstream: a quarter of the 60 s request timeout). */
-  queueWaitLimitMs?: number;
   /** --max-event-loop-delay: the loop's smoothed delay at which workload requests are shed (0: never; needs priority and fairness). */
   maxEventLoopDelayMs?: number;
   registry?: Registry;
@@ -59,6 +57,17 @@ const QUEUING: Record<QueuedLevel, QueuingConfig> = {
 };
 
 const RETRY_AFTER_SECONDS = 1;
+/** Upstream's hard limit on any request's wait in a queue. */
+const MAX_QUEUE_WAIT_MS = 60_000;
+
+/**
+ * How long after its arrival a request may wait in a queue for a seat, as upstream's priority and
+ * fairness filter allows: a quarter of its deadline (--request-timeout, or its shorter `?timeout=`),
+ * at most a minute. A request without a deadline is given a quarter of --request-timeout.
+ */
+export function queueWaitLimitMs(deadlineMs: number): number {
+  return Math.min(deadlineMs / 4, MAX_QUEUE_WAIT_MS);
+}
 
 /**
  * Calls `fn` once the response has closed (answered and flushed, or its client gone), at once when
@@ -87,7 +96,6 @@ export class FlowControl {
       this.loop.start();
       this.metrics?.watchLoop(this.loop);
     }
-    const wait = opts.queueWaitLimitMs ?? 15_000;
     if (this.fair) {
       const seats = opts.maxRequestsInflight + opts.maxMutatingRequestsInflight;
       const total = Object.values(SHARES).reduce((a, b) => a + b, 0);
@@ -95,14 +103,14 @@ export class FlowControl {
         (Object.keys(SHARES) as QueuedLevel[]).map((name) => {
           const nominal = Math.ceil((seats * SHARES[name]) / total);
           this.metrics?.nominalSeats.set({ priority_level: name }, nominal);
-          return [name, new PriorityLevel(nominal, opts.queuing?.[name] ?? QUEUING[name], wait)];
+          return [name, new PriorityLevel(nominal, opts.queuing?.[name] ?? QUEUING[name])];
         }),
       );
     } else {
       const noQueue = { queues: 0, queueLengthLimit: 0, handSize: 0 };
       this.levels = new Map([
-        ['readOnly', new PriorityLevel(opts.maxRequestsInflight || Infinity, noQueue, wait)],
-        ['mutating', new PriorityLevel(opts.maxMutatingRequestsInflight || Infinity, noQueue, wait)],
+        ['readOnly', new PriorityLevel(opts.maxRequestsInflight || Infinity, noQueue)],
+        ['mutating', new PriorityLevel(opts.maxMutatingRequestsInflight || Infinity, noQueue)],
       ]);
     }
   }
@@ -111,9 +119,10 @@ export class FlowControl {
    * Runs `execute` once the request may, or throws a 429 when it is shed. A watch takes no seat. The
    * seat is held until `execute` has settled and the response has closed, whichever is later: as
    * upstream's handler goroutine keeps its seat after the --request-timeout 504 until it returns, and
-   * its blocking writes keep it until a slow reader has the answer.
+   * its blocking writes keep it until a slow reader has the answer. A queued request waits until
+   * `queueUntil` (performance.now()'s clock; see queueWaitLimitMs).
    */
-  handle(user: UserInfo, info: RequestInfo, res: ServerResponse, execute: () => Promise<void>): Promise<void> {
+  handle(user: UserInfo, info: RequestInfo, res: ServerResponse, queueUntil: number, execute: () => Promise<void>): Promise<void> {
     if (info.isResourceRequest && info.verb === 'watch') return execute();
     const mutating = !NON_MUTATING_VERBS.has(info.verb);
     if (!this.fair) return this.handleMaxInFlight(user, mutating, res, execute);
@@ -123,7 +132,7 @@ export class FlowControl {
     const level = this.levels.get(c.priorityLevel);
     if (!level || level.tryAcquire()) return this.run(level, series, res, 0, execute);
     const started = performance.now();
-    const ticket = level.enqueue(c.flow);
+    const ticket = level.enqueue(c.flow, Math.max(0, queueUntil - started));
     if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
     series?.inQueue.inc();
     const cancel = (): void => ticket.cancel();

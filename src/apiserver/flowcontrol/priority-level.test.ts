@@ -1,13 +1,14 @@
 import type { UserInfo } from '../../api/meta.js';
 import { parseRequestInfo } from '../http/request-info.js';
 import { classify } from './classify.js';
+import { queueWaitLimitMs } from './flow-control.js';
 import { PriorityLevel, type Ticket } from './priority-level.js';
 
 const queuing = { queues: 8, queueLengthLimit: 3, handSize: 2 };
 
 /** Records the order in which queued requests get their seat. */
-function track(level: PriorityLevel, flow: string, order: string[]): Ticket {
-  const t = level.enqueue(flow);
+function track(level: PriorityLevel, flow: string, order: string[], waitMs = 60_000): Ticket {
+  const t = level.enqueue(flow, waitMs);
   if (typeof t === 'string') throw new Error(`${flow} rejected: ${t}`);
   void t.admitted.then((r) => order.push(r ? `${flow}:${r}` : flow));
   return t;
@@ -17,7 +18,7 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('a priority level', () => {
   it('takes seats while free, then queues, and serves flows in turn rather than in arrival order', async () => {
-    const level = new PriorityLevel(1, queuing, 60_000);
+    const level = new PriorityLevel(1, queuing);
     expect(level.tryAcquire()).toBe(true);
     expect(level.tryAcquire()).toBe(false);
     const order: string[] = [];
@@ -34,18 +35,28 @@ describe('a priority level', () => {
   });
 
   it('rejects a flow whose queues are full, one that waited too long, and none that went away twice', async () => {
-    const level = new PriorityLevel(1, { queues: 1, queueLengthLimit: 2, handSize: 1 }, 30);
+    const level = new PriorityLevel(1, { queues: 1, queueLengthLimit: 2, handSize: 1 });
     level.tryAcquire();
     const order: string[] = [];
-    const gone = track(level, 'a', order);
-    track(level, 'a', order);
-    expect(level.enqueue('b')).toBe('queue-full');
+    const gone = track(level, 'a', order, 30);
+    track(level, 'a', order, 30);
+    expect(level.enqueue('b', 30)).toBe('queue-full');
     gone.cancel();
     gone.cancel();
     await new Promise((r) => setTimeout(r, 60));
     expect(order).toEqual(['a:cancelled', 'a:time-out']);
     expect([level.executing, level.waiting]).toEqual([1, 0]);
-    expect(new PriorityLevel(1, { queues: 0, queueLengthLimit: 0, handSize: 0 }, 30).enqueue('a')).toBe('concurrency-limit');
+    expect(new PriorityLevel(1, { queues: 0, queueLengthLimit: 0, handSize: 0 }).enqueue('a', 30)).toBe('concurrency-limit');
+  });
+});
+
+describe('the queue wait limit', () => {
+  it('is a quarter of the request\'s deadline, at most a minute, as upstream\'s', () => {
+    expect(queueWaitLimitMs(60_000)).toBe(15_000);
+    expect(queueWaitLimitMs(2_000)).toBe(500);
+    expect(queueWaitLimitMs(100)).toBe(25);
+    expect(queueWaitLimitMs(240_000)).toBe(60_000);
+    expect(queueWaitLimitMs(3_600_000)).toBe(60_000);
   });
 });
 

@@ -3,7 +3,7 @@
  * are all taken, fair queuing as APF does it. A flow is dealt a hand of queues by hashing (shuffle
  * sharding) and joins the shortest of its hand, so one flow's burst fills few queues; seats go to the
  * queues in turn, so a flow with one request waits behind at most one request of each busy flow.
- * A request is rejected when its queue is full, when it waited longer than the wait limit, or
+ * A request is rejected when its queue is full, when it waited longer than its wait limit, or
  * (`concurrency-limit`) when the level does not queue at all.
  */
 
@@ -47,7 +47,6 @@ export class PriorityLevel {
   constructor(
     readonly seats: number,
     private readonly queuing: QueuingConfig,
-    private readonly waitLimitMs: number,
   ) {
     this.queues = Array.from({ length: queuing.queues }, () => []);
   }
@@ -59,8 +58,8 @@ export class PriorityLevel {
     return true;
   }
 
-  /** Queues a request of `flow` for the next free seat, or rejects it at once. */
-  enqueue(flow: string): Ticket | Rejection {
+  /** Queues a request of `flow` for the next free seat for at most `waitMs`, or rejects it at once. */
+  enqueue(flow: string, waitMs: number): Ticket | Rejection {
     const queue = this.pickQueue(flow);
     if (!queue) return 'concurrency-limit';
     if (queue.length >= this.queuing.queueLengthLimit) return 'queue-full';
@@ -69,7 +68,7 @@ export class PriorityLevel {
     const waiter: Waiter = {
       queue,
       settle,
-      timer: setTimeout(() => this.remove(waiter, 'time-out'), this.waitLimitMs),
+      timer: setTimeout(() => this.remove(waiter, 'time-out'), waitMs),
     };
     queue.push(waiter);
     this.waiting++;

@@ -13,7 +13,7 @@ import { ANONYMOUS_USER } from '../authentication/request-authenticator.js';
 import type { RequestAudit } from '../audit/request.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import { serveDiscovery } from '../discovery/index.js';
-import { FLOW_CONTROL_DEFAULTS, FlowControl, type FlowControlOptions } from '../flowcontrol/flow-control.js';
+import { FLOW_CONTROL_DEFAULTS, FlowControl, queueWaitLimitMs, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
 import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
@@ -91,15 +91,17 @@ export class Pipeline {
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.params);
     tracker?.setInfo(info);
     // --request-timeout, from here on: authentication and a wait in a flow-control queue count too.
-    const deadlineMs = requestDeadlineMs(info, url.params, this.opts.requestDeadlineMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
-    const work = this.serveRequest(req, res, { url, info, tracker, audit });
+    const serverMs = this.opts.requestDeadlineMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const deadlineMs = requestDeadlineMs(info, url.params, serverMs);
+    const queueUntil = performance.now() + queueWaitLimitMs(deadlineMs ?? serverMs);
+    const work = this.serveRequest(req, res, { url, info, tracker, audit, queueUntil });
     return deadlineMs === undefined ? work : withDeadline(work, deadlineMs, res, this.opts.logger);
   }
 
   private async serveRequest(
     req: IncomingMessage,
     res: ServerResponse,
-    { url, info, tracker, audit }: { url: RequestQuery; info: RequestInfo; tracker: RequestTracker | undefined; audit: RequestAudit | undefined },
+    { url, info, tracker, audit, queueUntil }: { url: RequestQuery; info: RequestInfo; tracker: RequestTracker | undefined; audit: RequestAudit | undefined; queueUntil: number },
   ): Promise<void> {
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
@@ -116,7 +118,7 @@ export class Pipeline {
     }
     // Shed or queued before any further work: authorization and the handler run only with a seat,
     // which they hold until they return.
-    return this.flowControl.handle(user, info, res, () => this.serveAdmitted(req, res, { url, info, user, entry, audit }));
+    return this.flowControl.handle(user, info, res, queueUntil, () => this.serveAdmitted(req, res, { url, info, user, entry, audit }));
   }
 
   /** Authorization, then the handler: what runs on a flow-control seat. */
