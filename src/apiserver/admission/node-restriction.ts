@@ -14,7 +14,7 @@ import type { Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
-import { podReferences } from '../authorization/node/node-graph.js';
+import { MIRROR_POD_ANNOTATION, podReferences } from '../authorization/node/pod-references.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 import { admitPodCertificateRequest } from './node-restriction-pcr.js';
@@ -27,7 +27,6 @@ const PODS: ResourceOf<Pod> = podsInfo;
 
 type NodeSpec = NonNullable<Node['spec']>;
 
-const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 const NODE_RESTRICTION_LABEL_NS = 'node-restriction.kubernetes.io';
 
 /** Labels a kubelet may set on its own Node (k8s.io/kubelet's IsKubeletLabel). */

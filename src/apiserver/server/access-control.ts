@@ -20,6 +20,7 @@ import { oidcRoutes, type OidcRoute } from '../authentication/oidc.js';
 import { createNodeAuthorizer } from '../authorization/node/node-authorizer.js';
 import { createRbacAuthorizer } from '../authorization/rbac/rbac-authorizer.js';
 import type { RbacIndex } from '../authorization/rbac/rbac-index.js';
+import type { NodeGraph } from '../authorization/node/node-graph.js';
 import { createRequestAuthenticator } from '../authentication/request-authenticator.js';
 import { loadSigningKey, loadVerificationKey, type SigningKey } from '../authentication/sa-keys.js';
 import { createServiceAccountTokenAuthenticator } from '../authentication/sa-verify.js';
@@ -33,6 +34,8 @@ export interface AccessControlOptions {
   objects: ObjectReader;
   /** RBAC decisions from memory (the caller owns it and stops it); without it they read `objects`. */
   rbacIndex?: RbacIndex;
+  /** Node authorizer relationships from memory (the caller owns the graph and stops it); without it they read `objects`. */
+  nodeGraph?: NodeGraph;
   /** Bootstrap-token Secrets from memory (the caller owns the cache and stops it); without it they read `objects`. */
   bootstrapTokens?: BootstrapTokenSecrets;
   /** CA bundle for client certificates; omit to disable x509 authentication. */
@@ -98,7 +101,10 @@ export async function createAccessControl(o: AccessControlOptions): Promise<Acce
   const tokens = createTokenChain(tokenAuthenticators, apiAudiences);
 
   // kube-apiserver's `--authorization-mode=Node,RBAC`.
-  const authorizer = unionAuthorizer([createNodeAuthorizer({ objects: o.objects }), createRbacAuthorizer({ objects: o.objects, index: o.rbacIndex })]);
+  const authorizer = unionAuthorizer([
+    createNodeAuthorizer({ objects: o.objects, graph: o.nodeGraph }),
+    createRbacAuthorizer({ objects: o.objects, index: o.rbacIndex }),
+  ]);
   const x509 = o.clientCaPem ? createX509Authenticator({ clientCaPem: o.clientCaPem, now }) : undefined;
   const authenticator = createImpersonatingAuthenticator(
     createRequestAuthenticator({ x509, tokens, anonymousPaths: o.anonymous ? new Set(PUBLIC_INFO_PATHS) : undefined }),

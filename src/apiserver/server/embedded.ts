@@ -22,6 +22,7 @@ import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
 import { storageKey, type Store } from '../storage/store.js';
 import { RbacIndex } from '../authorization/rbac/rbac-index.js';
+import { NodeGraph } from '../authorization/node/node-graph.js';
 import { BootstrapTokenSecrets } from '../authentication/bootstrap-token-secrets.js';
 import { EncryptionAtRest } from '../encryption/at-rest.js';
 import { ensureDefaultEncryptionConfig } from '../encryption/default-config.js';
@@ -180,11 +181,13 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const { store, encryption } = await openStorage(opts, dataDir, metricsRegistry);
   const rbacIndex = new RbacIndex(store);
+  const nodeGraph = new NodeGraph(store);
   const bootstrapTokens = new BootstrapTokenSecrets(store);
   const clientCaPem = clientCaOf(opts, credentials);
   const access = await createAccessControl({
     objects: objectReader(store),
     rbacIndex,
+    nodeGraph,
     bootstrapTokens,
     clientCaPem,
     tokenFile: opts.tokenFile,
@@ -244,6 +247,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     async close() {
       await server.close();
       rbacIndex.stop();
+      nodeGraph.stop();
       bootstrapTokens.stop();
       await store.close();
       encryption?.atRest.close();

@@ -5,20 +5,19 @@
  * own Node by name (every node may create, update and patch Nodes: NodeRestriction then limits
  * that to its own); Leases only its own in kube-node-lease; pods by binding or a
  * `spec.nodeName=NAME` field selector (PodCertificateRequests too, which it may also create); the
- * rest by upstream's static node rules (CSRs, Events, reviews). It never denies outright: without an allow the next authorizer (RBAC) is asked, and
- * the reason given here is what the 403 says, in upstream's words.
+ * rest by upstream's static node rules (CSRs, Events, reviews). What is reached through pods is
+ * asked of the node graph (node-graph.ts), so a kubelet's Secret GET costs no store read. It never
+ * denies outright: without an allow the next authorizer (RBAC) is asked, and the reason given here
+ * is what the 403 says, in upstream's words.
  */
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../../api/nodes.js';
-import { PCR_RESOURCE, PCR_VERSIONS, type PodCertificateRequestWire } from '../../../api/pod-certificates.js';
-import { findResource, type ResourceOf } from '../../../api/resources.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
-import { podOnNode, reachableFromNode, type RelatedKind } from './node-graph.js';
+import { storeRelations, type NodeGraph, type RelatedKind } from './node-graph.js';
 import { ruleAllows } from '../rbac/rbac-authorizer.js';
 import { NODE_RULES } from '../rbac/default-policy.js';
 
 const READ = ['get', 'list', 'watch'];
-const PCR_INFO: ResourceOf<PodCertificateRequestWire> | undefined = findResource('certificates.k8s.io', PCR_VERSIONS[0], PCR_RESOURCE);
 
 /** Pod writes a node may attempt (NodeRestriction narrows them to its own pods), by subresource. */
 const POD_WRITES: Record<string, string[] | undefined> = { '': ['create', 'delete'], status: ['update', 'patch'], eviction: ['create'] };
@@ -29,12 +28,28 @@ const noRelationship = (nodeName: string): Decision => noOpinion(`no relationshi
 
 export interface NodeAuthorizerOptions {
   objects: ObjectReader;
+  /** Relationships from memory once synced (the caller owns it and stops it); without it every question reads `objects`. */
+  graph?: NodeGraph;
 }
 
 export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
+  const fromStore = storeRelations(o.objects);
+  /**
+   * The graph answers once synced. Where it may trail the store (etcd: a pod bound through another
+   * replica reaches this one's watch a round trip later) what it would deny is read from the store,
+   * so a pod bound before the request is never refused for want of its watch event; what it allows
+   * stands, as upstream's informer-fed graph lets a deleted pod's node in until the event arrives.
+   */
+  const isRelated = async (nodeName: string, kind: RelatedKind, namespace: string, name: string): Promise<boolean> => {
+    const graph = o.graph;
+    if (!graph?.ready()) return fromStore.related(nodeName, kind, namespace, name);
+    if (graph.related(nodeName, kind, namespace, name)) return true;
+    return !graph.current() && (await fromStore.related(nodeName, kind, namespace, name));
+  };
+
   const related = async (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): Promise<Decision> => {
     if (!a.name) return noOpinion('No Object name found');
-    return (await reachableFromNode(o.objects, nodeName, kind, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
+    return (await isRelated(nodeName, kind, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
   };
 
   /** Secrets and ConfigMaps: read one object a pod on this node uses. */
@@ -51,18 +66,13 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     return related(nodeName, 'serviceaccounts', a);
   };
 
-  const boundPod = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
-    if (!a.name) return noOpinion('No Object name found');
-    return (await podOnNode(o.objects, nodeName, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
-  };
-
   /** Pods (AuthorizeNodeWithSelectors): its own by binding, lists pinned to it by field selector. */
   const pod = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
     const sub = a.subresource ?? '';
-    if (sub === '' && a.verb === 'get') return boundPod(nodeName, a);
+    if (sub === '' && a.verb === 'get') return related(nodeName, 'pods', a);
     if (sub === '' && (a.verb === 'list' || a.verb === 'watch')) {
       if (selectsNode(a.fieldSelector, nodeName)) return allow;
-      return a.name ? boundPod(nodeName, a) : noOpinion('can only list/watch pods with spec.nodeName field selector');
+      return a.name ? related(nodeName, 'pods', a) : noOpinion('can only list/watch pods with spec.nodeName field selector');
     }
     return POD_WRITES[sub]?.includes(a.verb) ? allow : noOpinion();
   };
@@ -75,10 +85,7 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     if (a.subresource) return noOpinion('can only create podcertificaterequests, and read its own');
     if (a.verb === 'create') return allow;
     if ((a.verb === 'list' || a.verb === 'watch') && selectsNode(a.fieldSelector, nodeName)) return allow;
-    if (a.verb === 'get' && a.name && PCR_INFO) {
-      const pcr = await o.objects.get(PCR_INFO, a.namespace, a.name);
-      return pcr && (pcr.spec?.nodeName ?? '') === nodeName ? allow : noRelationship(nodeName);
-    }
+    if (a.verb === 'get' && a.name) return related(nodeName, 'podcertificaterequests', a);
     return noOpinion(`can only create podcertificaterequests, or get/list/watch those with spec.nodeName=${nodeName}`);
   };
 

@@ -1,70 +1,181 @@
 /**
- * The relationships the Node authorizer asks about (upstream keeps them as a graph fed by
- * informers): which objects a node may reach through the pods bound to it. Here they are read on
- * demand from storage, since a node's pods in one namespace are few and always current.
+ * The relationships the Node authorizer asks about: which objects a node may reach through the pods
+ * bound to it (upstream's node authorizer graph). Our API serves no PersistentVolume(Claim)s,
+ * VolumeAttachments, ResourceClaims or ResourceSlices, so upstream's graph reduces to two levels:
+ *
+ *   node <- pod <- secret, configmap, serviceaccount      node <- podcertificaterequest
+ *
+ * `NodeGraph` keeps them in memory, fed by store reflectors (storage/reflector.ts) of pods and
+ * PodCertificateRequests as the RBAC index is fed, so a node's request costs no store read: per
+ * pod only its node and the vertices it grants (never the pod itself), and per Secret, ConfigMap or
+ * ServiceAccount the number of pods on each node that name it (upstream's destination index), so
+ * every question is a map lookup. A pod enters when bound (spec.nodeName set), and every event
+ * recomputes its edges: a rebound pod leaves its old node, a deleted one leaves the graph, and a
+ * spec that changes (this server does not make pod specs immutable) moves its edges with it.
+ *
+ * `storeRelations` answers the same questions by reading the store, as the authorizer did before
+ * the graph: the authorizer asks it while the graph is not synced, and on a store whose writes may
+ * reach the graph after they are acknowledged (etcd) to confirm what the graph would deny.
  */
-import type { Pod, PodSpec, Volume } from '../../../api/pods.js';
+import type { Pod } from '../../../api/pods.js';
+import { PCR_RESOURCE, PCR_VERSIONS, type PodCertificateRequestWire } from '../../../api/pod-certificates.js';
 import { findResource, type ResourceOf } from '../../../api/resources.js';
-import { record, records, text } from '../../../lib/json.js';
+import { PODS } from '../../authentication/resource-infos.js';
 import type { ObjectReader } from '../../authentication/types.js';
+import { Reflector } from '../../storage/reflector.js';
+import { storageKey, type Store, type StoreEvent, type StoredObject } from '../../storage/store.js';
+import { podGrants, type ReferencedKind } from './pod-references.js';
 
-const podsInfo = findResource('', 'v1', 'pods');
-if (!podsInfo) throw new Error('pods missing from RESOURCES');
-const PODS: ResourceOf<Pod> = podsInfo;
+const pcrInfo = findResource('certificates.k8s.io', PCR_VERSIONS[0], PCR_RESOURCE);
+if (!pcrInfo) throw new Error('podcertificaterequests missing from RESOURCES');
+const PCRS: ResourceOf<PodCertificateRequestWire> = pcrInfo;
 
-export type RelatedKind = 'secrets' | 'configmaps' | 'serviceaccounts';
+/** The kinds a node reaches only through the graph. */
+export type RelatedKind = ReferencedKind | 'pods' | 'podcertificaterequests';
 
-/** Every container as untyped JSON: ephemeral containers are free-form in the served schema. */
-function containersOf(spec: PodSpec): Record<string, unknown>[] {
-  return [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...records(spec.ephemeralContainers)];
+const REFERENCED: readonly ReferencedKind[] = ['secrets', 'configmaps', 'serviceaccounts'];
+
+/** Whether the object `namespace/name` of `kind` is related to node `nodeName`. */
+export interface NodeRelations {
+  related(nodeName: string, kind: RelatedKind, namespace: string, name: string): boolean | Promise<boolean>;
 }
 
-/** The Secret (or ConfigMap) names a volume's source and projected sources name. */
-function volumeReferences(v: Volume, secret: boolean): unknown[] {
-  const names = [secret ? record(v.secret).secretName : record(v.configMap).name];
-  for (const src of records(record(v.projected).sources)) names.push(record(secret ? src.secret : src.configMap).name);
-  return names;
-}
-
-/**
- * The names of `kind` a pod spec references (volumes, projections, env, envFrom, pull secrets).
- * Volume sources, env.valueFrom and envFrom are free-form in the served schema: they are read as
- * untyped JSON, which finds a name only where it has the shape upstream's types give it.
- */
-export function podReferences(pod: Pod, kind: RelatedKind): Set<string> {
-  const spec = pod.spec ?? {};
-  const out = new Set<string>();
-  const add = (name: unknown): void => {
-    if (text(name)) out.add(text(name));
+/** The relations as the store holds them, each question a read (a list of the namespace's pods for referenced kinds). */
+export function storeRelations(objects: ObjectReader): NodeRelations {
+  return {
+    async related(nodeName, kind, namespace, name) {
+      if (kind === 'pods') return ((await objects.get(PODS, namespace, name))?.spec?.nodeName ?? '') === nodeName;
+      if (kind === 'podcertificaterequests') return ((await objects.get(PCRS, namespace, name))?.spec?.nodeName ?? '') === nodeName;
+      const pods = await objects.list(PODS, namespace);
+      return pods.some((p) => p.spec?.nodeName === nodeName && podGrants(p, kind).has(name));
+    },
   };
-  if (kind === 'serviceaccounts') {
-    add(spec.serviceAccountName || spec.serviceAccount);
-    return out;
-  }
-  const secret = kind === 'secrets';
-  if (secret) for (const s of spec.imagePullSecrets ?? []) add(s.name);
-  for (const v of spec.volumes ?? []) for (const name of volumeReferences(v, secret)) add(name);
-  for (const c of containersOf(spec)) {
-    for (const e of records(c.env)) add(record(record(e.valueFrom)[secret ? 'secretKeyRef' : 'configMapKeyRef']).name);
-    for (const e of records(c.envFrom)) add(record(secret ? e.secretRef : e.configMapRef).name);
-  }
-  return out;
 }
 
-/** Whether a pod bound to `nodeName` in `namespace` references the object `name` of `kind`. */
-export async function reachableFromNode(
-  objects: ObjectReader,
-  nodeName: string,
-  kind: RelatedKind,
-  namespace: string,
-  name: string,
-): Promise<boolean> {
-  const pods = await objects.list(PODS, namespace);
-  return pods.some((p) => (p.spec?.nodeName ?? '') === nodeName && podReferences(p, kind).has(name));
+/** A Secret, ConfigMap or ServiceAccount some bound pod names: how many pods on each node name it. */
+interface Vertex {
+  key: string;
+  nodes: Map<string, number>;
 }
 
-/** Whether the pod `namespace/name` exists and is bound to `nodeName`. */
-export async function podOnNode(objects: ObjectReader, nodeName: string, namespace: string, name: string): Promise<boolean> {
-  const pod = await objects.get(PODS, namespace, name);
-  return pod !== undefined && (pod.spec?.nodeName ?? '') === nodeName;
+/** A bound pod: its node, and the vertices it grants that node. */
+interface PodEdges {
+  nodeName: string;
+  grants: Vertex[];
+}
+
+const vertexKey = (kind: ReferencedKind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+
+export class NodeGraph implements NodeRelations {
+  /** Bound pods by storage key. */
+  private readonly pods = new Map<string, PodEdges>();
+  private readonly vertices = new Map<string, Vertex>();
+  /** The node of each PodCertificateRequest, by storage key. */
+  private readonly pcrs = new Map<string, string>();
+  private readonly reflectors: Reflector[];
+  private readonly deliversBeforeAck: boolean;
+
+  constructor(store: Store) {
+    this.deliversBeforeAck = store.deliversBeforeAck === true;
+    this.reflectors = [
+      new Reflector(store, storageKey('', PODS.plural, undefined), {
+        replace: (items) => this.replacePods(items),
+        apply: (e) => this.applyPod(e),
+      }),
+      new Reflector(store, storageKey(PCRS.group, PCRS.plural, undefined), {
+        replace: (items) => this.replacePcrs(items),
+        apply: (e) => this.applyPcr(e),
+      }),
+    ];
+  }
+
+  /** Whether pods and PodCertificateRequests were listed and are being watched: until then, callers read the store. */
+  ready(): boolean {
+    return this.reflectors.every((r) => r.synced);
+  }
+
+  /**
+   * Whether the graph holds every write acknowledged before now, so that what it does not relate,
+   * the store would not relate either: synced, on a store that delivers a write's watch events
+   * before acknowledging it (Store.deliversBeforeAck).
+   */
+  current(): boolean {
+    return this.deliversBeforeAck && this.ready();
+  }
+
+  related(nodeName: string, kind: RelatedKind, namespace: string, name: string): boolean {
+    if (kind === 'pods') return this.pods.get(storageKey('', PODS.plural, namespace, name))?.nodeName === nodeName;
+    if (kind === 'podcertificaterequests') return this.pcrs.get(storageKey(PCRS.group, PCRS.plural, namespace, name)) === nodeName;
+    return (this.vertices.get(vertexKey(kind, namespace, name))?.nodes.get(nodeName) ?? 0) > 0;
+  }
+
+  /** Bound pods and the vertices they name, for the memory figures. */
+  size(): { pods: number; vertices: number } {
+    return { pods: this.pods.size, vertices: this.vertices.size };
+  }
+
+  stop(): void {
+    for (const reflector of this.reflectors) reflector.stop();
+  }
+
+  private replacePods(items: StoredObject[]): void {
+    for (const key of [...this.pods.keys()]) this.removePod(key);
+    for (const item of items) this.setPod(item.key, item.object);
+  }
+
+  private applyPod(e: StoreEvent): void {
+    if (e.type === 'DELETED') this.removePod(e.key);
+    else this.setPod(e.key, e.object);
+  }
+
+  /** Re-derives the pod's edges from its current state; unchanged ones are left as they are. */
+  private setPod(key: string, pod: Pod): void {
+    const nodeName = pod.spec?.nodeName ?? '';
+    if (nodeName === '') {
+      this.removePod(key);
+      return;
+    }
+    const namespace = pod.metadata?.namespace ?? '';
+    const keys = REFERENCED.flatMap((kind) => [...podGrants(pod, kind)].map((name) => vertexKey(kind, namespace, name)));
+    const old = this.pods.get(key);
+    if (old?.nodeName === nodeName && old.grants.length === keys.length && old.grants.every((v, i) => v.key === keys[i])) return;
+    this.removePod(key);
+    const grants = keys.map((k) => this.vertex(k));
+    for (const v of grants) v.nodes.set(nodeName, (v.nodes.get(nodeName) ?? 0) + 1);
+    this.pods.set(key, { nodeName, grants });
+  }
+
+  private removePod(key: string): void {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    for (const v of old.grants) {
+      const count = (v.nodes.get(old.nodeName) ?? 0) - 1;
+      if (count > 0) v.nodes.set(old.nodeName, count);
+      else v.nodes.delete(old.nodeName);
+      if (v.nodes.size === 0) this.vertices.delete(v.key);
+    }
+  }
+
+  private vertex(key: string): Vertex {
+    let v = this.vertices.get(key);
+    if (!v) this.vertices.set(key, (v = { key, nodes: new Map() }));
+    return v;
+  }
+
+  private replacePcrs(items: StoredObject[]): void {
+    this.pcrs.clear();
+    for (const item of items) this.setPcr(item.key, item.object);
+  }
+
+  private applyPcr(e: StoreEvent): void {
+    if (e.type === 'DELETED') this.pcrs.delete(e.key);
+    else this.setPcr(e.key, e.object);
+  }
+
+  private setPcr(key: string, pcr: PodCertificateRequestWire): void {
+    const nodeName = pcr.spec?.nodeName ?? '';
+    if (nodeName) this.pcrs.set(key, nodeName);
+    else this.pcrs.delete(key);
+  }
 }

@@ -3,6 +3,7 @@ import type { KObject, UserInfo } from '../../../api/meta.js';
 import { objectReader } from '../../registry/registries.js';
 import { MemoryStore } from '../../storage/memory/memory.js';
 import { TrailingStore } from '../../../../test/helpers/trailing-store.js';
+import { countedReader, untilReady } from '../../../../test/helpers/counted-reader.js';
 import { storageKey } from '../../storage/store.js';
 import { createRbacAuthorizer } from './rbac-authorizer.js';
 import { RbacIndex } from './rbac-index.js';
@@ -174,26 +175,13 @@ describe('RBAC decision cache (index path)', () => {
 describe('RBAC denies and rules without store reads (index path)', () => {
   const anonymous: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
   const joiner: UserInfo = { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers', 'system:authenticated'] };
-  /** The store's objects as the authorizer reads them, with every read counted. */
-  const counted = (store: MemoryStore): { reader: ObjectReader; reads: () => number } => {
-    const inner = objectReader(store);
-    let reads = 0;
-    const reader: ObjectReader = {
-      get: (...args) => (reads++, inner.get(...args)),
-      list: (...args) => (reads++, inner.list(...args)),
-    };
-    return { reader, reads: () => reads };
-  };
-  const synced = async (index: RbacIndex): Promise<void> => {
-    while (!index.ready()) await new Promise((r) => setTimeout(r, 1));
-  };
 
   it('refuses a stream of forbidden requests without reading the store, and obeys a RoleBinding written a moment later', async () => {
     const store = new MemoryStore();
     const index = new RbacIndex(store);
-    const { reader, reads } = counted(store);
+    const { reader, reads } = countedReader(store);
     const authorizer = createRbacAuthorizer({ objects: reader, index });
-    await synced(index);
+    await untilReady(index);
     for (let i = 0; i < 100; i++) {
       for (const user of [anonymous, joiner]) {
         expect((await authorizer.authorize({ user, verb: 'get', apiGroup: '', resource: 'secrets', namespace: 'kube-system', name: `s${i}` })).allowed).toBe(false);
@@ -225,8 +213,8 @@ describe('RBAC denies and rules without store reads (index path)', () => {
     const index = new RbacIndex(watched);
     const store = new MemoryStore();
     await store.create(key('clusterroles', 'r'), role('ClusterRole', 'r', ['get']));
-    const { reader, reads } = counted(store);
-    await synced(index);
+    const { reader, reads } = countedReader(store);
+    await untilReady(index);
     expect(index.current()).toBe(false);
     const close = async (): Promise<void> => {
       index.stop();
@@ -244,9 +232,9 @@ describe('RBAC denies and rules without store reads (index path)', () => {
     await store.create(key('rolebindings', 'b', 'ns'), binding('RoleBinding', 'b', 'Role', 'alice', 'ns'));
     // A binding to a role that does not exist is reported as an error, from either source.
     await store.create(key('rolebindings', 'gone', 'ns'), { ...binding('RoleBinding', 'gone', 'Role', 'alice', 'ns'), roleRef: { apiGroup: RBAC, kind: 'Role', name: 'gone' } });
-    const { reader, reads } = counted(store);
+    const { reader, reads } = countedReader(store);
     const authorizer = createRbacAuthorizer({ objects: reader, index });
-    await synced(index);
+    await untilReady(index);
     const fromStore = await createRbacAuthorizer({ objects: objectReader(store) }).rulesFor?.(alice, 'ns');
     const fromIndex = await authorizer.rulesFor?.(alice, 'ns');
     expect(fromIndex).toEqual(fromStore);
