@@ -6,8 +6,9 @@
  * fronted: KUBE_IDENTITY_TEST_FRONTS=2, test/helpers/server.ts.)
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
@@ -110,14 +111,54 @@ it('reports a front thread that ends while the server runs, so the program stops
   }
 });
 
-it('serves `kube-identity apiserver --tls-front-workers 2`', async () => {
+/** The pid of a process that has ended. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+it('serves `kube-identity apiserver --tls-front-workers 2`; a restart removes the socket directory it left when killed, never a live one', async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tls-fronts-'));
   const { child, target } = await startApiserverChild(dataDir, ['--tls-front-workers', '2', '--storage', 'memory']);
+  let killedDir: string | undefined;
   try {
     const r = await raw(target, 'GET', '/api/v1/namespaces/default');
     expect(r.status).toBe(200);
+    [killedDir] = frontDirs().filter((d) => path.basename(d).startsWith(`kube-identity-fronts-${child.pid}-`));
   } finally {
     await kill9(child);
     rmSync(dataDir, { recursive: true, force: true });
   }
-});
+  // Killed outright, it could not remove its socket directory.
+  expect(killedDir && existsSync(path.join(killedDir, 'back.sock'))).toBe(true);
+
+  const gone = await deadPid();
+  const made = (pid: number): string => mkdtempSync(path.join(os.tmpdir(), `kube-identity-fronts-${pid}-`));
+  const anHourAgo = new Date(Date.now() - 3_600_000);
+  // A process in another pid namespace sharing /tmp: its pid says nothing here, but it listens.
+  const elsewhere = made(gone);
+  const listener = createServer();
+  await new Promise<void>((resolve) => listener.listen(path.join(elsewhere, 'back.sock'), resolve));
+  // A live process's (this one's), even with no socket for an hour; a starting one's, with no socket yet.
+  const live = made(process.pid);
+  utimesSync(live, anHourAgo, anHourAgo);
+  const starting = made(gone);
+  // A dead process's that never got as far as its socket, an hour ago.
+  const abandoned = made(gone);
+  utimesSync(abandoned, anHourAgo, anHourAgo);
+
+  const restarted = await startTestServer({ serving: { tlsFrontWorkers: 1 } });
+  try {
+    expect(existsSync(killedDir!)).toBe(false);
+    expect(existsSync(abandoned)).toBe(false);
+    expect([elsewhere, live, starting].filter((d) => !existsSync(d))).toEqual([]);
+    // The restarted server serves through its fronts, over a directory of its own.
+    expect((await raw(restarted, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
+    expect(frontDirs().filter((d) => path.basename(d).startsWith(`kube-identity-fronts-${process.pid}-`) && d !== live)).toHaveLength(1);
+  } finally {
+    await restarted.close();
+    await new Promise((resolve) => listener.close(resolve));
+    for (const d of [elsewhere, live, starting]) rmSync(d, { recursive: true, force: true });
+  }
+}, 90_000);

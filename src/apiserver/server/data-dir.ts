@@ -55,7 +55,8 @@ export function createPrivateFile(file: string): void {
   closeSync(openSync(file, 'a', 0o600));
 }
 
-function isLiveProcess(pid: number): boolean {
+/** Whether `pid` is a live process that may be ours (EPERM: alive, another user's). */
+export function isLiveProcess(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {

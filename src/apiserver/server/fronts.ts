@@ -7,23 +7,23 @@
  * The plaintext comes back over a unix socket, not a MessagePort: the back's node:http and node:http2
  * then read a native stream handle (as from TCP), and the kernel applies backpressure both ways. It
  * must not be reachable by anyone else, since its preamble carries a client's certificate chain: the
- * socket is in a directory of its own (mkdtemp: mode 0700, this process's owner), never an abstract
- * socket (those have no permissions), and each connection first proves a 32-byte secret that only
- * this process and its threads hold. A connection that does not is closed unread.
+ * socket is in a directory of its own (fronts-dir.ts: mode 0700, this process's owner), never an
+ * abstract socket (those have no permissions), and each connection first proves a 32-byte secret
+ * that only this process and its threads hold. A connection that does not is closed unread.
  *
  * A front that ends while the server runs leaves it half-serving: `broken` settles with why, and the
  * program stops (src/cmd), so a supervisor restarts the whole server.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer as createUnixServer, type Socket } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log/logger.js';
 import { workerModule } from '../../lib/worker-module.js';
 import { setFrontedPeer } from '../http/connection.js';
+import { BACK_SOCKET, makeFrontsDir } from './fronts-dir.js';
 import { readPreamble, SECRET_BYTES, type FrontedConnection } from './front-preamble.js';
 import type { FromFrontMessage, FrontWorkerData, ToFrontMessage } from './front-worker.js';
 
@@ -54,8 +54,8 @@ export interface Fronts {
 const PREAMBLE_TIMEOUT_MS = 10_000;
 
 export async function startFronts(o: FrontsOptions): Promise<Fronts> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fronts-'));
-  const backPath = path.join(dir, 'back.sock');
+  const dir = await makeFrontsDir(o.logger);
+  const backPath = path.join(dir, BACK_SOCKET);
   const secret = randomBytes(SECRET_BYTES);
   const back = createUnixServer({ allowHalfOpen: true }, (socket) => {
     void readPreamble(socket, secret, PREAMBLE_TIMEOUT_MS).then((connection) => {
