@@ -31,6 +31,11 @@ export const DEFAULT_HTTP2_MAX_STREAMS = 100;
  */
 const IDLE_TIMEOUT_MS = 90_000;
 const HEADERS_TIMEOUT_MS = 32_000;
+/**
+ * node:http checks its header and request timeouts on a timer, every 30 s by default, so a header
+ * timeout of 32 s could run to 62 s; checking at a quarter of the shorter keeps either within 25%.
+ */
+const CHECKS_PER_TIMEOUT = 4;
 /** node:http's requestTimeout, which ends an HTTP/1.1 request that has not arrived whole by then. */
 const REQUEST_TIMEOUT_MS = 300_000;
 
@@ -39,10 +44,12 @@ export const CLOSE_GRACE_MS = 1000;
 
 /**
  * A request the HTTP/1.1 parser refused still gets an answer, worded as Go's net/http words it (431
- * for headers past the limit, 400 otherwise), unless the peer is already gone.
+ * for headers past the limit, 400 otherwise), unless the peer is already gone. A request that did
+ * not arrive in time (headers or body) gets none, as Go's server answers no read that timed out; its
+ * connection may be carrying a response already.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  if (err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
     socket.destroy();
     return;
   }
@@ -93,7 +100,7 @@ export interface ConnectionServing {
   /** The request listener of every server, HTTP/1.1 and HTTP/2 alike. */
   request: (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
   /** node:http's server settings, for an HTTP/1.1 server (or the HTTP/1.1 side of an HTTP/2 one). */
-  http1Settings: { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number; maxHeaderSize: number };
+  http1Settings: { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number; maxHeaderSize: number };
   /** node:http2's server options. */
   http2Options: Http2ServerOptions;
   /** Registers a new connection once its protocol is known (ALPN): kept for close(). */
@@ -109,6 +116,7 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
   const goawayChance = opts.goawayChance ?? 0;
   const idleTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
   const requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const work = new WeakMap<Http2Session, SessionWork>();
   /** HTTP/1.1 connections, with the number of requests each is serving (0: idle). */
   const http1 = new Map<Socket, number>();
@@ -179,7 +187,13 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
       if (isHttp2(httpReq)) serveHttp2(httpReq, httpRes);
       else serveHttp1(httpReq, httpRes);
     },
-    http1Settings: { keepAliveTimeout: idleTimeoutMs, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: requestTimeoutMs, maxHeaderSize: MAX_HEADER_BYTES },
+    http1Settings: {
+      keepAliveTimeout: idleTimeoutMs,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(headersTimeoutMs, requestTimeoutMs) / CHECKS_PER_TIMEOUT,
+      maxHeaderSize: MAX_HEADER_BYTES,
+    },
     http2Options: {
       // kube-apiserver's frame size (256 KiB, most objects in one frame): nghttp2 accepts at most 8
       // CONTINUATION frames after HEADERS, so 1 MiB of headers needs frames this large.

@@ -28,6 +28,8 @@ export interface SecureServingOptions {
   goawayChance?: number;
   /** How long a connection without requests stays open (default 90 s, kube-apiserver's; tests shorten it). */
   idleTimeoutMs?: number;
+  /** How long an HTTP/1.1 request's headers may take to arrive (default 32 s, kube-apiserver's ReadHeaderTimeout; tests shorten it). */
+  headersTimeoutMs?: number;
   /** How long a request may take to arrive whole (default 300 s, node:http's requestTimeout; tests shorten it). */
   requestTimeoutMs?: number;
   /** --tls-front-workers: threads that accept and do TLS for this one (0 or absent: it does both itself). */
