@@ -47,6 +47,38 @@ export function deepFreeze<T>(value: T): Readonly<T> {
   return value;
 }
 
+/**
+ * Freezes `value` in place, as deepFreeze does, and tells whether it is plain JSON: a value equal
+ * to `JSON.parse(JSON.stringify(value))`, made only of plain objects, arrays without holes, strings,
+ * booleans, null and finite numbers other than -0. False stops at the first other value (an
+ * undefined field, a Date, NaN...), leaving `value` partly frozen.
+ */
+export function freezePlainJson(value: unknown): boolean {
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (Array.isArray(value)) {
+    Object.freeze(value);
+    for (let i = 0; i < value.length; i++) if (value[i] === undefined || !freezePlainJson(value[i])) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  Object.freeze(value);
+  const record = value as Record<string, unknown>;
+  // for-in, not Object.values: no array per object. The prototype is Object.prototype, whose own keys are not enumerable.
+  for (const key in record) if (!freezePlainJson(record[key])) return false;
+  return true;
+}
+
 /** encoding/json's name for a JSON value's type, as its UnmarshalTypeError prints it. */
 export function goJsonKind(v: unknown): string {
   if (Array.isArray(v)) return 'array';

@@ -45,6 +45,8 @@ it('records a kube-system ConfigMap create at Request: the body, no response, on
     annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': expect.any(String) },
   });
   expect(ev?.responseObject).toBeUndefined();
+  // The body as sent: the create stores the decoded body itself (namespace, uid, managedFields set in place), not this copy.
+  expect((ev?.requestObject as { metadata?: unknown } | undefined)?.metadata).toStrictEqual({ name: 'a' });
   expect(ev?.requestReceivedTimestamp).toMatch(MICRO);
   expect(ev?.stageTimestamp).toMatch(MICRO);
   expect(ev && ev.stageTimestamp >= ev.requestReceivedTimestamp).toBe(true);

@@ -51,7 +51,8 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
   if (!scope.info.collection) throw errors.methodNotAllowed();
   if (scope.registry.info.namespaced && scope.info.namespace === undefined) throw errors.methodNotAllowed();
   const obj = await decodeBody(scope, params.fieldValidation);
-  const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, writeOptions(scope, params));
+  // The decoded body is this request's alone (audit keeps its own copy): created without a copy.
+  const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, { ...writeOptions(scope, params), handOver: true });
   respondObject(scope, 201, created);
 }
 

@@ -5,12 +5,11 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { rememberJson } from '../../lib/frozen-json.js';
-import { deepFreeze } from '../../lib/json.js';
+import { deepFreeze, freezePlainJson } from '../../lib/json.js';
 
-
-/** The JSON text of `object` with `metadata.resourceVersion` set to `revision`. */
-export function stampJson(object: KObject, revision: number): string {
-  return JSON.stringify({ ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } });
+/** `object` with `metadata.resourceVersion` set to `revision` (a new top level and metadata; the rest is shared). */
+export function stamp(object: KObject, revision: number): KObject {
+  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 }
 
 /** Parses stored JSON into a deep-frozen object; responses and watch events reuse `json` for it. */
@@ -18,6 +17,18 @@ export function parseFrozen(json: string): KObject {
   const object = deepFreeze(JSON.parse(json) as KObject) as KObject;
   rememberJson(object, json);
   return object;
+}
+
+/**
+ * The stored object for `stamped`, whose text is `json`, when the writer handed it over (it keeps
+ * no reference to change later): `stamped` itself, frozen where it stands, when it is plain JSON,
+ * so a write costs no parse of its own text and no second copy; otherwise (an undefined field, a
+ * Date) the parse of `json`, which is what the value reads as after a restart.
+ */
+export function adoptFrozen(stamped: KObject, json: string): KObject {
+  if (!freezePlainJson(stamped)) return parseFrozen(json);
+  rememberJson(stamped, json);
+  return stamped;
 }
 
 /** The revision a stored object was written at (its resourceVersion). */

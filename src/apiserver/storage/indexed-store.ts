@@ -14,7 +14,7 @@
  * revisions are free again.
  */
 import type { KObject } from '../../api/meta.js';
-import type { RangeOptions, RangeResult, Store, StoredObject, StoreEvent, WatchHandle, WatchOptions } from './store.js';
+import type { RangeOptions, RangeResult, Store, StoredObject, StoreEvent, StoreWriteOptions, WatchHandle, WatchOptions } from './store.js';
 import { StoreError } from './store.js';
 import { MvccIndex, type EncodeValue, type PreparedWrite, type WriteOp } from './mvcc-index.js';
 import { WatchHub } from './watch-hub.js';
@@ -79,12 +79,12 @@ export abstract class IndexedStore implements Store {
     return this.index.get(key);
   }
 
-  async create(key: string, object: KObject): Promise<StoredObject> {
-    return this.write({ kind: 'create', key, object });
+  async create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject> {
+    return this.write({ kind: 'create', key, object, handOver: options?.handOver });
   }
 
-  async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
-    return this.write({ kind: 'update', key, object, expectedRevision });
+  async update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject> {
+    return this.write({ kind: 'update', key, object, expectedRevision, handOver: options?.handOver });
   }
 
   async delete(key: string, expectedRevision?: number): Promise<StoredObject> {

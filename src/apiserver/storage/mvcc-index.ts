@@ -9,13 +9,14 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
-import { parseFrozen, revisionOf, stampJson } from './frozen.js';
+import { adoptFrozen, parseFrozen, revisionOf, stamp } from './frozen.js';
 import { HistoryIndex } from './history-index.js';
 import { partitionPoint } from '../../lib/partition-point.js';
 
+/** `handOver`: the writer keeps no reference to `object` (StoreWriteOptions), so it may become the stored object. */
 export type WriteOp =
-  | { kind: 'create'; key: string; object: KObject }
-  | { kind: 'update'; key: string; object: KObject; expectedRevision?: number }
+  | { kind: 'create'; key: string; object: KObject; handOver?: boolean }
+  | { kind: 'update'; key: string; object: KObject; expectedRevision?: number; handOver?: boolean }
   | { kind: 'delete'; key: string; expectedRevision?: number };
 
 /**
@@ -78,7 +79,7 @@ export class MvccIndex {
     let write: PreparedWrite;
     if (op.kind === 'create') {
       if (existing) throw new StoreError('KeyExists', op.key, `key ${op.key} already exists`, existing.revision);
-      write = this.build('ADDED', op.key, stampJson(op.object, revision), revision);
+      write = this.build('ADDED', op.key, op.object, op.handOver === true, revision);
     } else {
       if (!existing) throw new StoreError('KeyNotFound', op.key, `key ${op.key} not found`);
       if (op.expectedRevision !== undefined && op.expectedRevision !== existing.revision) {
@@ -89,11 +90,12 @@ export class MvccIndex {
           existing.revision,
         );
       }
-      const source = op.kind === 'update' ? op.object : existing.object;
-      write = this.build(op.kind === 'update' ? 'MODIFIED' : 'DELETED', op.key, stampJson(source, revision), revision, existing);
+      // A delete's last state is the stored object (frozen, plain JSON) under a new top level and metadata: always safe to adopt.
+      write =
+        op.kind === 'update'
+          ? this.build('MODIFIED', op.key, op.object, op.handOver === true, revision, existing)
+          : this.build('DELETED', op.key, existing.object, true, revision, existing);
     }
-    // Before the write counts as prepared, so a value that cannot be encrypted fails this write only.
-    if (this.encode) write.stored = this.encode(op.key, write.json);
     const { event } = write;
     this.pending.set(op.key, event.type === 'DELETED' ? null : { key: op.key, object: event.object, revision });
     this.pendingCount++;
@@ -106,10 +108,21 @@ export class MvccIndex {
     this.pendingCount = 0;
   }
 
-  private build(type: StoreEvent['type'], key: string, json: string, revision: number, prev?: StoredObject): PreparedWrite {
-    const event: StoreEvent = { type, key, object: parseFrozen(json), revision };
+  /**
+   * The write of `source` stamped with `revision`: its text, and the stored object parsed from that
+   * text, or `source` itself frozen when it was handed over (`adoptFrozen`).
+   */
+  private build(type: StoreEvent['type'], key: string, source: KObject, handOver: boolean, revision: number, prev?: StoredObject): PreparedWrite {
+    const stamped = stamp(source, revision);
+    const json = JSON.stringify(stamped);
+    // Before anything is frozen or counted as prepared, so a value that cannot be encrypted fails
+    // this write only and leaves the writer's object as it was.
+    const stored = this.encode?.(key, json);
+    const event: StoreEvent = { type, key, object: handOver ? adoptFrozen(stamped, json) : parseFrozen(json), revision };
     if (prev) event.prevObject = prev.object;
-    return { event: Object.freeze(event), json, prevRevision: prev?.revision ?? null };
+    const write: PreparedWrite = { event: Object.freeze(event), json, prevRevision: prev?.revision ?? null };
+    if (stored) write.stored = stored;
+    return write;
   }
 
   /** Applies a prepared write; it must be the next revision. */

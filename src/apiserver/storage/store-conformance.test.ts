@@ -123,6 +123,33 @@ function conformance(open: Factory, compactTo: CompactTo): void {
     expect(store.currentRevision()).toBe(base + 3);
   });
 
+  it('stores a handed-over object as its JSON text reads back, frozen, and leaves a refused one as it was', async () => {
+    const when = new Date('2026-01-02T03:04:05Z');
+    const odd = { ...obj('odd', { x: '1', gone: undefined }), metadata: { name: 'odd', labels: undefined }, spec: { at: when, n: -0, list: ['a', 'b'] } } as unknown as KObject;
+    const expected = JSON.parse(JSON.stringify({ ...odd, metadata: { name: 'odd', resourceVersion: String(base + 1) } })) as KObject;
+    const created = await store.create('/h/odd', odd, { handOver: true });
+    expect(created.object).toStrictEqual(expected);
+    expect((await store.get('/h/odd'))?.object).toStrictEqual(expected);
+
+    const plain = obj('plain', { x: '1', nested: { list: [{ a: 1 }, null, true] } });
+    const stored = (await store.create('/h/plain', plain, { handOver: true })).object;
+    const plainExpected = JSON.parse(JSON.stringify({ ...obj('plain', { x: '1', nested: { list: [{ a: 1 }, null, true] } }), metadata: { name: 'plain', resourceVersion: String(base + 2) } })) as KObject;
+    expect(stored).toStrictEqual(plainExpected);
+    const nested = (stored.data as { nested: { list: object[] } }).nested;
+    for (const part of [stored, stored.metadata, stored.data, nested, nested.list, nested.list[0]]) expect(Object.isFrozen(part)).toBe(true);
+    expect((await store.update('/h/plain', { ...stored, data: { x: '2' } }, undefined, { handOver: true })).object.data).toStrictEqual({ x: '2' });
+
+    const taken = obj('plain', { y: '1' });
+    await expectStoreError(store.create('/h/plain', taken, { handOver: true }), 'KeyExists');
+    const stale = obj('plain', { y: '2' });
+    await expectStoreError(store.update('/h/plain', stale, base + 1, { handOver: true }), 'Conflict');
+    for (const refused of [taken, stale]) {
+      expect(Object.isFrozen(refused.data)).toBe(false);
+      expect(refused.metadata?.resourceVersion).toBeUndefined();
+    }
+    expect(store.currentRevision()).toBe(base + 3);
+  });
+
   it('reports KeyExists, KeyNotFound and CAS Conflict without consuming a revision', async () => {
     await store.create('/r/a', obj('a'));
     await expectStoreError(store.create('/r/a', obj('a')), 'KeyExists');

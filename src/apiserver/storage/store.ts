@@ -11,6 +11,19 @@
  */
 import type { KObject } from '../../api/meta.js';
 
+/**
+ * How a write may treat the object it is given. Without options the store keeps a copy, and the
+ * caller may go on changing its object.
+ */
+export interface StoreWriteOptions {
+  /**
+   * The caller keeps no reference to the object (it built it for this write and will not read or
+   * change it again): a store may freeze it and keep it as the stored object instead of a copy,
+   * once the write is accepted. A write refused before that (KeyExists, Conflict) leaves it as it was.
+   */
+  handOver?: boolean;
+}
+
 export interface StoredObject {
   key: string;
   object: KObject;
@@ -146,12 +159,12 @@ export interface Store {
    */
   cached?(key: string): StoredObject | undefined;
   /** Fails with KeyExists when the key is present. */
-  create(key: string, object: KObject): Promise<StoredObject>;
+  create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject>;
   /**
    * Replaces the value. With `expectedRevision`, fails with Conflict unless the key's current
    * revision equals it (compare-and-swap). Fails with KeyNotFound when the key is absent.
    */
-  update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject>;
+  update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject>;
   /** Removes the key; the returned object is its last state at the delete's revision. */
   delete(key: string, expectedRevision?: number): Promise<StoredObject>;
 

@@ -90,7 +90,8 @@ export async function persistCreate(
       return obj;
     }
     try {
-      const stored = await scope.env.store.create(key, obj);
+      // `obj` is this create's own (a copy, or a body handed over): the store may keep it.
+      const stored = await scope.env.store.create(key, obj, { handOver: true });
       await scope.env.hooks?.afterCreate?.(stored.object, ctx);
       return stored.object;
     } catch (e) {

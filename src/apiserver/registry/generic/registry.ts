@@ -85,7 +85,7 @@ export class GenericRegistry {
   }
 
   async create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
-    const pending = prepareCreate(this.scope, cloneObject(input), namespace, ctx);
+    const pending = prepareCreate(this.scope, opts.handOver ? input : cloneObject(input), namespace, ctx);
     await admitCreate(this.scope, pending, ctx);
     stampManager(this.scope, pending.obj, undefined, ctx, opts);
     return persistCreate(this.scope, pending, ctx, opts.dryRun);

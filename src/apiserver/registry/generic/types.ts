@@ -58,6 +58,11 @@ export interface WriteOptions {
   subresource?: string;
   /** A server-side apply: the patch already recorded the applier's managedFields entry. */
   apply?: boolean;
+  /**
+   * The object given to create is handed over: the caller built it for this request (a decoded
+   * body) and keeps no reference, so the registry changes and stores it instead of a copy.
+   */
+  handOver?: boolean;
 }
 
 export interface DeleteParams {

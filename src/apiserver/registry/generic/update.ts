@@ -106,7 +106,8 @@ async function commitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: 
     return gone.object;
   }
   if (opts.dryRun) return { ...next, metadata: { ...meta, resourceVersion: cur.object.metadata?.resourceVersion } };
-  return (await scope.env.store.update(key, next, cur.revision)).object;
+  // `next` is this attempt's own (GenericRegistry.updateOnce): the store may keep it.
+  return (await scope.env.store.update(key, next, cur.revision, { handOver: true })).object;
 }
 
 /**

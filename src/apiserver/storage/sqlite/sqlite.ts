@@ -24,7 +24,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { KObject } from '../../../api/meta.js';
-import type { RangeOptions, RangeResult, StoreEvent, StoredObject } from '../store.js';
+import type { RangeOptions, RangeResult, StoreEvent, StoredObject, StoreWriteOptions } from '../store.js';
 import { parseFrozen } from '../frozen.js';
 import { DEFAULT_HISTORY_LIMIT, IndexedStore } from '../indexed-store.js';
 import type { PreparedWrite } from '../mvcc-index.js';
@@ -84,9 +84,9 @@ export class SqliteStore extends IndexedStore {
     return this.afterRetry(options.prefix, () => this.index.range(options), (r) => r.items.some((i) => i.object === UNREAD));
   }
 
-  override update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
-    if (this.unread && this.index.get(key)?.object === UNREAD) return this.writeUnread(key, () => super.update(key, object, expectedRevision));
-    return super.update(key, object, expectedRevision);
+  override update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject> {
+    if (this.unread && this.index.get(key)?.object === UNREAD) return this.writeUnread(key, () => super.update(key, object, expectedRevision, options));
+    return super.update(key, object, expectedRevision, options);
   }
 
   override delete(key: string, expectedRevision?: number): Promise<StoredObject> {
