@@ -9,6 +9,7 @@ import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
 import { h2WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
+import type { WatchResponse } from '../../src/apiserver/storage/etcd/watch-proto.js';
 import { StoreError, type Store, type StoreEvent } from '../../src/apiserver/storage/store.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { trackHandles } from '../helpers/handles.js';
@@ -111,6 +112,82 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     expect(first[2]!.object.metadata?.resourceVersion).toBe(String(first[2]!.revision));
     expect(first[2]!.object.data).toEqual({ v: '2' });
     expect(a.cached(key)).toBeUndefined();
+  });
+
+  it("gives updates and deletes their previous state from what its watch delivered, reading etcd only for a key it had not seen", async () => {
+    const registry = new Registry();
+    const a = await open({ prefix: '/prev' });
+    const b = await open({ prefix: '/prev', metrics: new EtcdMetrics(registry) });
+    const key = (n: string): string => `/registry/core/configmaps/ns/${n}`;
+    const reads = async (): Promise<number> => Number((await registry.metrics()).match(/^etcd_requests_total\{operation="get",type="configmaps"\} (\d+)$/m)?.[1] ?? 0);
+    const v1 = await a.create(key('k'), { ...obj('k'), data: { v: '1' } });
+    const v2 = await a.update(key('k'), { ...obj('k'), data: { v: '2' } }, v1.revision);
+    const other = await a.create(key('other'), { ...obj('other'), data: { v: 'o' } });
+    const seen: StoreEvent[] = [];
+    b.watch('/registry/core/configmaps/', { fromRevision: other.revision, onEvent: (e) => seen.push(e) });
+
+    // Changed before b's watch started, and never read by b: its previous state is read at the revision before.
+    const v3 = await a.update(key('k'), { ...obj('k'), data: { v: '3' } }, v2.revision);
+    await until('the first update', () => seen.length === 1);
+    expect([seen[0]!.type, seen[0]!.prevObject?.data, seen[0]!.prevObject?.metadata?.resourceVersion]).toEqual(['MODIFIED', { v: '2' }, String(v2.revision)]);
+    expect(await reads()).toBe(1);
+    // From then on the watch delivered the previous state itself.
+    const v4 = await a.update(key('k'), { ...obj('k'), data: { v: '4' } }, v3.revision);
+    await a.delete(key('k'), v4.revision);
+    await until('the second update and the delete', () => seen.length === 3);
+    expect(seen[1]!.prevObject).toBe(seen[0]!.object);
+    expect([seen[2]!.type, seen[2]!.object.data, seen[2]!.prevObject]).toEqual(['DELETED', { v: '4' }, seen[1]!.object]);
+    expect(await reads()).toBe(1);
+    // A delete of a key the watch has not seen: its last state is read.
+    await a.delete(key('other'), other.revision);
+    await until('the delete of the other key', () => seen.length === 4);
+    expect([seen[3]!.type, seen[3]!.object.data, seen[3]!.object.metadata?.resourceVersion]).toEqual(['DELETED', { v: 'o' }, String(seen[3]!.revision)]);
+    expect(await reads()).toBe(2);
+
+    // A watch replaying what the first one delivered has etcd send previous values instead.
+    const replayed: StoreEvent[] = [];
+    b.watch('/registry/core/configmaps/', { fromRevision: other.revision, onEvent: (e) => replayed.push(e) });
+    await until('the replay', () => replayed.length === 4);
+    expect(replayed.map((e) => [e.type, e.prevObject?.data])).toEqual([
+      ['MODIFIED', { v: '2' }],
+      ['MODIFIED', { v: '3' }],
+      ['DELETED', { v: '4' }],
+      ['DELETED', { v: 'o' }],
+    ]);
+    expect(await reads()).toBe(2);
+  });
+
+  it('ends a watch with Compacted when the state before an event it must read was compacted meanwhile', async () => {
+    let hold = false;
+    const held: (() => void)[] = [];
+    const b = await open({
+      prefix: '/prevgone',
+      watchTransport: (opts) => {
+        const inner = h2WatchTransport(opts);
+        return {
+          open: () => {
+            const opened = inner.open();
+            const on = opened.call.on.bind(opened.call) as (event: string, listener: (arg: WatchResponse) => void) => void;
+            (opened.call as { on: typeof on }).on = (event, listener) =>
+              on(event, event === 'data' ? (res) => (hold && res.events.length > 0 ? held.push(() => listener(res)) : listener(res)) : listener);
+            return opened;
+          },
+          close: () => inner.close(),
+        };
+      },
+    });
+    const a = await open({ prefix: '/prevgone' });
+    const key = '/registry/core/configmaps/ns/gone';
+    const v1 = await a.create(key, obj('gone'));
+    const errors: StoreError[] = [];
+    b.watch('/registry/core/configmaps/', { fromRevision: v1.revision, onEvent: () => undefined, onError: (e) => errors.push(e) });
+    hold = true;
+    const v2 = await a.update(key, { ...obj('gone'), data: { v: '2' } }, v1.revision);
+    await until('the held update event', () => held.length === 1);
+    await b.compact(v2.revision);
+    for (const deliver of held) deliver();
+    await until('the watch to end', () => errors.length === 1);
+    expect(errors[0]!.code).toBe('Compacted');
   });
 
   it('shares one etcd watch among the watches of a prefix that start at or after what it delivered', async () => {

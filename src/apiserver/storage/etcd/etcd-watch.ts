@@ -1,16 +1,16 @@
 /**
  * A Store watch on the replica's shared etcd watch stream (etcd/watch-stream.ts): etcd's events on
  * the prefix from `fromRevision + 1` as StoreEvents, with previous values (MODIFIED and DELETED carry
- * `prevObject`) and progress notifications (`onProgress`). The stream resumes it across broken
+ * `prevObject`, which the store finds among what it decoded or reads from etcd: shared-watches.ts)
+ * and progress notifications (`onProgress`). The stream resumes it across broken
  * connections and member changes without losing or repeating an event. A start revision older than
  * the compacted history ends the watch with Compacted (410 upstream), as does etcd cancelling it for
  * that reason later; etcd ending it for any other reason ends it with Unavailable (clients watch again).
  */
 import { Range } from 'etcd3';
-import type { Event } from './watch-proto.js';
 import type { KObject } from '../../../api/meta.js';
 import { atRevision } from './etcd-value.js';
-import type { WatchStream } from './watch-stream.js';
+import type { SharedEvent, SharedWatches } from './shared-watches.js';
 import type { StoreEvent, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
 
@@ -20,6 +20,11 @@ export interface EtcdWatchContext {
   toKey: (etcdKey: string) => string;
   /** The object a value of `key` holds at `revision` (decrypted, with encryption at rest; decoded once per store). */
   open: (key: string, etcdKey: string, value: Uint8Array, revision: number) => KObject | Promise<KObject>;
+  /**
+   * The state of `key` before the event at `revision`: the one this replica decoded at `prevRevision`
+   * when it still has it, else read from etcd at `revision - 1` (undefined when there was none).
+   */
+  previous: (key: string, etcdKey: string, revision: number, prevRevision: number | undefined) => KObject | Promise<KObject | undefined> | undefined;
   /** The etcd key was deleted at `revision`. */
   deleted: (etcdKey: string, revision: number) => void;
   options: WatchOptions;
@@ -37,7 +42,7 @@ export class EtcdWatch implements WatchHandle {
   private backlog: Promise<void> | undefined;
 
   constructor(
-    private readonly stream: Pick<WatchStream, 'watch'>,
+    private readonly stream: Pick<SharedWatches, 'watch'>,
     private readonly ctx: EtcdWatchContext,
   ) {}
 
@@ -70,7 +75,7 @@ export class EtcdWatch implements WatchHandle {
     this.handle?.stop();
   }
 
-  private deliver(events: Event[]): void {
+  private deliver(events: SharedEvent[]): void {
     if (this.backlog) this.track(this.backlog.then(() => this.decodeAndDeliver(events)));
     else this.track(this.decodeAndDeliver(events));
   }
@@ -87,7 +92,7 @@ export class EtcdWatch implements WatchHandle {
   }
 
   /** Delivers events in order; a promise when one of them waits for a KMS decrypt. */
-  private decodeAndDeliver(events: Event[]): Promise<void> | undefined {
+  private decodeAndDeliver(events: SharedEvent[]): Promise<void> | undefined {
     let decoded: (StoreEvent | Promise<StoreEvent>)[];
     try {
       decoded = events.map((ev) => this.toEvent(ev));
@@ -111,22 +116,28 @@ export class EtcdWatch implements WatchHandle {
     this.fail(err instanceof StoreError ? err : new StoreError('Unavailable', this.ctx.etcdPrefix, `cannot decode a watched value: ${(err as Error).message}`));
   }
 
-  private toEvent(ev: Event): StoreEvent | Promise<StoreEvent> {
+  private toEvent(ev: SharedEvent): StoreEvent | Promise<StoreEvent> {
     const etcdKey = ev.kv.key.toString();
     const key = this.ctx.toKey(etcdKey);
     const revision = Number(ev.kv.mod_revision);
     const open = this.ctx.open;
-    const prev = ev.prev_kv ? open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    const created = ev.type === 'Put' && ev.kv.create_revision === ev.kv.mod_revision;
+    const prev = ev.prev_kv
+      ? open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision))
+      : created
+        ? undefined
+        : this.ctx.previous(key, etcdKey, revision, ev.prevRevision);
     let object: KObject | Promise<KObject>;
     let type: StoreEvent['type'];
     if (ev.type === 'Delete') {
       this.ctx.deleted(etcdKey, revision);
       // etcd's delete event has no value: the object is the previous state at the delete's revision.
-      object = prev === undefined ? { metadata: { resourceVersion: String(revision) } } : prev instanceof Promise ? prev.then((p) => atRevision(p, revision)) : atRevision(prev, revision);
+      const deletedAt = (p: KObject | undefined): KObject => (p ? atRevision(p, revision) : { metadata: { resourceVersion: String(revision) } });
+      object = prev instanceof Promise ? prev.then(deletedAt) : deletedAt(prev);
       type = 'DELETED';
     } else {
       object = open(key, etcdKey, ev.kv.value, revision);
-      type = ev.kv.create_revision === ev.kv.mod_revision ? 'ADDED' : 'MODIFIED';
+      type = created ? 'ADDED' : 'MODIFIED';
     }
     const build = (o: KObject, p: KObject | undefined): StoreEvent => (p ? { type, key, object: o, prevObject: p, revision } : { type, key, object: o, revision });
     if (object instanceof Promise || prev instanceof Promise) return Promise.all([object, prev]).then(([o, p]) => build(o, p));

@@ -29,6 +29,7 @@ import { WatchStream } from './watch-stream.js';
 import { h2WatchTransport, type WatchTransport } from './watch-transport.js';
 import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
 import { EtcdMembers } from './members.js';
+import { PreviousStates } from './previous-states.js';
 import { RecentObjects } from './recent-objects.js';
 import { SharedWatches } from './shared-watches.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
@@ -75,6 +76,7 @@ export class EtcdStore implements Store {
   private readonly members: EtcdMembers;
   private readonly values: EtcdValues;
   private readonly recent = new RecentObjects();
+  private readonly previous: PreviousStates;
 
   private constructor(
     private readonly kv: EtcdKv,
@@ -84,8 +86,13 @@ export class EtcdStore implements Store {
     this.members = new EtcdMembers(opts);
     const transport = (opts.watchTransport ?? h2WatchTransport)(opts);
     this.stream = new WatchStream(transport, { observe: (revision) => this.observeRevision(revision), logger: opts.logger });
-    this.shared = new SharedWatches(this.stream);
+    this.shared = new SharedWatches(this.stream, () => this.revision);
     this.values = new EtcdValues(opts.transformer);
+    this.previous = new PreviousStates(this.recent, {
+      read: (key, etcdKey, revision) => this.call(key, () => this.kv.range({ key: Buffer.from(etcdKey), revision }), storeErrorOf, 'get').then((res) => res.kvs[0]),
+      open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),
+      closed: () => this.closed,
+    });
   }
 
   /** Connects and reads the current and compacted revisions; fails when etcd cannot be reached. */
@@ -227,6 +234,7 @@ export class EtcdStore implements Store {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
       open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),
+      previous: (key, etcdKey, revision, prevRevision) => this.previous.before(key, etcdKey, revision, prevRevision),
       deleted: (etcdKey, revision) => this.recent.deleted(etcdKey, revision),
       options,
       compacted: () => this.compacted,

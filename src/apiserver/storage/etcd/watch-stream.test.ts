@@ -99,14 +99,15 @@ describe('WatchStream', () => {
     const a = sink();
     const b = sink();
     stream.watch(Buffer.from('/a'), Buffer.from('/a~'), 10, a);
-    stream.watch(Buffer.from('/b'), Buffer.from('/b~'), 20, b);
+    stream.watch(Buffer.from('/b'), Buffer.from('/b~'), 20, b, true);
     expect(transport.calls).toHaveLength(1);
     const call = transport.last;
     // The second create waits for etcd to answer the first: `created` responses carry no key.
     expect(call.creates()).toEqual([{ key: '/a', start: '11' }]);
     call.reply({ watch_id: '7', created: true });
     expect(call.creates()).toEqual([{ key: '/a', start: '11' }, { key: '/b', start: '21' }]);
-    expect(call.sent[0]!.create_request).toMatchObject({ prev_kv: true, progress_notify: true, fragment: true });
+    expect(call.sent[0]!.create_request).toMatchObject({ prev_kv: false, progress_notify: true, fragment: true });
+    expect(call.sent[1]!.create_request).toMatchObject({ prev_kv: true });
     call.reply({ watch_id: '8', created: true });
 
     call.reply({ watch_id: '8', events: [put('/b/x', 21)], revision: 21 });

@@ -36,6 +36,8 @@ interface Watch {
   readonly key: Buffer;
   readonly rangeEnd: Buffer;
   readonly sink: WatchSink;
+  /** Whether etcd sends each event's previous value (shared-watches.ts says when). */
+  readonly prevKv: boolean;
   /** The revision of the last event (or progress) delivered: a resumed watch starts after it. */
   last: number;
   /** etcd's id for this watch on the current stream, once created. */
@@ -66,10 +68,10 @@ export class WatchStream {
     private readonly hooks: WatchStreamHooks,
   ) {}
 
-  /** Watches keys in [key, rangeEnd) from `fromRevision + 1`, with previous values and progress notifications. */
-  watch(key: Buffer, rangeEnd: Buffer, fromRevision: number, sink: WatchSink): { stop(): void } {
+  /** Watches keys in [key, rangeEnd) from `fromRevision + 1`, with progress notifications, and previous values when `prevKv`. */
+  watch(key: Buffer, rangeEnd: Buffer, fromRevision: number, sink: WatchSink, prevKv = false): { stop(): void } {
     if (this.closed) throw new Error('watch stream is closed');
-    const watch: Watch = { key, rangeEnd, sink, last: fromRevision, fragments: [], stopped: false };
+    const watch: Watch = { key, rangeEnd, sink, prevKv, last: fromRevision, fragments: [], stopped: false };
     this.pending.push(watch);
     if (this.call) this.sendNext();
     else if (!this.timer) this.open();
@@ -117,7 +119,7 @@ export class WatchStream {
         key: watch.key,
         range_end: watch.rangeEnd,
         start_revision: watch.last + 1,
-        prev_kv: true,
+        prev_kv: watch.prevKv,
         progress_notify: true,
         fragment: true,
       },

@@ -1,5 +1,9 @@
 import { jest } from '@jest/globals';
-import { GrpcMessages } from './watch-transport.js';
+import { EventEmitter } from 'node:events';
+import http2 from 'node:http2';
+import { ProtoWriter } from './etcd-proto.js';
+import type { WatchResponse } from './watch-proto.js';
+import { GrpcMessages, H2WatchCall } from './watch-transport.js';
 
 /** gRPC's framing of `message`: uncompressed flag, 4-byte big-endian length, the bytes. */
 function frame(message: Buffer, flag = 0): Buffer {
@@ -38,5 +42,34 @@ describe('GrpcMessages', () => {
 
   it('refuses a compressed message', () => {
     expect(() => new GrpcMessages().push(frame(Buffer.from('x'), 1))).toThrow(/compressed/);
+  });
+});
+
+describe('H2WatchCall', () => {
+  /** A WatchResponse for a created watch, framed. */
+  const created = (id: number): Buffer => {
+    const w = new ProtoWriter();
+    w.varint(2, id);
+    w.varint(3, 1);
+    return Buffer.from(w.frame());
+  };
+
+  it('resets the stream at a response it cannot decode and reads nothing after it', () => {
+    const closed: number[] = [];
+    const stream = Object.assign(new EventEmitter(), { writable: true, destroyed: false, rstCode: undefined, close: (code: number) => closed.push(code) });
+    const call = new H2WatchCall(stream as unknown as http2.ClientHttp2Stream);
+    const ids: string[] = [];
+    const errors: string[] = [];
+    call.on('data', (res: WatchResponse) => ids.push(res.watch_id));
+    call.on('error', (err: Error) => errors.push(err.message));
+
+    stream.emit('data', created(5));
+    // A length-delimited field that claims 16 bytes and has none.
+    stream.emit('data', Buffer.concat([frame(Buffer.from([0x0a, 0x10])), created(6)]));
+    stream.emit('data', created(7));
+    stream.emit('close');
+    expect(ids).toEqual(['5']);
+    expect(closed).toEqual([http2.constants.NGHTTP2_INTERNAL_ERROR]);
+    expect(errors).toEqual([expect.stringMatching(/truncated protobuf field/)]);
   });
 });

@@ -50,7 +50,7 @@ export function h2WatchTransport(opts: EtcdClientOptions): WatchTransport {
  * frames complete (one may span several DATA chunks, or a chunk hold several), and the call's end as
  * one 'end' (grpc-status 0) or one 'error'.
  */
-class H2WatchCall extends EventEmitter implements WatchCall {
+export class H2WatchCall extends EventEmitter implements WatchCall {
   private readonly messages = new GrpcMessages();
   private code: number | undefined;
   private details = '';
@@ -88,6 +88,8 @@ class H2WatchCall extends EventEmitter implements WatchCall {
   }
 
   private receive(chunk: Buffer): void {
+    // After a failure the bytes still arriving may start mid-message: none of them is read.
+    if (this.failure) return;
     const responses: WatchResponse[] = [];
     try {
       for (const message of this.messages.push(chunk)) responses.push(decodeWatchResponse(message));
