@@ -56,7 +56,7 @@ export class EtcdWatch implements WatchHandle {
     const range = Range.prefix(this.ctx.etcdPrefix);
     this.handle = this.stream.watch(range.start, range.end, from, {
       events: (events) => this.deliver(events),
-      progress: (revision) => !this.stopped && this.ctx.options.onProgress?.(revision),
+      progress: (revision) => this.progress(revision),
       ended: ({ compactRevision, message }) => {
         if (compactRevision === undefined) {
           this.fail(new StoreError('Unavailable', this.ctx.etcdPrefix, `etcd ended the watch: ${message}`));
@@ -78,6 +78,15 @@ export class EtcdWatch implements WatchHandle {
   private deliver(events: SharedEvent[]): void {
     if (this.backlog) this.track(this.backlog.then(() => this.decodeAndDeliver(events)));
     else this.track(this.decodeAndDeliver(events));
+  }
+
+  /** A progress notification says every event up to `revision` was delivered: it waits behind events still decoding. */
+  private progress(revision: number): void {
+    const tell = (): void => {
+      if (!this.stopped) this.ctx.options.onProgress?.(revision);
+    };
+    if (this.backlog) this.track(this.backlog.then(tell));
+    else tell();
   }
 
   private track(pending: Promise<void> | undefined): void {
