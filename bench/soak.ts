@@ -8,11 +8,14 @@
  * - every acknowledged create is there with its resourceVersion, through both replicas; no create
  *   or swap refused with a definite failure (409, 503) ever appears; unknown outcomes are only counted;
  * - each watcher saw events in resourceVersion order, none twice, and between a list and its next
- *   410 every acknowledged write (no gap), and caught up with the last write at the end;
+ *   410 every acknowledged write (no gap); at the end its events and bookmarks reach the newest
+ *   resourceVersion a list gives (a bookmark: every event up to it was sent, so writes outside the
+ *   namespace count too);
  * - list resourceVersions never went back on either replica, nor one writer's acknowledgements;
  * - the hot object's history (reads and swaps, unknown swaps as such) is linearizable.
  * `make test` runs a short one (test/storage/etcd-soak.test.ts); `bench soak --duration=600` the long one.
  */
+import { Etcd3 } from 'etcd3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,6 +56,8 @@ interface FinalList {
   items: { metadata: { name: string; resourceVersion: string }; data?: { v?: string } }[];
 }
 
+/** etcd's progress notifications and the replicas' bookmarks, both this often. */
+const PROGRESS_S = 1;
 const DEFAULTS: SoakParams = { durationS: 30, seed: 1, createWritersPerReplica: 2, swapWritersPerReplica: 1 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -75,7 +80,9 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
   const replicaExits: string[] = [];
 
   const t0 = performance.now();
-  const etcd = await startEtcd({ members: 3 });
+  // A watcher that has caught up learns of revisions outside its namespace (the kubernetes Service the
+  // replicas rewrite, for one) from bookmarks, which follow etcd's progress notifications.
+  const etcd = await startEtcd({ members: 3, progressNotifyInterval: `${PROGRESS_S}s` });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'soak-'));
   const proxies: TcpProxy[][] = [];
   const replicas: ApiServerProcess[] = [];
@@ -86,7 +93,7 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
     }
     // Both start together on one empty data directory, as a Deployment's replicas do.
     // Settled, not Promise.all: a replica that started is kept for the `finally` to stop even when the other failed.
-    const started = await Promise.allSettled(proxies.map((ps) => startApiServerProcess({ storage: 'etcd', etcdServers: ps.map((x) => `http://${x.address}`), dataDir })));
+    const started = await Promise.allSettled(proxies.map((ps) => startApiServerProcess({ storage: 'etcd', etcdServers: ps.map((x) => `http://${x.address}`), dataDir, args: ['--bookmark-interval-ms', String(PROGRESS_S * 1000)] })));
     for (const s of started) if (s.status === 'fulfilled') replicas.push(s.value);
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
@@ -130,7 +137,7 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
     if (finals.length < clients.length) rec.violations.push('a replica does not list after the faults healed');
     if (finals.length === 0) throw new Error(`no replica serves after the faults: ${replicaExits.join('; ')}`);
     const newest = Math.max(...finals.map((f) => Number(f.metadata.resourceVersion)));
-    for (const [i, w] of watchers.entries()) await until(`watcher ${i} to reach ${newest}`, () => w.position >= newest, 30_000, rec.violations);
+    await catchUp(watchers, newest, etcd.endpoints, rec.violations);
     watchersDone = true;
     for (const w of watchers) w.stop();
     await Promise.all([...watching, ...probing]);
@@ -163,6 +170,28 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
   }
 }
 
+/** Each watcher reaches `newest` within 30 s, or the violation names what etcd holds past its position. */
+async function catchUp(watchers: Watcher[], newest: number, endpoints: string[], violations: string[]): Promise<void> {
+  for (const [i, w] of watchers.entries()) {
+    const before = violations.length;
+    await until(`watcher ${i} to reach ${newest}`, () => w.position >= newest, 30_000, violations);
+    if (violations.length > before) violations.push(`watcher ${i} at ${w.position}; written after it: ${await writtenAfter(endpoints, w.position)}`);
+  }
+}
+
+/** The keys etcd holds with a mod revision above `revision`. */
+async function writtenAfter(endpoints: string[], revision: number): Promise<string> {
+  const client = new Etcd3({ hosts: endpoints });
+  try {
+    const res = await client.getAll().prefix('/registry/').exec();
+    const after = res.kvs.filter((kv) => Number(kv.mod_revision) > revision).map((kv) => `${kv.key.toString()}@${kv.mod_revision}`);
+    return after.length ? after.slice(0, 10).join(', ') : `nothing (etcd at ${res.header.revision})`;
+  } catch (err) {
+    return `unknown (${(err as Error).message})`;
+  } finally {
+    client.close();
+  }
+}
 
 function check(rec: Records, finals: FinalList[], watchers: Watcher[]): Pick<SoakResult, 'creates' | 'swaps'> {
   const creates = rec.writes.filter((w) => w.name !== 'hot');

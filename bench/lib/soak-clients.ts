@@ -135,9 +135,10 @@ interface WatchEvent {
 }
 
 /**
- * Follows the namespace through one replica: a watch that ends is resumed from the last
- * resourceVersion seen; a 410 closes the chain and starts a new one from a fresh list. Events must
- * come in resourceVersion order with none repeated.
+ * Follows the namespace through one replica, with bookmarks: a watch that ends is resumed from the
+ * last resourceVersion seen (an event's or a bookmark's); a 410 closes the chain and starts a new
+ * one from a fresh list. Events must come in resourceVersion order with none repeated, and none at
+ * or below a bookmark.
  */
 export class Watcher {
   readonly chains: Chain[] = [];
@@ -186,7 +187,7 @@ export class Watcher {
     let live = true;
     let handle: { close(): void };
     try {
-      const path = `${NS_PATH}?watch=1&resourceVersion=${chain.to}`;
+      const path = `${NS_PATH}?watch=1&allowWatchBookmarks=true&resourceVersion=${chain.to}`;
       handle = await this.client.stream(path, (line) => live && this.receive(chain, line as WatchEvent, wake), undefined, wake);
     } catch {
       return sleep(200);
@@ -209,7 +210,13 @@ export class Watcher {
       end();
       return;
     }
-    if (ev.type === 'BOOKMARK') return;
+    if (ev.type === 'BOOKMARK') {
+      // Every event up to a bookmark's resourceVersion was sent: the chain covers it, and a resumed watch starts there.
+      const at = Number(ev.object.metadata?.resourceVersion);
+      if (at < chain.to) this.rec.violations.push(`watcher ${this.replica}: bookmark at ${at} after ${chain.to}`);
+      chain.to = Math.max(chain.to, at);
+      return;
+    }
     const rv = Number(ev.object.metadata?.resourceVersion);
     const name = ev.object.metadata?.name ?? '';
     if (rv <= chain.to) this.rec.violations.push(`watcher ${this.replica}: ${ev.type} ${name} at ${rv} after ${chain.to} (repeated or out of order)`);
