@@ -13,6 +13,7 @@ import type { RequestInfo } from '../http/request-info.js';
 import type { RequestAudit } from '../audit/request.js';
 import { queryPretty } from '../http/query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
+import { listJson, partialListJson, partialObjectJson } from '../codec/json-responses.js';
 
 /** Finds fields a body carries that the kind's schema does not know (dotted paths). */
 export type UnknownFieldsHook = (gvk: { group: string; version: string; kind: string }, obj: KObject) => string[];
@@ -57,14 +58,26 @@ function send(scope: RequestScope, status: number, value: unknown, out: Output):
   writeBody(scope.res, status, contentType, body);
 }
 
+/**
+ * A response whose compact JSON is built from its stored objects' encodings (codec/json-responses.ts);
+ * `value` is built only for what needs the value itself: pretty or YAML output, or an audit policy.
+ */
+function sendCompact(scope: RequestScope, status: number, out: Output, value: () => unknown, compact: () => string): void {
+  if (out.kind === 'yaml' || out.pretty) return send(scope, status, value(), out);
+  scope.audit?.responseObject(value());
+  setWarnings(scope.res, scope.ctx.warnings);
+  writeBody(scope.res, status, 'application/json', `${compact()}\n`);
+}
+
 /** A single object, as JSON/YAML, PartialObjectMetadata or (for reads) a one-row Table. */
 export function respondObject(scope: RequestScope, status: number, obj: KObject, allowTable = false): void {
   const out = outputOf(scope, allowTable);
   if (out.kind === 'table') {
     const include = parseIncludeObject(scope.query);
     send(scope, status, tableOf(scope.strategy, [obj], {}, { include, metaVersion: out.metaVersion, now: scope.ctx.now, withColumns: true }), out);
-  } else if (out.kind === 'partial') send(scope, status, partialObject(obj, out.metaVersion), out);
-  else send(scope, status, obj, out);
+  } else if (out.kind === 'partial') {
+    sendCompact(scope, status, out, () => partialObject(obj, out.metaVersion), () => partialObjectJson(obj, out.metaVersion));
+  } else send(scope, status, obj, out);
 }
 
 export function respondList(scope: RequestScope, list: KList): void {
@@ -73,18 +86,14 @@ export function respondList(scope: RequestScope, list: KList): void {
     const include = parseIncludeObject(scope.query);
     send(scope, 200, tableOf(scope.strategy, list.items, list.metadata, { include, metaVersion: out.metaVersion, now: scope.ctx.now, withColumns: true }), out);
   } else if (out.kind === 'partial') {
-    send(
-      scope,
-      200,
-      {
-        kind: 'PartialObjectMetadataList',
-        apiVersion: `meta.k8s.io/${out.metaVersion}`,
-        metadata: list.metadata,
-        items: list.items.map((o) => partialObject(o, out.metaVersion)),
-      },
-      out,
-    );
-  } else send(scope, 200, list, out);
+    const partialList = (): unknown => ({
+      kind: 'PartialObjectMetadataList',
+      apiVersion: `meta.k8s.io/${out.metaVersion}`,
+      metadata: list.metadata,
+      items: list.items.map((o) => partialObject(o, out.metaVersion)),
+    });
+    sendCompact(scope, 200, out, partialList, () => partialListJson(list, out.metaVersion));
+  } else sendCompact(scope, 200, out, () => list, () => listJson(list));
 }
 
 /** Any non-object body (Status, List of deleted items) in JSON or YAML. */

@@ -57,15 +57,20 @@ export class WatchStream {
     this.res.flushHeaders();
   }
 
-  /**
-   * One event line, as JSON.stringify of a WatchEvent gives it, reusing the stored object's
-   * encoding. Initial events (the current state, or the history a resumed watch replays) are written
-   * whatever the socket's state, as a list response would be; the budget applies to the live events
-   * after them.
-   */
+  /** One event of an object that is not stored (a BOOKMARK, an ERROR's Status, a Table row), encoded here. */
   send(type: WatchEventType, object: object, initial = false): void {
     if (this.ended) return;
-    const line = `{"type":${JSON.stringify(type)},"object":${compactJson(object)}}\n`;
+    this.sendLine(`{"type":${JSON.stringify(type)},"object":${compactJson(object)}}\n`, initial);
+  }
+
+  /**
+   * One event line, as JSON.stringify of a WatchEvent gives it (codec/json-responses.ts builds those
+   * of stored objects once for all their watchers). Initial events (the current state, or the history
+   * a resumed watch replays) are written whatever the socket's state, as a list response would be;
+   * the budget applies to the live events after them.
+   */
+  sendLine(line: string, initial = false): void {
+    if (this.ended) return;
     if (!this.blocked || initial) {
       this.add(line);
       return;

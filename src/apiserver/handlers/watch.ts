@@ -3,14 +3,15 @@
  * store events (watch-filter.ts) and the HTTP stream (watch-stream.ts); here the wiring between
  * them, bookmarks, the timeout, and the ends (timeout, disconnect, shutdown, a client too slow).
  */
-import type { KObject, Status } from '../../api/meta.js';
+import type { KObject, Status, WatchEventType } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { errors, toApiError } from '../http/errors.js';
 import { buildSelection, type Selection } from '../registry/generic/selection.js';
 import { type Store, StoreError, type StoreEvent, type WatchHandle, type WatchTrigger } from '../storage/store.js';
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, outputOf } from './scope.js';
-import { type IncludeObject, parseIncludeObject, partialObject, tableOf } from './table.js';
+import { type IncludeObject, parseIncludeObject, tableOf } from './table.js';
+import { type EventRepresentation, eventLine } from '../codec/json-responses.js';
 import { resolveWatchStart } from './watch-start.js';
 import { selectEvent } from './watch-filter.js';
 import { WatchStream } from './watch-stream.js';
@@ -18,23 +19,24 @@ import { WatchStream } from './watch-stream.js';
 /** Upstream picks a random timeout in [min-request-timeout, 2×min-request-timeout], 1800 s by default. */
 const DEFAULT_MIN_TIMEOUT_S = 1800;
 
-/** The representation events carry: the object, its PartialObjectMetadata, or a one-row Table. */
-function encoder(scope: RequestScope): (obj: KObject) => object {
+/** How events carry their object: itself, its PartialObjectMetadata, or a one-row Table (negotiated before the stream starts). */
+type WatchOutput = EventRepresentation | { kind: 'table'; metaVersion: string; include: IncludeObject };
+
+function watchOutput(scope: RequestScope): WatchOutput {
   const out = outputOf(scope, true);
-  const include: IncludeObject = out.kind === 'table' ? parseIncludeObject(scope.query) : 'Metadata';
+  if (out.kind === 'table') return { kind: 'table', metaVersion: out.metaVersion, include: parseIncludeObject(scope.query) };
+  return out.kind === 'partial' ? { kind: 'partial', metaVersion: out.metaVersion } : { kind: 'object' };
+}
+
+/** Sends each event: a stored object's line is shared by the event's watchers; a Table row is this watcher's own. */
+function emitter(scope: RequestScope, out: WatchOutput, stream: WatchStream): (type: WatchEventType, obj: KObject, initial: boolean) => void {
+  if (out.kind !== 'table') return (type, obj, initial) => stream.sendLine(eventLine(type, obj, out), initial);
   let firstTable = true;
-  return (obj) => {
-    if (out.kind === 'table') {
-      const t = tableOf(
-        scope.strategy,
-        [obj],
-        { resourceVersion: obj.metadata?.resourceVersion ?? '' },
-        { include, metaVersion: out.metaVersion, now: new Date(), withColumns: firstTable },
-      );
-      firstTable = false;
-      return t;
-    }
-    return out.kind === 'partial' ? partialObject(obj, out.metaVersion) : obj;
+  return (type, obj, initial) => {
+    const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
+    const t = tableOf(scope.strategy, [obj], meta, { include: out.include, metaVersion: out.metaVersion, now: new Date(), withColumns: firstTable });
+    firstTable = false;
+    stream.send(type, t, initial);
   };
 }
 
@@ -62,7 +64,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     fieldSelector = [fieldSelector, `metadata.name=${info.name}`].filter((s) => s !== '').join(',');
   }
   const selection = buildSelection(scope.strategy, opts.labelSelector, fieldSelector);
-  const wire = encoder(scope);
+  const out = watchOutput(scope);
   const prefix = registry.prefix(info.namespace);
   const start = await resolveWatchStart(registry, prefix, opts, selection);
 
@@ -87,6 +89,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       onOverflow: () => end(true),
     });
     stream.start();
+    const emit = emitter(scope, out, stream);
     void scope.audit?.started(200);
     const untrack = scope.trackWatch(() => end());
     const fail = (err: StoreError): void => {
@@ -99,7 +102,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     });
 
     let progress = start.revision;
-    for (const obj of start.initial) stream.send('ADDED', wire(obj), true);
+    for (const obj of start.initial) emit('ADDED', obj, true);
     if (start.sendInitialEvents && opts.allowWatchBookmarks) stream.bookmark(start.revision, true);
 
     // The history a resumed watch replays is its initial state, like the current state of a list:
@@ -108,7 +111,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     const onEvent = (ev: StoreEvent): void => {
       progress = ev.revision;
       const selected = selectEvent(ev, selection);
-      if (selected) stream.send(selected.type, wire(selected.object), ev.revision <= backlogUntil);
+      if (selected) emit(selected.type, selected.object, ev.revision <= backlogUntil);
     };
     // etcd's progress notifications move the next bookmark past revisions with no event for this watch.
     const onProgress = (revision: number): void => {
