@@ -120,7 +120,7 @@ describe('responses from cached encodings', () => {
       expect(obj.json.data).toEqual({ v: 'two' });
       expect(obj.json.metadata.resourceVersion).toBe(rv);
       for (const accept of [ACCEPT.partialV1, ACCEPT.partialV1beta1]) expect((await get(`${CM}/versions`, accept)).json.metadata.resourceVersion).toBe(rv);
-      const listed = (await get(CM, ACCEPT.json)).json.items?.find((i) => i.metadata.name === 'versions') as { metadata: { resourceVersion: string }; data: unknown };
+      const listed: unknown = (await get(CM, ACCEPT.json)).json.items?.find((i) => i.metadata.name === 'versions');
       expect(listed).toMatchObject({ metadata: { resourceVersion: rv }, data: { v: 'two' } });
       await watch.waitFor(1);
       expect(watch.lines[0]).toBe(`${JSON.stringify({ type: 'MODIFIED', object: JSON.parse(obj.text) as unknown })}\n`);
