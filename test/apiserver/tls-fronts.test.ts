@@ -67,6 +67,22 @@ describe('a server behind TLS fronts', () => {
     }
   });
 
+  it('answers a body too large with its 413 every time, though the connection closes with the body unread', async () => {
+    // The back closed such a connection by destroying its unix socket with the body unread; that
+    // reset the front's side, and about one time in three the front lost the answer (ECONNRESET).
+    const big = 'x'.repeat(3 * 1024 * 1024 + 10);
+    const answers: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      answers.push(
+        await raw(s, 'POST', '/api/v1/namespaces/default/serviceaccounts', { body: big }).then(
+          (r) => `${r.status} ${r.headers.connection}`,
+          (err: NodeJS.ErrnoException) => String(err.code),
+        ),
+      );
+    }
+    expect(answers).toEqual(Array(20).fill('413 close'));
+  });
+
   it('refuses a connection to its fronts\' socket that claims system:masters without the secret', async () => {
     const [socketDir] = frontDirs().filter((d) => !dirsBefore.includes(d));
     expect(socketDir).toBeDefined();

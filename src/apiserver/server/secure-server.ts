@@ -128,7 +128,16 @@ function frontedServer(tls: SecureContextOptions, opts: SecureServingOptions, lo
         serve(socket, connection) {
           logger.debug({ protocol: connection.protocol, remoteAddress: connection.remoteAddress }, 'TLS connection');
           serving.connection(socket, connection.protocol);
-          (connection.protocol === 'h2' && http2 ? http2 : http1).emit('connection', socket);
+          if (connection.protocol === 'h2' && http2) {
+            http2.emit('connection', socket);
+            return;
+          }
+          // node:http ends a connection it answered with Connection: close (a body too large) by
+          // destroying it once the answer is written. A unix socket destroyed with the client's bytes
+          // unread is reset, and the front may then lose the answer before it has read it: end this
+          // side instead, and the front closes the connection once it has the answer (front-worker.ts).
+          socket.destroySoon = () => socket.end();
+          http1.emit('connection', socket);
         },
       });
       void fronts.broken.then(reportBroken);
