@@ -60,7 +60,13 @@ async function loadAverage(): Promise<number> {
 }
 
 /** Runs `op` on A and B in turn from `concurrency` clients until `maxOps` each or `maxMs`; every request must succeed. */
-async function paired(sides: [Side, Side], concurrency: number, maxOps: number, maxMs: number, op: (s: Side, i: number) => Promise<void>): Promise<AbPhase> {
+export async function paired<S extends { server: ApiServerProcess }>(
+  sides: [S, S],
+  concurrency: number,
+  maxOps: number,
+  maxMs: number,
+  op: (s: S, i: number) => Promise<void>,
+): Promise<AbPhase> {
   const before = sides.map((s) => s.server.proc.cpuMs());
   const done = [0, 0];
   let next = 0;
@@ -69,7 +75,7 @@ async function paired(sides: [Side, Side], concurrency: number, maxOps: number, 
     while (next < maxOps * 2 && performance.now() < deadline) {
       const i = next++;
       const k = i % 2;
-      await op(sides[k] as Side, Math.floor(i / 2));
+      await op(sides[k] as S, Math.floor(i / 2));
       done[k] = (done[k] ?? 0) + 1;
     }
   };
@@ -86,7 +92,7 @@ async function startSide(start: Start): Promise<Side> {
 }
 
 /** A's build named by the commit its checkout is at (results are shipped in docs/, paths are not). */
-function buildOf(dir: string): string {
+export function buildOf(dir: string): string {
   try {
     return `commit ${execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
   } catch {
