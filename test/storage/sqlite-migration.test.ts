@@ -59,8 +59,10 @@ describe('SQLite first-format migration', () => {
 
     const after = new Database(file, { readonly: true });
     const tables = after.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const indexes = after.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex%'").pluck().all();
     after.close();
     expect(tables).toEqual(['log', 'meta']);
+    expect(indexes).toEqual([]);
     const again = await SqliteStore.open(file);
     expect(again.currentRevision()).toBe(55);
     expect((await again.range({ prefix: '/registry/' })).items).toHaveLength(kvBefore.length);

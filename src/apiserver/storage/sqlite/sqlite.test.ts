@@ -1,4 +1,5 @@
 /** SqliteStore behaviour across reopen, and its file lock; shared behaviour is in store-conformance.test.ts. */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,6 +53,32 @@ describe('SqliteStore', () => {
     ]);
     expect(events[1]?.prevObject).toBeUndefined();
     expect(events[2]?.prevObject?.metadata?.resourceVersion).toBe('4');
+    await store.close();
+  });
+
+  it('drops the key index earlier files have, and reads and writes them as before', async () => {
+    let store = await SqliteStore.open(file);
+    await store.create('/r/a', obj('a', '1'));
+    await store.update('/r/a', obj('a', '2'));
+    await store.create('/r/b', obj('b', '1'));
+    await store.close();
+    // As the previous release left the file (node:sqlite in a child: see test/helpers/sqlite-rows.ts).
+    const addIndex = "new (require('node:sqlite').DatabaseSync)(process.argv[1]).exec('CREATE INDEX log_key ON log (key, revision)')";
+    execFileSync(process.execPath, ['--no-warnings', '-e', addIndex, file]);
+    const indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex%'";
+    expect(sqliteRows(file, indexes)).toEqual([{ name: 'log_key' }]);
+
+    store = await SqliteStore.open(file);
+    expect(store.currentRevision()).toBe(3);
+    expect((await store.get('/r/a'))?.object.data).toEqual({ v: '2' });
+    expect((await store.update('/r/b', obj('b', '2'))).revision).toBe(4);
+    await store.close();
+    expect(sqliteRows(file, indexes)).toEqual([]);
+    store = await SqliteStore.open(file);
+    expect((await store.range({ prefix: '/r/' })).items.map((i) => [i.key, i.object.data, i.revision])).toEqual([
+      ['/r/a', { v: '2' }, 2],
+      ['/r/b', { v: '2' }, 4],
+    ]);
     await store.close();
   });
 
