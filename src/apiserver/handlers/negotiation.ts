@@ -15,6 +15,7 @@ import { dropNullFields } from '../validation/nulls.js';
 import { goJsonKind } from '../../lib/json.js';
 import { decodeTypeError, unstructuredTypeError } from '../validation/field-types.js';
 import { compactJson } from '../../lib/frozen-json.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF];
@@ -55,8 +56,24 @@ function plainOutput(type: string, pretty: boolean): Output | undefined {
   return undefined;
 }
 
-/** Picks the response representation from the Accept header; 406 when nothing listed is served. */
-export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
+/**
+ * Picks the response representation from the Accept header; 406 when nothing listed is served.
+ * Clients send a handful of Accept values, each request again: the answer to each is remembered
+ * (bounded, as the header is the client's to choose), and shared, hence read-only.
+ */
+export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Readonly<Output> {
+  const key = `${pretty ? 'p' : '-'}${allowTable ? 't' : '-'}${accept ?? ''}`;
+  let out = negotiated.get(key);
+  if (out === undefined) {
+    out = Object.freeze(pickOutput(accept, pretty, allowTable));
+    negotiated.set(key, out);
+  }
+  return out;
+}
+
+const negotiated = new BoundedMap<string, Readonly<Output>>(256);
+
+function pickOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
   const ranges = parseAccept(accept ?? '');
   if (ranges.length === 0) return { kind: 'json', metaVersion: 'v1', pretty };
   for (const r of ranges) {

@@ -9,7 +9,7 @@ export async function handleGet(scope: RequestScope): Promise<void> {
   const { info, query } = scope;
   const name = info.name ?? '';
   const fieldSelector = query.get('fieldSelector') ?? '';
-  const pinned = /(?:^|,)\s*metadata\.name\s*==?\s*([^,]*)/.exec(fieldSelector);
+  const pinned = fieldSelector === '' ? null : /(?:^|,)\s*metadata\.name\s*==?\s*([^,]*)/.exec(fieldSelector);
   if (pinned && (pinned[1] ?? '').trim() !== name) {
     throw errors.badRequest("fieldSelector metadata.name doesn't match requested name");
   }

@@ -47,7 +47,7 @@ export function isPretty(req: IncomingMessage, query: URLSearchParams): boolean 
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
-export function outputOf(scope: RequestScope, allowTable: boolean): Output {
+export function outputOf(scope: RequestScope, allowTable: boolean): Readonly<Output> {
   return negotiateOutput(scope.req.headers.accept, isPretty(scope.req, scope.query), allowTable);
 }
 
