@@ -9,8 +9,11 @@ export interface H2Response {
   json: any;
 }
 
-/** One HTTP/2 connection: the CA that verifies the server, and a client certificate if any. */
-export function h2connect(url: string, tls: { ca: string; cert?: string; key?: string }): Promise<ClientHttp2Session> {
+/**
+ * One HTTP/2 connection: the CA that verifies the server, and a client certificate if any;
+ * `maxSendHeaderBlockLength` lifts node:http2's own 64 KiB bound on the headers this client sends.
+ */
+export function h2connect(url: string, tls: { ca: string; cert?: string; key?: string; maxSendHeaderBlockLength?: number }): Promise<ClientHttp2Session> {
   return new Promise((resolve, reject) => {
     const session = connect(url, { ...tls, ALPNProtocols: ['h2'] });
     session.once('connect', () => {

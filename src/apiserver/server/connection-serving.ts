@@ -8,7 +8,8 @@
  * (CVE-2023-44487, CVE-2023-39325): at most `--http2-max-streams-per-connection` streams (100 for 0,
  * kube-apiserver's own choice), and at most that many handlers running per connection, since a
  * reset stream's work goes on: further requests wait, and a connection with more than four times
- * that many waiting is closed (ENHANCE_YOUR_CALM). Headers are limited to 1 MiB as on HTTP/1.1.
+ * that many waiting is closed (ENHANCE_YOUR_CALM). Headers are limited to 1 MiB as on HTTP/1.1; a
+ * longer HTTP/2 header list is answered 431 on its stream, as Go's server answers it.
  */
 import { constants, type Http2ServerRequest, type Http2ServerResponse, type Http2Session, type ServerOptions as Http2ServerOptions } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,6 +21,19 @@ import type { RequestHandler, SecureServingOptions } from './secure-server.js';
 
 /** kube-apiserver's MaxHeaderBytes (1 MiB): Node's 16 KiB default refused long bearer tokens. */
 const MAX_HEADER_BYTES = 1 << 20;
+/**
+ * Go's HTTP/2 server counts a header list in HTTP/2's units (name, value and 32 octets per field),
+ * allows MaxHeaderBytes plus ten fields' overhead, and answers a longer list 431 on its stream.
+ */
+const MAX_HEADER_LIST_SIZE = MAX_HEADER_BYTES + 10 * 32;
+/**
+ * nghttp2 refuses a stream whose list passes what this side advertises before any handler sees it
+ * (RST_STREAM, no answer), so it advertises twice the limit: a list up to that is read, then
+ * answered 431 as Go's server answers it. A longer one is still refused.
+ */
+const ADVERTISED_HEADER_LIST_SIZE = 2 * MAX_HEADER_LIST_SIZE;
+/** Go's HTTP/2 answer to a header list too long. */
+const HEADER_LIST_TOO_LONG = '<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>';
 
 /** Go's HTTP/2 client's initial limit, which kube-apiserver serves when the flag is 0. */
 export const DEFAULT_HTTP2_MAX_STREAMS = 100;
@@ -85,6 +99,13 @@ function resetSlowBody(req: Http2Request, timeoutMs: number): void {
     if (!stream.closed && stream.state.remoteClose !== 1) stream.close(constants.NGHTTP2_CANCEL);
   }, timeoutMs).unref();
   stream.once('close', () => clearTimeout(timer));
+}
+
+/** The request's header list in HTTP/2's units: each field's name and value plus 32 octets. */
+function headerListSize(rawHeaders: string[]): number {
+  let size = 0;
+  for (const field of rawHeaders) size += field.length;
+  return size + (rawHeaders.length / 2) * 32;
 }
 
 /** node:http2's compatibility request, which the handlers take for node:http's. */
@@ -156,6 +177,12 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
   const serveHttp2 = (req: Http2Request, res: ServerResponse): void => {
     const session = req.stream.session;
     if (!session) return;
+    if (headerListSize(req.rawHeaders) > MAX_HEADER_LIST_SIZE) {
+      res.writeHead(431, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(HEADER_LIST_TOO_LONG);
+      endUnreadBody(req);
+      return;
+    }
     resetSlowBody(req, requestTimeoutMs);
     let state = work.get(session);
     if (!state) work.set(session, (state = { running: 0, waiting: [] }));
@@ -197,7 +224,7 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
     http2Options: {
       // kube-apiserver's frame size (256 KiB, most objects in one frame): nghttp2 accepts at most 8
       // CONTINUATION frames after HEADERS, so 1 MiB of headers needs frames this large.
-      settings: { maxConcurrentStreams: maxStreams, maxHeaderListSize: MAX_HEADER_BYTES, maxFrameSize: 256 * 1024, enablePush: false },
+      settings: { maxConcurrentStreams: maxStreams, maxHeaderListSize: ADVERTISED_HEADER_LIST_SIZE, maxFrameSize: 256 * 1024, enablePush: false },
       // node:http's limit of header fields (maxHeadersCount) instead of HTTP/2's 128.
       maxHeaderListPairs: 2000,
       // A peer that keeps sending frames in error, or streams past the limit, is cut off.
