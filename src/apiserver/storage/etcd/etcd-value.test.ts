@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { KObject } from '../../../api/meta.js';
 import { compactJson } from '../../../lib/frozen-json.js';
-import { decode, encode } from './etcd-value.js';
+import { adopt, decode, encode } from './etcd-value.js';
 
 const text = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
 
@@ -20,6 +20,28 @@ describe('etcd values', () => {
     expect(Object.isFrozen(decoded) && Object.isFrozen(decoded.metadata)).toBe(true);
     expect(compactJson(decoded)).toBe(JSON.stringify(decoded));
     expect(Object.keys(decoded.metadata ?? {}).at(-1)).toBe('resourceVersion');
+  });
+
+  it.each<[string, KObject, boolean]>([
+    ['a typical object', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '3', labels: { x: 'y' } }, data: { k: 'v' } }, true],
+    ['empty metadata', { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: { k: 'v' } }, true],
+    ['no metadata', { kind: 'Bare', data: { k: [1, { a: [] }] } } as unknown as KObject, true],
+    ['a resourceVersion elsewhere', { kind: 'Event', metadata: { name: 'e' }, data: { resourceVersion: '12' } }, false],
+    ['an undefined field', { kind: 'X', metadata: { name: 'u', labels: undefined }, data: { k: 'v' } }, false],
+    ['a Date', { kind: 'X', metadata: { name: 'd' }, data: { at: new Date('2026-01-02T03:04:05Z') } } as unknown as KObject, false],
+  ])('adopts a handed-over %s as decode would read it back', (_, handed, kept) => {
+    const data = handed.data as object;
+    const json = encode(handed);
+    const adopted = adopt(handed, json, 42);
+    const decoded = decode(json, 42);
+    expect(adopted).toStrictEqual(decoded);
+    expect(compactJson(adopted)).toBe(compactJson(decoded));
+    expect(compactJson(adopted)).toBe(JSON.stringify(adopted));
+    expect(Object.isFrozen(adopted) && Object.isFrozen(adopted.metadata) && Object.isFrozen(adopted.data)).toBe(true);
+    expect(adopted.data === data).toBe(kept);
+    // The writer's own top level and metadata are left as they were.
+    expect(Object.isFrozen(handed) || Object.isFrozen(handed.metadata ?? {})).toBe(false);
+    expect(handed.metadata?.resourceVersion).not.toBe('42');
   });
 
   it('serialises a decoded object without stringifying it again', () => {

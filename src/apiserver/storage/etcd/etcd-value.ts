@@ -5,7 +5,8 @@
  * `etcdctl get` shows the same `k8s:enc:...` values).
  */
 import type { KObject } from '../../../api/meta.js';
-import { deepFreeze } from '../../../lib/json.js';
+import { rememberJson } from '../../../lib/frozen-json.js';
+import { deepFreeze, freezePlainJson } from '../../../lib/json.js';
 import { parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 
@@ -60,23 +61,48 @@ function metadataSpan(text: string): { start: number; end: number } | undefined 
 }
 
 /**
+ * `text` (from `encode`) with `"resourceVersion":"revision"` as the last key of its metadata, stamped
+ * where it lies; undefined when its metadata cannot be found in the text, or when it mentions a
+ * resourceVersion anywhere (an Event's involvedObject does).
+ */
+function stampedText(text: string, revision: number): string | undefined {
+  const span = text.includes('"resourceVersion"') ? undefined : metadataSpan(text);
+  if (!span) return undefined;
+  const rv = `"resourceVersion":"${revision}"`;
+  const empty = span.end === span.start + METADATA.length;
+  return `${text.slice(0, span.end)}${empty ? rv : `,${rv}`}${text.slice(span.end)}`;
+}
+
+/**
  * JSON from `encode` as the deep-frozen object with resourceVersion set to `revision` (the last key
  * of its metadata). The text is stamped where it lies and remembered with the object, so responses
  * and watch events send it without serialising the object again, as for the SQLite store's objects.
- * A value whose metadata cannot be found in the text, or that mentions a resourceVersion anywhere
- * (an Event's involvedObject does), is parsed and stamped as an object instead.
+ * A value whose text cannot be stamped (`stampedText`) is parsed and stamped as an object instead.
  */
 export function decode(json: Uint8Array, revision: number): KObject {
   const text = Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
-  const span = text.includes('"resourceVersion"') ? undefined : metadataSpan(text);
-  if (span) {
-    const rv = `"resourceVersion":"${revision}"`;
-    const empty = span.end === span.start + METADATA.length;
-    return parseFrozen(`${text.slice(0, span.end)}${empty ? rv : `,${rv}`}${text.slice(span.end)}`);
-  }
+  const stamped = stampedText(text, revision);
+  if (stamped !== undefined) return parseFrozen(stamped);
   const object = JSON.parse(text) as KObject;
   object.metadata = { ...object.metadata, resourceVersion: String(revision) };
   return deepFreeze(object) as KObject;
+}
+
+/**
+ * What `decode(encode(object), revision)` gives, without parsing: `object` itself under a new top
+ * level and metadata (resourceVersion last), frozen where it stands, with the stamped text remembered
+ * for it, when the writer handed it over (StoreWriteOptions.handOver) and it is plain JSON; otherwise
+ * (an undefined field, a Date, a text `decode` parses) the decode of `json`, which is how the value
+ * reads back. `json` must be `encode(object)`, and `object` unchanged since.
+ */
+export function adopt(object: KObject, json: Buffer, revision: number): KObject {
+  const text = stampedText(json.toString('utf8'), revision);
+  if (text === undefined) return decode(json, revision);
+  const { resourceVersion: _, ...metadata } = object.metadata ?? {};
+  const stamped: KObject = { ...object, metadata: { ...metadata, resourceVersion: String(revision) } };
+  if (!freezePlainJson(stamped)) return parseFrozen(text);
+  rememberJson(stamped, text);
+  return stamped;
 }
 
 /** A decoded object as it reads at another revision (a deleted one at the delete's). */

@@ -23,7 +23,7 @@ import type { KeyValue, ResponseHeader, TxnRequest, TxnResponse } from './etcd-p
 import { EtcdKv } from './kv-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
-import { decode, encode, EtcdValues } from './etcd-value.js';
+import { adopt, decode, encode, EtcdValues } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { WatchStream } from './watch-stream.js';
 import { h2WatchTransport, type WatchTransport } from './watch-transport.js';
@@ -32,7 +32,7 @@ import { EtcdMembers } from './members.js';
 import { PreviousStates } from './previous-states.js';
 import { RecentObjects } from './recent-objects.js';
 import { SharedWatches } from './shared-watches.js';
-import type { RangeOptions, RangeResult, Store, StoredObject, WatchHandle, WatchOptions } from '../store.js';
+import type { RangeOptions, RangeResult, Store, StoredObject, StoreWriteOptions, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
 import type { ValueTransformer } from '../value-transformer.js';
 
@@ -137,7 +137,7 @@ export class EtcdStore implements Store {
     return this.values.isStale(key, kv.value) ? { ...stored, stale: true } : stored;
   }
 
-  async create(key: string, object: KObject): Promise<StoredObject> {
+  async create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject> {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
@@ -151,10 +151,10 @@ export class EtcdStore implements Store {
       const cur = res.responses[0]?.response_range?.kvs[0];
       throw new StoreError('KeyExists', key, `key ${key} already exists`, cur ? Number(cur.mod_revision) : undefined);
     }
-    return this.written(key, etcdKey, json, Number(res.header.revision));
+    return this.written(key, etcdKey, json, Number(res.header.revision), options?.handOver ? object : undefined);
   }
 
-  async update(key: string, object: KObject, expectedRevision?: number): Promise<StoredObject> {
+  async update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject> {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
@@ -165,7 +165,7 @@ export class EtcdStore implements Store {
       failure: [{ request_range: { key: etcdKey } }],
     });
     if (!res.succeeded) throw this.failedCas(key, res, expectedRevision);
-    return this.written(key, etcdKey, json, Number(res.header.revision));
+    return this.written(key, etcdKey, json, Number(res.header.revision), options?.handOver ? object : undefined);
   }
 
   /**
@@ -334,11 +334,11 @@ export class EtcdStore implements Store {
     });
   }
 
-  /** What a create or update stored: `json` as written at `revision`. */
-  private written(key: string, etcdKey: Buffer, json: Buffer, revision: number): StoredObject {
+  /** What a create or update stored: `json` (the encoding of `handedOver`, when the writer gave it up) as written at `revision`. */
+  private written(key: string, etcdKey: Buffer, json: Buffer, revision: number, handedOver: KObject | undefined): StoredObject {
     const k = etcdKey.toString();
     // etcd often sends the write's watch event before its reply, and the watch has decoded it then.
-    const object = this.recent.at(k, revision)?.object ?? decode(json, revision);
+    const object = this.recent.at(k, revision)?.object ?? (handedOver ? adopt(handedOver, json, revision) : decode(json, revision));
     this.recent.saw(k, { object, revision });
     return { key, object, revision };
   }
