@@ -103,6 +103,18 @@ describe('node graph', () => {
     await store.close();
   });
 
+  it('relates a mirror pod to its node and nothing it names, as upstream adds no edges for one', async () => {
+    const store = new MemoryStore();
+    const graph = new NodeGraph(store);
+    await untilReady(graph);
+    await store.create(podKey('a', 'm'), pod('a', 'm', 'n1', { secret: 's', cm: 'c', sa: 'default' }, true));
+    const related = (kind: RelatedKind, name: string): boolean => graph.related('n1', kind, 'a', name);
+    expect([related('pods', 'm'), related('secrets', 's'), related('configmaps', 'c'), related('serviceaccounts', 'default')]).toEqual([true, false, false, false]);
+    expect(await storeRelations(objectReader(store)).related('n1', 'secrets', 'a', 's')).toBe(false);
+    graph.stop();
+    await store.close();
+  });
+
   it('finds a Secret named by any volume source upstream reads, by env, envFrom and pull secrets, in every kind of container', () => {
     const sources = [
       { secret: { secretName: 's1' } },
