@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import type { KObject, WatchEventType } from '../../api/meta.js';
 import { parseFrozen } from '../storage/frozen.js';
 import { partialObject } from '../handlers/table.js';
-import { eventLine, listJson, partialListJson, partialObjectJson, type EventRepresentation } from './json-responses.js';
+import { encodeLine, eventLine, listJson, partialListJson, partialObjectJson, type EventRepresentation } from './json-responses.js';
 
 /** A stored object as the stores hand it out: parsed from its JSON text, deep-frozen, the text remembered. */
 const stored = (name: string, rv: string, extra: Record<string, unknown> = {}): KObject =>
@@ -62,7 +62,10 @@ describe('JSON responses from stored objects', () => {
 
   it.each(representations)('a watch event line carrying %s is exactly JSON.stringify of the event', (_, r) => {
     for (const type of ['ADDED', 'MODIFIED', 'DELETED'] as WatchEventType[]) {
-      for (const obj of items as KObject[]) expect(eventLine(type, obj, r)).toBe(`${JSON.stringify({ type, object: wire(obj, r) })}\n`);
+      for (const obj of items as KObject[]) {
+        expect(eventLine(type, obj, r)).toBe(`${JSON.stringify({ type, object: wire(obj, r) })}\n`);
+        expect(encodeLine(type, obj, r)).toBe(`${JSON.stringify({ type, object: wire(obj, r) })}\n`);
+      }
     }
   });
 

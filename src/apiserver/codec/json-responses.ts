@@ -60,7 +60,10 @@ function forgetTurn(): void {
   forgetScheduled = false;
 }
 
-/** One watch event as a line of the stream: `JSON.stringify({ type, object: representation of obj }) + '\n'`. */
+/**
+ * One watch event as a line of the stream: `JSON.stringify({ type, object: representation of obj }) + '\n'`,
+ * shared with the other watchers of the event in this turn.
+ */
 export function eventLine(type: WatchEventType, obj: KObject, representation: EventRepresentation): string {
   if (!Object.isFrozen(obj)) return encodeLine(type, obj, representation);
   const key = representation.kind === 'object' ? type : `${type} ${representation.metaVersion}`;
@@ -77,7 +80,12 @@ export function eventLine(type: WatchEventType, obj: KObject, representation: Ev
   return line;
 }
 
-function encodeLine(type: WatchEventType, obj: KObject, representation: EventRepresentation): string {
+/**
+ * The same line, not kept for other watchers: a watch's initial events (the current state, or the
+ * history a resumed watch replays) are its own, and keeping a whole list's lines to the end of the
+ * turn would hold a second copy of it.
+ */
+export function encodeLine(type: WatchEventType, obj: KObject, representation: EventRepresentation): string {
   const object = representation.kind === 'object' ? compactJson(obj) : partialObjectJson(obj, representation.metaVersion);
   return `{"type":${JSON.stringify(type)},"object":${object}}\n`;
 }

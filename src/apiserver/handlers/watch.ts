@@ -11,7 +11,7 @@ import { type Store, StoreError, type StoreEvent, type WatchHandle, type WatchTr
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, outputOf } from './scope.js';
 import { type IncludeObject, parseIncludeObject, tableOf } from './table.js';
-import { type EventRepresentation, eventLine } from '../codec/json-responses.js';
+import { type EventRepresentation, encodeLine, eventLine } from '../codec/json-responses.js';
 import { resolveWatchStart } from './watch-start.js';
 import { selectEvent } from './watch-filter.js';
 import { WatchStream } from './watch-stream.js';
@@ -30,7 +30,7 @@ function watchOutput(scope: RequestScope): WatchOutput {
 
 /** Sends each event: a stored object's line is shared by the event's watchers; a Table row is this watcher's own. */
 function emitter(scope: RequestScope, out: WatchOutput, stream: WatchStream): (type: WatchEventType, obj: KObject, initial: boolean) => void {
-  if (out.kind !== 'table') return (type, obj, initial) => stream.sendLine(eventLine(type, obj, out), initial);
+  if (out.kind !== 'table') return (type, obj, initial) => stream.sendLine(initial ? encodeLine(type, obj, out) : eventLine(type, obj, out), initial);
   let firstTable = true;
   return (type, obj, initial) => {
     const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
