@@ -23,6 +23,13 @@ const ALICE = 'alice-token';
 /** A token whose authentication waits until the test lets it finish. */
 const LEAVING = 'leaving-token';
 const alice: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
+const tokens = staticTokenAuthenticator(
+  new Map([
+    [ADMIN, ADMIN_USER],
+    [ALICE, alice],
+    [LEAVING, alice],
+  ]),
+);
 
 const configMap = (name: string): unknown => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
 
@@ -42,13 +49,6 @@ describe.each(MODES)('with %s', (_mode, flowControl) => {
 
   beforeAll(async () => {
     store = new GatedStore();
-    const tokens = staticTokenAuthenticator(
-      new Map([
-        [ADMIN, ADMIN_USER],
-        [ALICE, alice],
-        [LEAVING, alice],
-      ]),
-    );
     const authenticator: Authenticator = {
       async authenticate(req) {
         if (req.headers.authorization === `Bearer ${LEAVING}`) {
@@ -114,15 +114,9 @@ describe('the queue wait', () => {
 
   beforeAll(async () => {
     store = new GatedStore();
-    const authenticator = staticTokenAuthenticator(
-      new Map([
-        [ADMIN, ADMIN_USER],
-        [ALICE, alice],
-      ]),
-    );
     // One workload seat and one queue of one; --request-timeout 2 s lets a queued request wait 500 ms.
     const flowControl = { maxRequestsInflight: 1, maxMutatingRequestsInflight: 0, queuing: { workload: { queues: 1, queueLengthLimit: 1, handSize: 1 } } };
-    s = await startTestServer({ store, authenticator, flowControl, requestDeadlineMs: 2_000 });
+    s = await startTestServer({ store, authenticator: tokens, flowControl, requestDeadlineMs: 2_000 });
     target = { url: s.url, caPem: s.caPem, admin: { token: ADMIN } };
   });
   afterAll(async () => {
