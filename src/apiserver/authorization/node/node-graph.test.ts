@@ -189,6 +189,27 @@ describe('Node authorizer over the graph', () => {
     await Promise.all([watched.close(), store.close()]);
   });
 
+  it('shares one list per namespace among the denies it confirms together, and never lends a read begun before a question', async () => {
+    const watched = new TrailingStore();
+    const graph = new NodeGraph(watched);
+    const store = new MemoryStore();
+    const { reader, reads } = countedReader(store);
+    const authorizer = createNodeAuthorizer({ objects: reader, graph });
+    await untilReady(graph);
+    await store.create(podKey('b', 'p'), pod('b', 'p', 'n1', { secret: 's' }));
+    const asked = Array.from({ length: 50 }, (_, i) => authorizer.authorize({ ...getSecret(i % 5 === 0 ? 's' : `t${i}`), namespace: i % 2 ? 'a' : 'b' }));
+    const allowed = (await Promise.all(asked)).map((d, i) => (d.allowed ? i : -1)).filter((i) => i >= 0);
+    // Pod b/p names s: the questions for s in b are allowed, those for s in a are not.
+    expect([allowed, reads()]).toEqual([[0, 10, 20, 30, 40], 2]);
+    const first = authorizer.authorize(getSecret('late'));
+    await new Promise((r) => setImmediate(r));
+    await store.create(podKey('a', 'q'), pod('a', 'q', 'n1', { secret: 'late' }));
+    expect((await authorizer.authorize(getSecret('late'))).allowed).toBe(true);
+    await first;
+    graph.stop();
+    await Promise.all([watched.close(), store.close()]);
+  });
+
   it('reads the store until the graph has listed the pods', async () => {
     const store = new BreakableStore();
     await store.create(podKey('a', 'p'), pod('a', 'p', 'n1', { secret: 's' }));

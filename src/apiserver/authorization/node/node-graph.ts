@@ -40,14 +40,32 @@ export interface NodeRelations {
   related(nodeName: string, kind: RelatedKind, namespace: string, name: string): boolean | Promise<boolean>;
 }
 
-/** The relations as the store holds them, each question a read (a list of the namespace's pods for referenced kinds). */
+/**
+ * The relations as the store holds them, each question a read: the object for pods and
+ * PodCertificateRequests, the namespace's pods for what pods name. Those lists are shared by the
+ * questions asked before the next turn of the event loop, when they start (so after every one of
+ * those questions was asked, and every pod acknowledged before it is seen): a stream of refused GETs
+ * from a node on etcd costs a list per namespace and turn, not per request.
+ */
 export function storeRelations(objects: ObjectReader): NodeRelations {
+  let batch: Promise<Map<string, Promise<Pod[]>>> | undefined;
+  const podsOf = async (namespace: string): Promise<Pod[]> => {
+    batch ??= new Promise((resolve) =>
+      setImmediate(() => {
+        batch = undefined;
+        resolve(new Map());
+      }),
+    );
+    const lists = await batch;
+    let pods = lists.get(namespace);
+    if (!pods) lists.set(namespace, (pods = objects.list(PODS, namespace)));
+    return pods;
+  };
   return {
     async related(nodeName, kind, namespace, name) {
       if (kind === 'pods') return ((await objects.get(PODS, namespace, name))?.spec?.nodeName ?? '') === nodeName;
       if (kind === 'podcertificaterequests') return ((await objects.get(PCRS, namespace, name))?.spec?.nodeName ?? '') === nodeName;
-      const pods = await objects.list(PODS, namespace);
-      return pods.some((p) => p.spec?.nodeName === nodeName && podGrants(p, kind).has(name));
+      return (await podsOf(namespace)).some((p) => p.spec?.nodeName === nodeName && podGrants(p, kind).has(name));
     },
   };
 }
