@@ -36,8 +36,14 @@ export type EncodeValue = (key: string, json: string) => Uint8Array | undefined;
 
 export class MvccIndex {
   private readonly current = new Map<string, StoredObject>();
-  /** The keys of `current`, sorted (UTF-16 code unit order, as JS compares strings). */
-  private readonly keys: string[] = [];
+  /** The keys of `current` but `added`, sorted (UTF-16 code unit order, as JS compares strings); see `ordered`. */
+  private keys: string[] = [];
+  /**
+   * Keys created since the last read that needed the order, not in `keys` yet: a create costs no
+   * binary search and no splice (O(n) for a key in the middle, as generated names are); the next
+   * ordered read sorts them in at once, for all the creates before it.
+   */
+  private added: string[] = [];
   /** Events in revision order; `history[head]` has revision `compacted + 1`. */
   private history: StoreEvent[] = [];
   /** The kept history's revisions by directory, for watch backlogs. */
@@ -147,15 +153,25 @@ export class MvccIndex {
   }
 
   private setCurrent(event: StoreEvent): void {
-    const index = lowerBound(this.keys, event.key);
-    const present = this.keys[index] === event.key;
+    const { key } = event;
     if (event.type === 'DELETED') {
-      this.current.delete(event.key);
-      if (present) this.keys.splice(index, 1);
+      if (!this.current.delete(key)) return;
+      const keys = this.ordered();
+      const index = lowerBound(keys, key);
+      if (keys[index] === key) keys.splice(index, 1);
       return;
     }
-    this.current.set(event.key, Object.freeze({ key: event.key, object: event.object, revision: event.revision }));
-    if (!present) this.keys.splice(index, 0, event.key);
+    if (!this.current.has(key)) this.added.push(key);
+    this.current.set(key, Object.freeze({ key, object: event.object, revision: event.revision }));
+  }
+
+  /** Every current key in order: `keys` with `added` merged in. */
+  private ordered(): string[] {
+    if (this.added.length > 0) {
+      this.keys = mergeSorted(this.keys, this.added.sort(compareKeys));
+      this.added = [];
+    }
+    return this.keys;
   }
 
   /**
@@ -164,7 +180,7 @@ export class MvccIndex {
    */
   restore(current: StoredObject[], events: StoreEvent[], revision: number): void {
     for (const item of current) this.current.set(item.key, Object.freeze(item));
-    this.keys.push(...[...this.current.keys()].sort(compareKeys));
+    this.keys = [...this.current.keys()].sort(compareKeys);
     const kept = events.slice(Math.max(0, events.length - this.historyLimit));
     const first = kept[0]?.revision ?? revision + 1;
     kept.forEach((event, i) => {
@@ -215,10 +231,11 @@ export class MvccIndex {
     }
     if (at < this.compacted) throw this.compactedError(prefix, at);
     if (at === this.rev) {
+      const keys = this.ordered();
       const [first, last] = this.bounds(prefix);
-      const start = after === undefined ? first : Math.max(first, upperBound(this.keys, after));
+      const start = after === undefined ? first : Math.max(first, upperBound(keys, after));
       const end = limit && limit > 0 ? Math.min(last, start + limit) : last;
-      const items = this.keys.slice(start, end).map((key) => this.current.get(key)!);
+      const items = keys.slice(start, end).map((key) => this.current.get(key)!);
       return { items, revision: at, remaining: last - end };
     }
     const past = this.stateAt(at, prefix);
@@ -237,8 +254,9 @@ export class MvccIndex {
 
   /** The index range of the current keys under `prefix` (they are contiguous in key order). */
   private bounds(prefix: string): [number, number] {
-    const start = lowerBound(this.keys, prefix);
-    return [start, partitionPoint(this.keys.length, (i) => this.keys[i]!.startsWith(prefix), start)];
+    const keys = this.ordered();
+    const start = lowerBound(keys, prefix);
+    return [start, partitionPoint(keys.length, (i) => keys[i]!.startsWith(prefix), start)];
   }
 
   /** The values under `prefix` as of revision `at`, by undoing the events after it. */
@@ -252,8 +270,9 @@ export class MvccIndex {
     }
     const state = new Map<string, StoredObject>();
     const [first, last] = this.bounds(prefix);
+    const keys = this.ordered();
     for (let i = first; i < last; i++) {
-      const key = this.keys[i]!;
+      const key = keys[i]!;
       if (!undone.has(key)) state.set(key, this.current.get(key)!);
     }
     for (const [key, value] of undone) if (value) state.set(key, value);
@@ -272,6 +291,18 @@ export class MvccIndex {
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One sorted array of two (no key in both). */
+function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
+  const out = new Array<string>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! < b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 /** First index whose key is >= `key`. */

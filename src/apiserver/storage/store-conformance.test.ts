@@ -232,6 +232,18 @@ function conformance(open: Factory, compactTo: CompactTo): void {
       if (model.has(key) && (await store.get(key)) === undefined) model.delete(key);
       else model.set(key, value);
       states.push(new Map(model));
+      // Ordered reads between writes: creates, deletes and reads interleave in every order.
+      if (i % 3 === 0) {
+        const keys = [...model.keys()].sort();
+        expect((await store.range({ prefix: '/m/' })).items.map((item) => item.key)).toEqual(keys);
+        expect(await store.count('/m/')).toBe(keys.length);
+        const [, second] = keys;
+        if (second !== undefined) {
+          const page = await store.range({ prefix: '/m/', after: second, limit: 2 });
+          expect(page.items.map((item) => item.key)).toEqual(keys.slice(2, 4));
+          expect(page.remaining).toBe(Math.max(0, keys.length - 4));
+        }
+      }
     }
     for (let rev = 1; rev <= store.currentRevision() - base; rev += 7) {
       const seen = new Map<string, string>();
