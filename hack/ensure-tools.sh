@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The system tools some test suites start (etcd, prometheus/promtool, Go with sprig for the chart renderer,
-# the official Kubernetes Python client for the client-compatibility suite, jq for docs/audit.md's queries).
+# the official Kubernetes Python client for the client-compatibility suite, jq for docs/audit.md's queries,
+# perl for the getsockopt that Node lacks in the TLS fronts' suite).
 # Installs what is missing with apt when this is root on Debian; otherwise says in one line what to install.
 # With CI set, a tool that is still missing is a failure, never a silent skip.
 set -euo pipefail
@@ -16,6 +17,7 @@ needs=(
   "$gocode/sigs.k8s.io/yaml:golang-k8s-sigs-yaml-dev"
   "/usr/lib/python3/dist-packages/kubernetes:python3-kubernetes"
   "jq:jq"
+  "perl:perl-base"
 )
 present() { if [[ $1 == /* ]]; then [[ -e $1 ]]; else command -v "$1" >/dev/null 2>&1; fi; }
 missing() { local n; for n in "${needs[@]}"; do present "${n%%:*}" || echo "${n##*:}"; done | sort -u; }

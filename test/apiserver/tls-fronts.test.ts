@@ -6,10 +6,11 @@
  * fronted: KUBE_IDENTITY_TEST_FRONTS=2, test/helpers/server.ts.)
  */
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import os from 'node:os';
+import { connect as tlsConnect } from 'node:tls';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { encodePreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
@@ -27,6 +28,34 @@ const frontDirs = (): string[] =>
   readdirSync(os.tmpdir())
     .filter((d) => d.startsWith('kube-identity-fronts-'))
     .map((d) => path.join(os.tmpdir(), d));
+
+/** A port of /proc/net/tcp's `address:port` (hexadecimal). */
+const portOf = (address: string | undefined): number => Number.parseInt(address?.split(':')[1] ?? '', 16);
+
+/**
+ * TCP_NODELAY of this process's own socket for the connection from 127.0.0.1:`clientPort` to
+ * `serverPort` (a front thread's, threads sharing the process's descriptors), read by getsockopt in
+ * a child given that descriptor: Node has no getter. Perl, as Debian's essential perl-base has it.
+ */
+function serverNoDelay(serverPort: number, clientPort: number): string {
+  const row = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .find((f) => portOf(f[1]) === serverPort && portOf(f[2]) === clientPort);
+  const socket = `socket:[${row?.[9]}]`;
+  const fd = readdirSync('/proc/self/fd').find((d) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${d}`) === socket;
+    } catch {
+      return false;
+    }
+  });
+  if (fd === undefined) throw new Error(`no descriptor of this process holds the connection from port ${clientPort}`);
+  const perl = 'use Socket qw(IPPROTO_TCP TCP_NODELAY); open(my $s, "+<&=", 3) or die $!; print unpack("i", getsockopt($s, IPPROTO_TCP, TCP_NODELAY) // die $!);';
+  const out = spawnSync('perl', ['-e', perl], { stdio: ['ignore', 'pipe', 'pipe', Number(fd)], encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`perl: ${out.error?.message ?? out.stderr}`);
+  return out.stdout;
+}
 
 describe('a server behind TLS fronts', () => {
   let s: TestServer;
@@ -81,6 +110,19 @@ describe('a server behind TLS fronts', () => {
       );
     }
     expect(answers).toEqual(Array(20).fill('413 close'));
+  });
+
+  it.each(['http/1.1', 'h2'])('turns Nagle\'s algorithm off on a fronted %s connection, as node:http does on its own', async (protocol) => {
+    // With it on, HTTP/2's small frames waited for the client's delayed ACK (7x slower).
+    const port = Number(new URL(s.url).port);
+    const client = tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: [protocol] });
+    try {
+      await new Promise((resolve, reject) => client.once('secureConnect', resolve).once('error', reject));
+      expect(client.alpnProtocol).toBe(protocol);
+      expect(serverNoDelay(port, client.localPort!)).toBe('1');
+    } finally {
+      client.destroy();
+    }
   });
 
   it('refuses a connection to its fronts\' socket that claims system:masters without the secret', async () => {
