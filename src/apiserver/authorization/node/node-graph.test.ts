@@ -151,6 +151,17 @@ describe('Node authorizer over the graph', () => {
   const node1: UserInfo = { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
   const getSecret = (name: string) => ({ user: node1, verb: 'get', apiGroup: '', resource: 'secrets', namespace: 'a', name });
 
+  /** An authorizer whose graph watches an empty trailing store (`watched`): what `store` holds has not reached it. */
+  const trailing = async () => {
+    const watched = new TrailingStore();
+    const graph = new NodeGraph(watched);
+    const store = new MemoryStore();
+    const { reader, reads } = countedReader(store);
+    const authorizer = createNodeAuthorizer({ objects: reader, graph });
+    await untilReady(graph);
+    return { watched, graph, store, reads, authorizer };
+  };
+
   it('decides from memory alone where the store delivers before it acknowledges: no read for an allow or a deny', async () => {
     const store = new MemoryStore();
     const graph = new NodeGraph(store);
@@ -169,13 +180,7 @@ describe('Node authorizer over the graph', () => {
   });
 
   it('confirms a deny against the store where the graph may trail it, so a pod bound a moment ago is never refused', async () => {
-    // The graph watches an empty trailing store: what `store` holds has not reached it.
-    const watched = new TrailingStore();
-    const graph = new NodeGraph(watched);
-    const store = new MemoryStore();
-    const { reader, reads } = countedReader(store);
-    const authorizer = createNodeAuthorizer({ objects: reader, graph });
-    await untilReady(graph);
+    const { watched, graph, store, reads, authorizer } = await trailing();
     expect(graph.current()).toBe(false);
     await store.create(podKey('a', 'p'), pod('a', 'p', 'n1', { secret: 's' }));
     expect((await authorizer.authorize(getSecret('s'))).allowed).toBe(true);
@@ -190,12 +195,7 @@ describe('Node authorizer over the graph', () => {
   });
 
   it('shares one list per namespace among the denies it confirms together, and never lends a read begun before a question', async () => {
-    const watched = new TrailingStore();
-    const graph = new NodeGraph(watched);
-    const store = new MemoryStore();
-    const { reader, reads } = countedReader(store);
-    const authorizer = createNodeAuthorizer({ objects: reader, graph });
-    await untilReady(graph);
+    const { watched, graph, store, reads, authorizer } = await trailing();
     await store.create(podKey('b', 'p'), pod('b', 'p', 'n1', { secret: 's' }));
     const asked = Array.from({ length: 50 }, (_, i) => authorizer.authorize({ ...getSecret(i % 5 === 0 ? 's' : `t${i}`), namespace: i % 2 ? 'a' : 'b' }));
     const allowed = (await Promise.all(asked)).map((d, i) => (d.allowed ? i : -1)).filter((i) => i >= 0);
