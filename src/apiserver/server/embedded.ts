@@ -181,7 +181,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
   const metricsRegistry = opts.metricsRegistry ?? defaultMetricsRegistry();
   const { store, encryption } = await openStorage(opts, dataDir, metricsRegistry);
   const rbacIndex = new RbacIndex(store);
-  const nodeGraph = new NodeGraph(store);
+  const nodeGraph = new NodeGraph(store, metricsRegistry);
   const bootstrapTokens = new BootstrapTokenSecrets(store);
   const clientCaPem = clientCaOf(opts, credentials);
   const access = await createAccessControl({

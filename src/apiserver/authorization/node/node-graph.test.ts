@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import type { Pod } from '../../../api/pods.js';
 import { objectReader } from '../../registry/registries.js';
@@ -99,6 +100,23 @@ describe('node graph', () => {
     expect([graph.related('n1', 'secrets', 'a', 's'), graph.related('n1', 'configmaps', 'a', 'kube-root-ca.crt')]).toEqual([false, true]);
     await store.update(podKey('a', 'p2'), pod('a', 'p2', undefined, { cm: 'kube-root-ca.crt', sa: 'default' }));
     expect(graph.size()).toEqual({ pods: 0, vertices: 0 });
+    graph.stop();
+    await store.close();
+  });
+
+  it("times its actions as upstream's node_authorizer_graph_actions_duration_seconds, only when edges change", async () => {
+    const store = new MemoryStore();
+    const registry = new Registry();
+    const graph = new NodeGraph(store, registry);
+    await untilReady(graph);
+    await store.create(podKey('a', 'p'), pod('a', 'p', 'n1', { secret: 's' }));
+    await store.update(podKey('a', 'p'), { ...pod('a', 'p', 'n1', { secret: 's' }), status: { phase: 'Running' } });
+    await store.update(podKey('a', 'p'), pod('a', 'p', 'n2', { secret: 's' }));
+    await store.delete(podKey('a', 'p'));
+    await store.create(pcrKey('a', 'r'), { apiVersion: 'certificates.k8s.io/v1', kind: 'PodCertificateRequest', metadata: { name: 'r', namespace: 'a' }, spec: { nodeName: 'n1' } });
+    const text = await registry.getSingleMetricAsString('node_authorizer_graph_actions_duration_seconds');
+    const count = (op: string): number => Number(new RegExp(`_count\\{operation="${op}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    expect(['AddPod', 'DeletePod', 'AddPodCertificateRequest', 'DeletePodCertificateRequest'].map(count)).toEqual([2, 1, 1, 0]);
     graph.stop();
     await store.close();
   });
