@@ -70,6 +70,8 @@ describe.each(['memory', 'sqlite'] as const)('Node authorizer graph on %s', (sto
     await ok(admin('POST', `${NS}/pods`, pod('p1', 'node-a', 's1')));
     expect(await reach(nodeA, 's1', 'p1')).toEqual([200, 200, 201]);
     expect(await reach(nodeB, 's1', 'p1')).toEqual([403, 403, 403]);
+    const metrics = (await admin('GET', '/metrics')).text;
+    expect(metrics).toMatch(/^node_authorizer_graph_actions_duration_seconds_count\{operation="AddPod"\} [1-9]/m);
   });
 
   it('moves the access with a pod rebound to another node, at once', async () => {
