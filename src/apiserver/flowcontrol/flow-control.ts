@@ -134,11 +134,11 @@ export class FlowControl {
     const started = performance.now();
     const ticket = level.enqueue(c.flow, Math.max(0, queueUntil - started));
     if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
-    series?.inQueue.inc();
+    if (series) series.inQueue++;
     const cancel = (): void => ticket.cancel();
     whenClosed(res, cancel);
     return ticket.admitted.then((rejection) => {
-      series?.inQueue.dec();
+      if (series) series.inQueue--;
       res.off('close', cancel);
       const waited = (performance.now() - started) / 1000;
       if (rejection) return this.reject(rejection, mutating, series, waited);
@@ -162,11 +162,11 @@ export class FlowControl {
   /** Runs the request on its seat (none for an exempt one), freed once `execute` has settled and the response has closed. */
   private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number, execute: () => Promise<void>): Promise<void> {
     series?.dispatched(waited);
-    series?.executing.inc();
+    if (series) series.executing++;
     let holds = 2;
     const done = (): void => {
       if (--holds > 0) return;
-      series?.executing.dec();
+      if (series) series.executing--;
       level?.release();
     };
     whenClosed(res, done);

@@ -11,47 +11,96 @@
  * and, having no upstream twin, under the project's prefix:
  * - kube_identity_apiserver_event_loop_delay_seconds, kube_identity_apiserver_event_loop_utilization:
  *   the smoothed signal flow control sheds on (loop-saturation.ts), read at each scrape
- * Children are looked up once per (level, schema): a labelled lookup hashes its labels every time.
+ * Every request is dispatched, executes and waited (0 s when a seat was free), so the series of a
+ * (level, schema) are plain numbers, handed to prom-client when scraped (as http/metrics.ts does):
+ * prom-client validates and hashes the labels on every inc/observe, a labelled child's too, which
+ * cost about 3% of a GET. Rejections are rare and counted through prom-client directly.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { ScrapedCounter } from '../../lib/scraped-counter.js';
+import { ScrapedHistogram } from '../../lib/scraped-histogram.js';
 import type { LoopSaturation } from './loop-saturation.js';
 import type { Rejection } from './priority-level.js';
 
 /** Upstream's buckets for the queue wait. */
 const WAIT_BUCKETS = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
 
-export interface FlowSeries {
-  dispatched(waitedSeconds: number): void;
-  rejected(reason: Rejection, waitedSeconds: number): void;
-  inQueue: { inc(): void; dec(): void };
-  executing: { inc(): void; dec(): void };
+type FlowLabel = 'priority_level' | 'flow_schema';
+
+/** The series of one (priority level, flow schema). */
+export class FlowSeries {
+  /** Requests waiting in a queue, and executing: read when scraped. */
+  inQueue = 0;
+  executing = 0;
+  readonly key: string;
+  private readonly executedKey: string;
+  private readonly refusedKey: string;
+  /** What the scraped metrics read the first time a key is counted: made once, not per request. */
+  readonly labelsOf = (): Record<FlowLabel, string> => this.labels;
+  private readonly executedLabels = (): Record<FlowLabel | 'execute', string> => ({ ...this.labels, execute: 'true' });
+  private readonly refusedLabels = (): Record<FlowLabel | 'execute', string> => ({ ...this.labels, execute: 'false' });
+
+  constructor(
+    private readonly metrics: FlowControlMetrics,
+    readonly labels: Readonly<Record<FlowLabel, string>>,
+  ) {
+    this.key = `${labels.priority_level}\0${labels.flow_schema}`;
+    this.executedKey = `${this.key}\0true`;
+    this.refusedKey = `${this.key}\0false`;
+  }
+
+  dispatched(waitedSeconds: number): void {
+    this.metrics.dispatchedTotal.inc(this.key, this.labelsOf);
+    this.metrics.wait.observe(this.executedKey, this.executedLabels, waitedSeconds);
+  }
+
+  rejected(reason: Rejection, waitedSeconds: number): void {
+    this.metrics.rejectedTotal.inc({ ...this.labels, reason });
+    this.metrics.wait.observe(this.refusedKey, this.refusedLabels, waitedSeconds);
+  }
 }
 
 export class FlowControlMetrics {
-  private readonly dispatchedTotal: Counter<'priority_level' | 'flow_schema'>;
-  private readonly rejectedTotal: Counter<'priority_level' | 'flow_schema' | 'reason'>;
-  private readonly inQueue: Gauge<'priority_level' | 'flow_schema'>;
-  private readonly executing: Gauge<'priority_level' | 'flow_schema'>;
-  private readonly wait: Histogram<'priority_level' | 'flow_schema' | 'execute'>;
+  readonly dispatchedTotal: ScrapedCounter<FlowLabel>;
+  readonly rejectedTotal: Counter<FlowLabel | 'reason'>;
+  readonly wait: ScrapedHistogram<FlowLabel | 'execute'>;
   private readonly dropped: Counter<'request_kind'>;
   readonly nominalSeats: Gauge<'priority_level'>;
-  private readonly children = new Map<string, FlowSeries>();
+  /** By priority level, then flow schema: both are constants, so no key is built per request. */
+  private readonly children = new Map<string, Map<string, FlowSeries>>();
   private readonly registry: Registry;
 
   constructor(registry: Registry) {
     this.registry = registry;
     const registers = [registry];
     const labelNames = ['priority_level', 'flow_schema'] as const;
-    this.dispatchedTotal = new Counter({ name: 'apiserver_flowcontrol_dispatched_requests_total', help: 'Number of requests executed by API Priority and Fairness subsystem', labelNames, registers });
+    const all = (): IterableIterator<FlowSeries> => this.allSeries();
+    this.dispatchedTotal = new ScrapedCounter({ name: 'apiserver_flowcontrol_dispatched_requests_total', help: 'Number of requests executed by API Priority and Fairness subsystem', labelNames, registers });
     this.rejectedTotal = new Counter({
       name: 'apiserver_flowcontrol_rejected_requests_total',
       help: 'Number of requests rejected by API Priority and Fairness subsystem',
       labelNames: [...labelNames, 'reason'],
       registers,
     });
-    this.inQueue = new Gauge({ name: 'apiserver_flowcontrol_current_inqueue_requests', help: 'Number of requests currently pending in queues of the API Priority and Fairness subsystem', labelNames, registers });
-    this.executing = new Gauge({ name: 'apiserver_flowcontrol_current_executing_requests', help: 'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem', labelNames, registers });
-    this.wait = new Histogram({
+    new Gauge({
+      name: 'apiserver_flowcontrol_current_inqueue_requests',
+      help: 'Number of requests currently pending in queues of the API Priority and Fairness subsystem',
+      labelNames,
+      registers,
+      collect() {
+        for (const s of all()) this.set(s.labels, s.inQueue);
+      },
+    });
+    new Gauge({
+      name: 'apiserver_flowcontrol_current_executing_requests',
+      help: 'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem',
+      labelNames,
+      registers,
+      collect() {
+        for (const s of all()) this.set(s.labels, s.executing);
+      },
+    });
+    this.wait = new ScrapedHistogram({
       name: 'apiserver_flowcontrol_request_wait_duration_seconds',
       help: 'Length of time a request spent waiting in its queue',
       labelNames: [...labelNames, 'execute'],
@@ -91,32 +140,17 @@ export class FlowControlMetrics {
 
   /** The series of one (priority level, flow schema), created at 0 on first use. */
   series(priorityLevel: string, flowSchema: string): FlowSeries {
-    const key = `${priorityLevel}\0${flowSchema}`;
-    let s = this.children.get(key);
-    if (s) return s;
-    const labels = { priority_level: priorityLevel, flow_schema: flowSchema };
-    const dispatched = this.dispatchedTotal.labels(labels);
-    const executed = this.wait.labels({ ...labels, execute: 'true' });
-    const refused = this.wait.labels({ ...labels, execute: 'false' });
-    const rejectedTotal = this.rejectedTotal;
-    const inQueue = this.inQueue.labels(labels);
-    const executing = this.executing.labels(labels);
-    dispatched.inc(0);
-    inQueue.set(0);
-    executing.set(0);
-    s = {
-      dispatched(waited) {
-        dispatched.inc();
-        executed.observe(waited);
-      },
-      rejected(reason, waited) {
-        rejectedTotal.inc({ ...labels, reason });
-        refused.observe(waited);
-      },
-      inQueue,
-      executing,
-    };
-    this.children.set(key, s);
+    let schemas = this.children.get(priorityLevel);
+    if (!schemas) this.children.set(priorityLevel, (schemas = new Map()));
+    const known = schemas.get(flowSchema);
+    if (known) return known;
+    const s = new FlowSeries(this, Object.freeze({ priority_level: priorityLevel, flow_schema: flowSchema }));
+    this.dispatchedTotal.zero(s.key, s.labelsOf);
+    schemas.set(flowSchema, s);
     return s;
+  }
+
+  private *allSeries(): IterableIterator<FlowSeries> {
+    for (const schemas of this.children.values()) yield* schemas.values();
   }
 }
