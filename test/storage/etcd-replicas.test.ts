@@ -10,6 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { Registry } from 'prom-client';
+import { createBootstrapTokenAuthenticator } from '../../src/apiserver/authentication/bootstrap-token.js';
+import { BootstrapTokenSecrets } from '../../src/apiserver/authentication/bootstrap-token-secrets.js';
+import { objectReader } from '../../src/apiserver/registry/registries.js';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
@@ -49,10 +52,12 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     metrics.set(server, registry);
     return server;
   };
-  /** How many Secrets a replica has read from etcd one by one. */
-  const secretGets = async (s: TestServer): Promise<number> => {
-    const text = await metrics.get(s)!.getSingleMetricAsString('etcd_requests_total');
-    return Number(/^etcd_requests_total\{operation="get",type="secrets"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  /** How many reads of Secrets a replica has sent etcd (gets, and ranges such as a bootstrap-token cache miss's). */
+  const secretReads = async (s: TestServer | Registry): Promise<number> => {
+    const text = await (s instanceof Registry ? s : metrics.get(s)!).getSingleMetricAsString('etcd_requests_total');
+    const count = (operation: string): number =>
+      Number(new RegExp(`^etcd_requests_total\\{operation="${operation}",type="secrets"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return count('get') + count('list');
   };
 
   beforeAll(async () => {
@@ -192,8 +197,8 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret('ghijkl') })).status).toBe(201);
     // Once the create's watch event reached b, b authenticates the token without reading etcd.
     await until(async () => {
-      const before = await secretGets(b);
-      return (await review(b, 'ghijkl.0123456789abcdef')) === 201 && (await secretGets(b)) === before;
+      const before = await secretReads(b);
+      return (await review(b, 'ghijkl.0123456789abcdef')) === 201 && (await secretReads(b)) === before;
     }, 5000);
 
     // As with kube-apiserver's informers, the deletion ends the token on b within a watch round trip.
@@ -204,11 +209,36 @@ describeWithTools(['etcd'])('two API server replicas on one etcd', () => {
     const expiration = new Date(Date.now() + 2000);
     expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret('mnopqr', expiration.toISOString()) })).status).toBe(201);
     await until(async () => {
-      const before = await secretGets(b);
-      return (await review(b, 'mnopqr.0123456789abcdef')) === 201 && (await secretGets(b)) === before;
+      const before = await secretReads(b);
+      return (await review(b, 'mnopqr.0123456789abcdef')) === 201 && (await secretReads(b)) === before;
     }, 1500);
     await new Promise((r) => setTimeout(r, expiration.getTime() - Date.now() + 10));
     expect(await review(b, 'mnopqr.0123456789abcdef')).toBe(401);
+  });
+
+  it("read etcd once for the bootstrap-token cache misses of one turn, and see in that read a token written through the other replica", async () => {
+    const registry = new Registry();
+    const store = await EtcdStore.open({ endpoints: etcd.endpoints, metrics: new EtcdMetrics(registry) });
+    const cache = new BootstrapTokenSecrets(store);
+    try {
+      await until(async () => cache.ready());
+      const authenticator = createBootstrapTokenAuthenticator({ objects: objectReader(store), secrets: cache, now: () => new Date() });
+      const secret = {
+        metadata: { name: 'bootstrap-token-stuvwx' },
+        type: 'bootstrap.kubernetes.io/token',
+        stringData: { 'token-id': 'stuvwx', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' },
+      };
+      expect((await raw(a, 'POST', '/api/v1/namespaces/kube-system/secrets', { body: secret })).status).toBe(201);
+      const before = await secretReads(registry);
+      // Made-up ids, as an anonymous client would send, and the new token among them.
+      const ids = Array.from({ length: 50 }, (_, i) => (i === 31 ? 'stuvwx' : `n${String(i).padStart(5, '0')}`));
+      const users = await Promise.all(ids.map(async (id) => (await authenticator.authenticateToken(`${id}.0123456789abcdef`))?.username));
+      expect(users.filter((u) => u !== undefined)).toEqual(['system:bootstrap:stuvwx']);
+      expect((await secretReads(registry)) - before).toBe(1);
+    } finally {
+      cache.stop();
+      await store.close();
+    }
   });
 
   it('finish deleting a namespace whose last content left through the other replica', async () => {

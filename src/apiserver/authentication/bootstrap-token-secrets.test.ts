@@ -1,11 +1,12 @@
+import { jest } from '@jest/globals';
 import type { KObject } from '../../api/meta.js';
 import { BreakableStore } from '../../../test/helpers/breakable-store.js';
 import { TrailingStore } from '../../../test/helpers/trailing-store.js';
 import { MemoryStore } from '../storage/memory/memory.js';
-import { storageKey } from '../storage/store.js';
+import { objectReader } from '../registry/registries.js';
+import { storageKey, type Store, type WatchHandle, type WatchOptions } from '../storage/store.js';
 import { createBootstrapTokenAuthenticator } from './bootstrap-token.js';
 import { BootstrapTokenSecrets } from './bootstrap-token-secrets.js';
-import type { ObjectReader } from './types.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const key = (name: string, namespace = 'kube-system'): string => storageKey('', 'secrets', namespace, name);
@@ -19,17 +20,27 @@ function tokenSecret(id: string, secret: string, data: Record<string, string> = 
   };
 }
 
-/** `store`'s objects as the authenticator reads them, with every read counted. */
-function counted(store: MemoryStore): { objects: ObjectReader; reads: () => number } {
-  let reads = 0;
-  const objects: ObjectReader = {
-    get: async (info, ns, name) => {
-      reads++;
-      return (await store.get(storageKey(info.group, info.plural, ns, name)))?.object as never;
-    },
-    list: () => Promise.resolve([]),
-  };
-  return { objects, reads: () => reads };
+/** The reads (gets and ranges) `store` serves from now on. */
+function counted(store: Store): () => number {
+  const gets = jest.spyOn(store, 'get');
+  const ranges = jest.spyOn(store, 'range');
+  return () => gets.mock.calls.length + ranges.mock.calls.length;
+}
+
+/**
+ * A trailing store whose watchers hear of its writes only when the test calls `catchUp()`, as an etcd
+ * replica hears of a write made through another one a round trip after it was acknowledged.
+ */
+class LateStore extends TrailingStore {
+  private readonly held: (() => void)[] = [];
+
+  override watch(prefix: string, options: WatchOptions): WatchHandle {
+    return super.watch(prefix, { ...options, onEvent: (e) => this.held.push(() => options.onEvent(e)) });
+  }
+
+  catchUp(): void {
+    for (const deliver of this.held.splice(0)) deliver();
+  }
 }
 
 async function until(done: () => boolean): Promise<void> {
@@ -86,9 +97,9 @@ describe('bootstrap-token Secrets in memory', () => {
     const store = new MemoryStore();
     let cache: BootstrapTokenSecrets;
     let now = new Date('2026-01-01T00:00:00Z');
-    const { objects, reads } = counted(store);
+    let reads: () => number;
     const user = async (token: string): Promise<string | undefined> =>
-      (await createBootstrapTokenAuthenticator({ objects, secrets: cache, now: () => now }).authenticateToken(token))?.username;
+      (await createBootstrapTokenAuthenticator({ objects: objectReader(store), secrets: cache, now: () => now }).authenticateToken(token))?.username;
     afterAll(() => {
       cache.stop();
       return store.close();
@@ -98,6 +109,8 @@ describe('bootstrap-token Secrets in memory', () => {
       const expiration = new Date(now.getTime() + 60_000).toISOString();
       await store.create(key('bootstrap-token-aaaaaa'), tokenSecret('aaaaaa', '0123456789abcdef', { expiration }));
       cache = new BootstrapTokenSecrets(store);
+      // The cache's own list has begun: count what the authenticator reads.
+      reads = counted(store);
       // Before the first list: the store answers.
       expect(cache.ready()).toBe(false);
       expect(await user('aaaaaa.0123456789abcdef')).toBe('system:bootstrap:aaaaaa');
@@ -118,19 +131,49 @@ describe('bootstrap-token Secrets in memory', () => {
     });
   });
 
-  it('reads the store for an id a cache that may trail it (etcd replicas) does not hold, so a new token works at once', async () => {
-    const watched = new TrailingStore();
-    const cache = new BootstrapTokenSecrets(watched);
-    // The token's Secret is in the store read on a miss, and not (yet) in what the cache watches.
-    const store = new MemoryStore();
-    await store.create(key('bootstrap-token-dddddd'), tokenSecret('dddddd', '0123456789abcdef'));
-    const { objects, reads } = counted(store);
+  /** An authenticator whose cache watches a store it may trail, once the cache has listed it. */
+  const trailing = async (): Promise<{ store: LateStore; cache: BootstrapTokenSecrets; user: (token: string) => Promise<string | undefined>; reads: () => number }> => {
+    const store = new LateStore();
+    const cache = new BootstrapTokenSecrets(store);
     await until(() => cache.ready());
     expect(cache.complete()).toBe(false);
-    const authenticator = createBootstrapTokenAuthenticator({ objects, secrets: cache, now: () => new Date() });
-    expect((await authenticator.authenticateToken('dddddd.0123456789abcdef'))?.username).toBe('system:bootstrap:dddddd');
+    const authenticator = createBootstrapTokenAuthenticator({ objects: objectReader(store), secrets: cache, now: () => new Date() });
+    const user = async (token: string): Promise<string | undefined> => (await authenticator.authenticateToken(token))?.username;
+    return { store, cache, user, reads: counted(store) };
+  };
+
+  it('reads the store for an id a cache that may trail it (etcd replicas) does not hold, so a new token works at once', async () => {
+    const { store, cache, user, reads } = await trailing();
+    // Acknowledged, and not (yet) in what the cache heard.
+    await store.create(key('bootstrap-token-dddddd'), tokenSecret('dddddd', '0123456789abcdef'));
+    expect(cache.get('bootstrap-token-dddddd')).toBeUndefined();
+    expect(await user('dddddd.0123456789abcdef')).toBe('system:bootstrap:dddddd');
+    expect(reads()).toBe(1);
+    // Once the write reached the cache, the token costs no read.
+    store.catchUp();
+    expect(await user('dddddd.0123456789abcdef')).toBe('system:bootstrap:dddddd');
     expect(reads()).toBe(1);
     cache.stop();
-    await Promise.all([watched.close(), store.close()]);
+    await store.close();
+  });
+
+  it('shares one store read among the misses of one turn, and never with a read begun before a request came', async () => {
+    const { store, cache, user, reads } = await trailing();
+    // Made-up ids from an anonymous client, and among them a token whose Secret was written just before.
+    await store.create(key('bootstrap-token-eeeeee'), tokenSecret('eeeeee', '0123456789abcdef'));
+    const ids = Array.from({ length: 50 }, (_, i) => (i === 17 ? 'eeeeee' : `m${String(i).padStart(5, '0')}`));
+    const users = await Promise.all(ids.map((id) => user(`${id}.0123456789abcdef`)));
+    expect(users.filter((u) => u !== undefined)).toEqual(['system:bootstrap:eeeeee']);
+    expect(reads()).toBe(1);
+
+    // A miss whose read has begun; a Secret acknowledged after that; a request for it after the write.
+    const first = user('zzzzzz.0123456789abcdef');
+    while (reads() === 1) await new Promise((r) => setImmediate(r));
+    await store.create(key('bootstrap-token-ffffff'), tokenSecret('ffffff', '0123456789abcdef'));
+    const second = user('ffffff.0123456789abcdef');
+    expect([await first, await second]).toEqual([undefined, 'system:bootstrap:ffffff']);
+    expect(reads()).toBe(3);
+    cache.stop();
+    await store.close();
   });
 });

@@ -7,11 +7,14 @@
  * a watch from its revision, relisted when the watch ends (at once after Compacted, a second later
  * after any other failure).
  * `get` answers only while the list and watch are current: before the first list and while a relist
- * is pending it answers undefined, and so does it for a name it does not hold, and the authenticator
- * then reads the store, unless the cache is `complete()` (the in-process stores, whose writes reach
- * it before they are acknowledged), where a name it does not hold is not in the store either. So a
- * token is never refused for want of a cache, one created through another replica works at once, and
- * on SQLite or in memory a stream of made-up token ids costs no store read.
+ * is pending it answers undefined, and so does it for a name it does not hold. `lookup`, which the
+ * authenticator uses, then reads the store, unless the cache is `complete()` (the in-process stores,
+ * whose writes reach it before they are acknowledged), where a name it does not hold is not in the
+ * store either. So a token is never refused for want of a cache, one created through another replica
+ * works at once, and on SQLite or in memory a stream of made-up token ids costs no store read. On etcd
+ * the misses of one event-loop turn share one range of the `bootstrap-token-` keys, started after
+ * every one of them arrived (lib/turn-batch.ts): made-up ids, each a different key, cost one etcd
+ * read per turn however many arrive, not one each.
  *
  * A change reaches the cache with its watch event: before the next request on the in-process stores
  * (they publish the event as the write commits), within a watch round trip on etcd, so there a token
@@ -20,6 +23,7 @@
  * checks it on every use.
  */
 import type { Secret } from '../../api/secrets.js';
+import { TurnBatch } from '../../lib/turn-batch.js';
 import { Reflector } from '../storage/reflector.js';
 import { storageKey, type Store, type StoreEvent, type StoredObject } from '../storage/store.js';
 import { BOOTSTRAP_SECRET_PREFIX } from './bootstrap-token.js';
@@ -31,8 +35,13 @@ export class BootstrapTokenSecrets {
   private readonly secrets = new Map<string, Secret>();
   private readonly reflector: Reflector;
   private readonly deliversBeforeAck: boolean;
+  /** The bootstrap-token Secrets as the store holds them, read once for the misses of one turn. */
+  private readonly misses = new TurnBatch(async () => {
+    const { items } = await this.store.range({ prefix: PREFIX });
+    return new Map(items.map((item) => [nameOf(item.key), item.object as Secret]));
+  });
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.deliversBeforeAck = store.deliversBeforeAck === true;
     this.reflector = new Reflector(store, PREFIX, { replace: (items) => this.replace(items), apply: (e) => this.apply(e) });
   }
@@ -40,6 +49,17 @@ export class BootstrapTokenSecrets {
   /** The Secret named `name` when the cache is current and holds it; otherwise undefined (read the store). */
   get(name: string): Secret | undefined {
     return this.reflector.synced ? this.secrets.get(name) : undefined;
+  }
+
+  /**
+   * The Secret named `name` as of this call or later: from memory when the cache holds it or is
+   * complete, else from a read of the store that starts after this call (shared with the other
+   * misses of this turn).
+   */
+  async lookup(name: string): Promise<Secret | undefined> {
+    const cached = this.get(name);
+    if (cached || this.complete()) return cached;
+    return (await this.misses.join()).get(name);
   }
 
   /** Whether the first list is done and the watch is running. */

@@ -3,8 +3,9 @@
  * of type bootstrap.kubernetes.io/token as upstream's bootstrap authenticator does. Every failure
  * is "not mine" (upstream only logs it), which the token union reports as `invalid bearer token`.
  * The Secret comes from the watch-fed cache when it holds it, or when the cache is complete (then an
- * id it does not hold has no Secret: bootstrap-token-secrets.ts), else from the store; expiration is
- * checked against the clock on every use, wherever the Secret came from.
+ * id it does not hold has no Secret), else from the store, in one read shared by the misses of an
+ * event-loop turn (bootstrap-token-secrets.ts); expiration is checked against the clock on every use,
+ * wherever the Secret came from.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
@@ -22,7 +23,7 @@ export const BOOTSTRAP_SECRET_PREFIX = 'bootstrap-token-';
 
 export interface BootstrapTokenOptions {
   objects: ObjectReader;
-  /** The Secrets in memory; without it (or when it does not hold the Secret) they are read from `objects`. */
+  /** The Secrets in memory, which read the store for what they do not hold; without it, `objects` is read. */
   secrets?: BootstrapTokenSecrets;
   now: () => Date;
 }
@@ -57,12 +58,10 @@ function expired(secret: Secret, now: Date): boolean {
   return Number.isNaN(t) || t <= now.getTime();
 }
 
-/** The token's Secret: from memory when the cache holds it (or is complete), else from the store. */
-async function secretOf(o: BootstrapTokenOptions, id: string): Promise<Secret | undefined> {
+/** The token's Secret, through the cache when there is one. */
+function secretOf(o: BootstrapTokenOptions, id: string): Promise<Secret | undefined> {
   const name = BOOTSTRAP_SECRET_PREFIX + id;
-  const cached = o.secrets?.get(name);
-  if (cached || o.secrets?.complete()) return cached;
-  return o.objects.get(SECRETS, 'kube-system', name);
+  return o.secrets ? o.secrets.lookup(name) : o.objects.get(SECRETS, 'kube-system', name);
 }
 
 export function createBootstrapTokenAuthenticator(o: BootstrapTokenOptions): AudienceAgnosticTokenAuthenticator {

@@ -8,25 +8,18 @@
  * forbidden requests an anonymous client or a join token sends meanwhile.
  */
 import type { RoleBinding } from '../../../api/rbac.js';
+import { TurnBatch } from '../../../lib/turn-batch.js';
 import type { GrantSource, RoleRules } from './rbac-authorizer.js';
 
 export class DenyConfirmations {
-  /** The batch that has not started reading yet, which a deny arriving now joins. */
-  private next: Promise<GrantSource> | undefined;
+  private readonly batch = new TurnBatch(() => this.reads());
 
   /** `store`: the grants as the store holds them, each call a read. */
   constructor(private readonly store: GrantSource) {}
 
   /** Store reads that all start after this call; shared with the denies that join the same batch. */
   join(): Promise<GrantSource> {
-    this.next ??= new Promise((resolve) =>
-      setImmediate(() => {
-        // Reads start now: a deny arriving from here on waits for the next batch.
-        this.next = undefined;
-        resolve(this.reads());
-      }),
-    );
-    return this.next;
+    return this.batch.join();
   }
 
   /** The store's grants, each list and role read at most once, on first use. */
