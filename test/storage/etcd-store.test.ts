@@ -157,6 +157,41 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     expect(await reads()).toBe(2);
   });
 
+  it('reads no previous state for a key that a list showed current at the revision the watch started from', async () => {
+    const registry = new Registry();
+    const a = await open({ prefix: '/prevlist' });
+    const b = await open({ prefix: '/prevlist', metrics: new EtcdMetrics(registry) });
+    const key = '/registry/core/configmaps/ns/l';
+    const reads = async (): Promise<number> => Number((await registry.metrics()).match(/^etcd_requests_total\{operation="get",type="configmaps"\} (\d+)$/m)?.[1] ?? 0);
+    const v1 = await a.create(key, obj('l'));
+    const v2 = await a.update(key, { ...obj('l'), data: { v: '2' } }, v1.revision);
+    await a.create('/registry/core/configmaps/ns/after', obj('after'));
+    // An informer's list then watch: the key was last written before the list's revision.
+    const list = await b.range({ prefix: '/registry/core/configmaps/' });
+    const listed = list.items.find((i) => i.key === key)!;
+    expect([listed.revision, list.revision > v2.revision]).toEqual([v2.revision, true]);
+    const seen: StoreEvent[] = [];
+    b.watch('/registry/core/configmaps/', { fromRevision: list.revision, onEvent: (e) => seen.push(e) });
+    const v3 = await a.update(key, { ...obj('l'), data: { v: '3' } }, v2.revision);
+    await a.delete('/registry/core/configmaps/ns/after');
+    await until('the update and the delete', () => seen.length === 2);
+    expect(seen[0]!.prevObject).toBe(listed.object);
+    expect([seen[1]!.type, seen[1]!.object.metadata?.name]).toEqual(['DELETED', 'after']);
+    expect(await reads()).toBe(0);
+
+    // A watch from before the key's last write cannot vouch for it being the listed state: it reads once.
+    const older: StoreEvent[] = [];
+    b.watch('/registry/core/configmaps/ns/', { fromRevision: v1.revision, onEvent: (e) => older.push(e) });
+    await until('the older watch to replay', () => older.length === 4);
+    expect(older.map((e) => [e.type, e.revision, e.prevObject?.metadata?.resourceVersion])).toEqual([
+      ['MODIFIED', v2.revision, String(v1.revision)],
+      ['ADDED', v2.revision + 1, undefined],
+      ['MODIFIED', v3.revision, String(v2.revision)],
+      ['DELETED', v3.revision + 1, String(v2.revision + 1)],
+    ]);
+    expect(await reads()).toBe(1);
+  });
+
   it('ends a watch with Compacted when the state before an event it must read was compacted meanwhile', async () => {
     let hold = false;
     const held: (() => void)[] = [];

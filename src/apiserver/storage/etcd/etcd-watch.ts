@@ -21,10 +21,11 @@ export interface EtcdWatchContext {
   /** The object a value of `key` holds at `revision` (decrypted, with encryption at rest; decoded once per store). */
   open: (key: string, etcdKey: string, value: Uint8Array, revision: number) => KObject | Promise<KObject>;
   /**
-   * The state of `key` before the event at `revision`: the one this replica decoded at `prevRevision`
-   * when it still has it, else read from etcd at `revision - 1` (undefined when there was none).
+   * The state of `key` before the event at `revision`: the one this replica decoded at `prevRevision`,
+   * or seen current at `since` or later, when it still has it, else read from etcd at `revision - 1`
+   * (undefined when there was none).
    */
-  previous: (key: string, etcdKey: string, revision: number, prevRevision: number | undefined) => KObject | Promise<KObject | undefined> | undefined;
+  previous: (key: string, etcdKey: string, revision: number, ev: Pick<SharedEvent, 'prevRevision' | 'since'>) => KObject | Promise<KObject | undefined> | undefined;
   /** The etcd key was deleted at `revision`. */
   deleted: (etcdKey: string, revision: number) => void;
   options: WatchOptions;
@@ -135,7 +136,7 @@ export class EtcdWatch implements WatchHandle {
       ? open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision))
       : created
         ? undefined
-        : this.ctx.previous(key, etcdKey, revision, ev.prevRevision);
+        : this.ctx.previous(key, etcdKey, revision, ev);
     let object: KObject | Promise<KObject>;
     let type: StoreEvent['type'];
     if (ev.type === 'Delete') {

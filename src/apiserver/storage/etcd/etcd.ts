@@ -133,7 +133,7 @@ export class EtcdStore implements Store {
     this.observe(res.header);
     const kv = res.kvs[0];
     if (!kv) return undefined;
-    const stored = await this.stored(key, kv);
+    const stored = await this.stored(key, kv, Number(res.header.revision));
     return this.values.isStale(key, kv.value) ? { ...stored, stale: true } : stored;
   }
 
@@ -210,7 +210,8 @@ export class EtcdStore implements Store {
     );
     this.observe(res.header);
     const toKey = this.keys.reverse(options.prefix);
-    const decoded = res.kvs.map((kv) => this.stored(toKey(kv.key.toString()), kv));
+    const asOf = at ?? Number(res.header.revision);
+    const decoded = res.kvs.map((kv) => this.stored(toKey(kv.key.toString()), kv, asOf));
     // Only values whose DEK a KMS plugin must decrypt first are promises.
     const items = decoded.some((d) => d instanceof Promise) ? await Promise.all(decoded) : (decoded as StoredObject[]);
     return { items, revision: at ?? Number(res.header.revision), remaining: Number(res.count) - items.length };
@@ -234,7 +235,7 @@ export class EtcdStore implements Store {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
       open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),
-      previous: (key, etcdKey, revision, prevRevision) => this.previous.before(key, etcdKey, revision, prevRevision),
+      previous: (key, etcdKey, revision, ev) => this.previous.before(key, etcdKey, revision, ev),
       deleted: (etcdKey, revision) => this.recent.deleted(etcdKey, revision),
       options,
       compacted: () => this.compacted,
@@ -313,23 +314,27 @@ export class EtcdStore implements Store {
     return new StoreError('Compacted', key, `revision ${revision} has been compacted; the oldest available is ${this.compacted}`, this.compacted);
   }
 
-  private stored(key: string, kv: KeyValue): StoredObject | Promise<StoredObject> {
+  /** The stored object of a key read at revision `asOf` (absent: only its own revision is known to hold it). */
+  private stored(key: string, kv: KeyValue, asOf?: number): StoredObject | Promise<StoredObject> {
     const revision = Number(kv.mod_revision);
-    const object = this.open(key, kv.key.toString(), kv.value, revision);
+    const object = this.open(key, kv.key.toString(), kv.value, revision, asOf);
     return object instanceof Promise ? object.then((o) => ({ key, object: o, revision })) : { key, object, revision };
   }
 
-  /** The object an etcd value holds, decoded once however many reads and watches see it. */
-  private open(key: string, etcdKey: string, value: Uint8Array, revision: number): KObject | Promise<KObject> {
+  /** The object an etcd value holds, decoded once however many reads and watches see it; a read's `asOf` is kept (recent-objects.ts). */
+  private open(key: string, etcdKey: string, value: Uint8Array, revision: number, asOf?: number): KObject | Promise<KObject> {
     const known = this.recent.at(etcdKey, revision);
-    if (known) return known.object;
+    if (known) {
+      if (asOf !== undefined) this.recent.saw(etcdKey, known, asOf);
+      return known.object;
+    }
     const object = this.values.open(key, etcdKey, value, revision);
     if (!(object instanceof Promise)) {
-      this.recent.saw(etcdKey, { object, revision });
+      this.recent.saw(etcdKey, { object, revision }, asOf);
       return object;
     }
     return object.then((o) => {
-      this.recent.saw(etcdKey, { object: o, revision });
+      this.recent.saw(etcdKey, { object: o, revision }, asOf);
       return o;
     });
   }

@@ -28,13 +28,21 @@ describe('PreviousStates', () => {
     const { recent, reads, states } = setup();
     const object = { metadata: { name: 'a' } };
     recent.saw('/p/a', { object, revision: 7 });
-    expect(states.before('a', '/p/a', 9, 7)).toBe(object);
+    expect(states.before('a', '/p/a', 9, { prevRevision: 7 })).toBe(object);
+    expect(reads).toEqual([]);
+  });
+
+  it('takes a state a read showed current at or after the watch start, without a read', () => {
+    const { recent, reads, states } = setup();
+    const object = { metadata: { name: 'a' } };
+    recent.saw('/p/a', { object, revision: 3 }, 8);
+    expect(states.before('a', '/p/a', 9, { since: 8 })).toBe(object);
     expect(reads).toEqual([]);
   });
 
   it('reads the key at the revision before the event, once however many watches ask', async () => {
     const { reads, states } = setup();
-    const [first, second] = [states.before('a', '/p/a', 10, undefined), states.before('a', '/p/a', 10, 4)];
+    const [first, second] = [states.before('a', '/p/a', 10, {}), states.before('a', '/p/a', 10, { prevRevision: 4 })];
     expect(await first).toEqual({ v: 7 });
     expect(await second).toEqual({ v: 7 });
     expect(reads).toEqual([9]);
@@ -43,15 +51,15 @@ describe('PreviousStates', () => {
   it('reads again while etcd is unreachable, and gives up on anything else', async () => {
     const unavailable = new StoreError('Unavailable', 'a', 'etcd is unavailable');
     const retried = setup([unavailable, new StoreError('Timeout', 'a', 'etcd did not answer in time')]);
-    expect(await retried.states.before('a', '/p/a', 10, undefined)).toEqual({ v: 7 });
+    expect(await retried.states.before('a', '/p/a', 10, {})).toEqual({ v: 7 });
     expect(retried.reads).toEqual([9, 9, 9]);
 
     const compacted = setup([new StoreError('Compacted', 'a', 'compacted', 12)]);
-    await expect(compacted.states.before('a', '/p/a', 10, undefined)).rejects.toMatchObject({ code: 'Compacted' });
+    await expect(compacted.states.before('a', '/p/a', 10, {})).rejects.toMatchObject({ code: 'Compacted' });
 
     // Not once the store is closed.
     const closing = setup([unavailable, unavailable]);
-    const read = closing.states.before('a', '/p/a', 10, undefined);
+    const read = closing.states.before('a', '/p/a', 10, {});
     closing.close();
     await expect(read).rejects.toBe(unavailable);
     expect(closing.reads).toEqual([9]);

@@ -1,7 +1,8 @@
 /**
  * The state of a key before a watch event, for watches made without etcd's previous values
  * (shared-watches.ts says why): the object this replica decoded when its watch delivered that state,
- * while it still has it (recent-objects.ts), else the key read from etcd at the revision just before
+ * or one a list or read showed current at or after the watch's start, while it still has it
+ * (recent-objects.ts), else the key read from etcd at the revision just before
  * the event, once however many watches ask. While etcd is unreachable the read is tried again, and
  * the watch waits behind it with its events in order, as it waits for its stream; a watch lagging
  * behind compaction gets Compacted (410 upstream), as it would from etcd.
@@ -9,6 +10,7 @@
 import type { KObject } from '../../../api/meta.js';
 import type { KeyValue } from './etcd-proto.js';
 import type { RecentObjects } from './recent-objects.js';
+import type { SharedEvent } from './shared-watches.js';
 import { StoreError } from '../store.js';
 
 /** The longest wait between reads while etcd is unreachable. */
@@ -31,9 +33,13 @@ export class PreviousStates {
     private readonly deps: PreviousStatesDeps,
   ) {}
 
-  /** The state of `key` before the event at `revision`; `prevRevision` is that state's revision when the watch delivered it. */
-  before(key: string, etcdKey: string, revision: number, prevRevision: number | undefined): KObject | Promise<KObject | undefined> {
-    const known = prevRevision === undefined ? undefined : this.recent.at(etcdKey, prevRevision);
+  /**
+   * The state of `key` before the event at `revision`; `prevRevision` is that state's revision when the
+   * watch delivered it, `since` the revision the watch started after when it has not (shared-watches.ts).
+   */
+  before(key: string, etcdKey: string, revision: number, { prevRevision, since }: Pick<SharedEvent, 'prevRevision' | 'since'>): KObject | Promise<KObject | undefined> {
+    const known =
+      prevRevision !== undefined ? this.recent.at(etcdKey, prevRevision) : since !== undefined ? this.recent.before(etcdKey, revision, since) : undefined;
     if (known) return known.object;
     const id = `${revision} ${etcdKey}`;
     let read = this.reading.get(id);

@@ -55,4 +55,27 @@ describe('RecentObjects', () => {
     expect(recent.latest('/a')?.revision).toBe(1);
     expect(recent.latest('/c')?.revision).toBe(3);
   });
+  it('gives the state before an event from a read that showed it current at or after the watch start, and nothing it cannot vouch for', () => {
+    const recent = new RecentObjects();
+    const listed = at('a', 5);
+    // A list at revision 20 returned the key as written at 5.
+    recent.saw('/a', listed, 20);
+    expect(recent.before('/a', 30, 20)).toBe(listed);
+    expect(recent.before('/a', 30, 15)).toBe(listed);
+    // A watch from 25 has not delivered what may have changed the key between 20 and 25.
+    expect(recent.before('/a', 30, 25)).toBeUndefined();
+    // Once the event itself is decoded (another watcher of it came first), its previous state still answers.
+    recent.saw('/a', at('a', 30));
+    expect(recent.before('/a', 30, 20)).toBe(listed);
+    expect(recent.before('/a', 30, 25)).toBeUndefined();
+    // A state seen only at its own revision vouches for nothing later; a read at 40 makes it current then.
+    const v30 = recent.latest('/a')!;
+    expect(recent.before('/a', 45, 35)).toBeUndefined();
+    recent.saw('/a', { ...v30 }, 40);
+    expect(recent.before('/a', 45, 35)).toBe(v30);
+    // A deletion is no previous state of an update.
+    recent.deleted('/a', 50);
+    expect(recent.before('/a', 60, 50)).toBeUndefined();
+    expect(recent.before('/b', 60, 0)).toBeUndefined();
+  });
 });

@@ -9,6 +9,8 @@
  *   replica wrote since, and its event is on its way), which is harmless for a compare-and-swap on
  *   the revision: a stale one fails and the caller reads (as kube-apiserver's GuaranteedUpdate
  *   starts from its watch cache's object).
+ * - A watch without etcd's previous values finds a key's state before an event here (`before`) when a
+ *   read showed it was still the latest at or after the revision the watch started from.
  */
 import type { KObject } from '../../../api/meta.js';
 
@@ -22,7 +24,11 @@ interface Entry {
   /** The newest revision seen for the key; `object` is absent when that revision deleted it. */
   revision: number;
   object?: Revisioned;
+  /** The key was still as `revision` left it at this revision (a read at a later revision showed it). */
+  asOf: number;
   previous?: Revisioned;
+  /** `asOf` of the previous state, when it was the newest. */
+  previousAsOf?: number;
 }
 
 export class RecentObjects {
@@ -46,21 +52,38 @@ export class RecentObjects {
     return e.object;
   }
 
-  /** `stored` is what the key held at its revision; older news than what is known is dropped. */
-  saw(key: string, stored: Revisioned): void {
+  /**
+   * The state of `key` just before `revision`, for a watch that started after `since` and delivered no
+   * change of the key since: a state seen still current at `since` or later, as a list or read shows
+   * (undefined when none is known to be).
+   */
+  before(key: string, revision: number, since: number): Revisioned | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.revision < revision) return e.asOf >= since ? e.object : undefined;
+    return e.revision === revision && (e.previousAsOf ?? -1) >= since ? e.previous : undefined;
+  }
+
+  /**
+   * `stored` is what the key held at its revision, and still held at `asOf` (a read at that revision
+   * returned it); older news than what is known is dropped.
+   */
+  saw(key: string, stored: Revisioned, asOf = stored.revision): void {
     const e = this.entries.get(key);
     if (!e) {
-      this.add(key, { revision: stored.revision, object: stored });
+      this.add(key, { revision: stored.revision, object: stored, asOf });
       return;
     }
     if (stored.revision > e.revision) {
-      e.previous = e.object;
+      this.advance(e, stored.revision, asOf);
       e.object = stored;
-      e.revision = stored.revision;
       this.touch(key, e);
-    } else if (stored.revision < e.revision && !e.previous) {
+    } else if (stored.revision === e.revision) {
+      e.asOf = Math.max(e.asOf, asOf);
+    } else if (!e.previous) {
       // An older state (a previous value arriving after the newer one) still saves a decode.
       e.previous = stored;
+      e.previousAsOf = asOf;
     }
   }
 
@@ -68,12 +91,18 @@ export class RecentObjects {
   deleted(key: string, revision: number): void {
     const e = this.entries.get(key);
     if (!e) {
-      this.add(key, { revision });
+      this.add(key, { revision, asOf: revision });
     } else if (revision > e.revision) {
-      e.previous = e.object;
+      this.advance(e, revision, revision);
       e.object = undefined;
-      e.revision = revision;
     }
+  }
+
+  private advance(e: Entry, revision: number, asOf: number): void {
+    e.previous = e.object;
+    e.previousAsOf = e.asOf;
+    e.revision = revision;
+    e.asOf = asOf;
   }
 
   private add(key: string, e: Entry): void {

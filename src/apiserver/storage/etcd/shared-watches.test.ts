@@ -98,7 +98,7 @@ describe('SharedWatches', () => {
     expect(opened.map((o) => o.from)).toEqual([10, 25]);
   });
 
-  it("names the revision of each key's previous state when this watch delivered it, and nothing for keys it has not seen", () => {
+  it("names the revision of each key's previous state when this watch delivered it, and for keys it has not seen the revision it started after", () => {
     const { opened, stream } = fakeStream();
     const shared = new SharedWatches(stream, () => 20);
     const got: SharedEvent[] = [];
@@ -110,16 +110,16 @@ describe('SharedWatches', () => {
     opened[0]!.sink.events([at('/p/old', 'Put', 11, 3), at('/p/new', 'Put', 12, 12)]);
     opened[0]!.sink.events([at('/p/new', 'Put', 13, 12), at('/p/old', 'Put', 14, 3)]);
     opened[0]!.sink.events([at('/p/new', 'Delete', 15, 0), at('/p/new', 'Put', 16, 16), at('/p/gone', 'Delete', 17, 0)]);
-    expect(got.map((e) => [e.kv.key.toString(), e.kv.mod_revision, e.prevRevision])).toEqual([
-      // Changed before the watch started: its previous state is not known here.
-      ['/p/old', 11, undefined],
-      ['/p/new', 12, undefined],
-      ['/p/new', 13, 12],
-      ['/p/old', 14, 11],
-      ['/p/new', 15, 13],
+    expect(got.map((e) => [e.kv.key.toString(), e.kv.mod_revision, e.prevRevision, e.since])).toEqual([
+      // Changed before the watch started: unchanged between its start and this event.
+      ['/p/old', 11, undefined, 10],
+      ['/p/new', 12, undefined, undefined],
+      ['/p/new', 13, 12, undefined],
+      ['/p/old', 14, 11, undefined],
+      ['/p/new', 15, 13, undefined],
       // Created again after its delete: no previous state.
-      ['/p/new', 16, undefined],
-      ['/p/gone', 17, undefined],
+      ['/p/new', 16, undefined, undefined],
+      ['/p/gone', 17, undefined, 10],
     ]);
   });
 

@@ -11,10 +11,13 @@
  * with one replica's watch, and half the bytes this replica receives and parses). The previous state
  * of a key is the one this watch delivered last for it, which every watcher has just decoded: each
  * shared watch remembers the revision of the last event it delivered per key (`prevRevision` on the
- * next event of that key), and the store reads the state etcd had just before an event only for a
- * key it has not seen yet (previous-states.ts). A further etcd watch of a range replays history a
- * watch of the range has already delivered (a client resuming from an older resourceVersion), where
- * most keys are new to it: it asks etcd for previous values, as before, rather than read each one. So
+ * next event of that key). For a key it has not delivered, the key did not change between the
+ * watch's start and the event (`since`), so a state a list or read showed current at or after the
+ * start is the previous one (an informer's list then watch); the store reads the state etcd had just
+ * before the event only when it knows none (previous-states.ts). A further etcd watch of a range
+ * replays history a watch of the range has already delivered (a client resuming from an older
+ * resourceVersion), where most keys are new to it: it asks etcd for previous values, as before,
+ * rather than read each one. So
  * does a first watch that starts more than REPLAY_REVISIONS behind the newest revision the replica has
  * seen, which bounds the reads a first watch can cost (a list followed by its watch starts close to it).
  */
@@ -28,6 +31,11 @@ export interface SharedEvent extends Event {
    * that state; undefined when it has not (the key has not changed since before the watch started).
    */
   prevRevision?: number;
+  /**
+   * For an update or delete of a key this watch has not delivered, the revision it started after: the
+   * key did not change between that revision and the event, so a state seen current then is the previous one.
+   */
+  since?: number;
 }
 
 export interface SharedSink extends Omit<WatchSink, 'events'> {
@@ -41,6 +49,8 @@ interface Watcher {
 }
 
 interface Shared {
+  /** The revision the etcd watch started after. */
+  readonly from: number;
   /** Every event up to this revision has been delivered (or the revision it started after). */
   last: number;
   readonly watchers: Set<Watcher>;
@@ -79,13 +89,13 @@ export class SharedWatches {
   }
 
   private start(range: string, all: Set<Shared>, key: Buffer, rangeEnd: Buffer, from: number): Shared {
-    const s: Shared = { last: from, watchers: new Set(), revisions: new Map() };
+    const s: Shared = { from, last: from, watchers: new Set(), revisions: new Map() };
     const replay = all.size > 0 || from < this.newest() - REPLAY_REVISIONS;
     all.add(s);
     s.handle = this.stream.watch(key, rangeEnd, from, {
       events: (events: SharedEvent[]) => {
         s.last = revisionOf(events[events.length - 1]!);
-        if (!replay) for (const ev of events) previous(s.revisions, ev);
+        if (!replay) for (const ev of events) previous(s, ev);
         for (const w of [...s.watchers]) {
           const mine = revisionOf(events[0]!) > w.from ? events : events.filter((ev) => revisionOf(ev) > w.from);
           if (mine.length > 0) w.sink.events(mine);
@@ -116,11 +126,15 @@ export class SharedWatches {
   }
 }
 
-/** Sets the event's `prevRevision` from what the watch delivered before, and records the event. */
-function previous(revisions: Map<string, number>, ev: SharedEvent): void {
+/** Sets the event's `prevRevision` (or `since`) from what the watch delivered before, and records the event. */
+function previous(s: Shared, ev: SharedEvent): void {
+  const revisions = s.revisions;
   const key = ev.kv.key.toString('latin1');
   const seen = revisions.get(key);
-  if (seen !== undefined && ev.kv.create_revision !== ev.kv.mod_revision) ev.prevRevision = seen;
+  if (ev.kv.create_revision !== ev.kv.mod_revision) {
+    if (seen !== undefined) ev.prevRevision = seen;
+    else ev.since = s.from;
+  }
   if (ev.type === 'Delete') revisions.delete(key);
   else revisions.set(key, revisionOf(ev));
 }
