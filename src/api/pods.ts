@@ -42,3 +42,9 @@ export interface Pod extends KObject {
   spec?: PodSpec;
   status?: PodStatus;
 }
+
+/** The annotation a kubelet puts on the mirror of a static pod (kubelet/types ConfigMirrorAnnotationKey). */
+export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** A pod the kubelet made from a static manifest: the annotation's presence counts, whatever its value. */
+export const isMirrorPod = (pod: Pod): boolean => pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;

@@ -11,12 +11,11 @@
  */
 import type { Node } from '../../api/nodes.js';
 import type { PodCertificateRequestWire } from '../../api/pod-certificates.js';
-import type { Pod } from '../../api/pods.js';
+import { isMirrorPod, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceInfo, type ResourceOf } from '../../api/resources.js';
 import { record, records, text } from '../../lib/json.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 
-const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 const VERB_REQUEST_SIGNER = 'request-podcertificate-signer';
 
 function resource(group: string, plural: string): ResourceInfo {
@@ -73,7 +72,7 @@ async function checkPod(r: Request, nodeName: string): Promise<Pod> {
     r.forbid(`PodCertificateRequest for pod ${podRef} contains pod UID (${q(spec.podUID)}) which differs from running pod ${q(pod.metadata?.uid)}`);
   }
   if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid(`pod ${podRef} is not running on node ${q(nodeName)} named in the PodCertificateRequest`);
-  if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) r.forbid(`pod ${podRef} is a mirror pod`);
+  if (isMirrorPod(pod)) r.forbid(`pod ${podRef} is a mirror pod`);
   return pod;
 }
 

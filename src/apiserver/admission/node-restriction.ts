@@ -10,11 +10,12 @@
  */
 import type { BoundObjectReference, TokenRequest } from '../../api/authentication.js';
 import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
-import type { Pod } from '../../api/pods.js';
+import { isMirrorPod, MIRROR_POD_ANNOTATION, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
+import { record, records } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
-import { MIRROR_POD_ANNOTATION, podReferences } from '../authorization/node/pod-references.js';
+import { podReferences } from '../authorization/node/pod-references.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 import { admitPodCertificateRequest } from './node-restriction-pcr.js';
@@ -127,16 +128,20 @@ async function admitMirrorOwner(nodeName: string, a: AdmissionAttributes<Pod>, r
   if (owner.uid !== node.metadata?.uid) r.forbid(`node ${nodeName} UID mismatch: expected ${owner.uid} got ${node.metadata?.uid ?? ''}`);
 }
 
-/** A mirror pod: annotated, bound to this node, owned by this node's Node object, referencing nothing. */
+/**
+ * A mirror pod: annotated, bound to this node, owned by this node's Node object, referencing no
+ * other object (its ServiceAccount included: the pod strategy gives a mirror pod no default one).
+ */
 async function admitPodCreate(nodeName: string, a: AdmissionAttributes<Pod>, r: Refusal): Promise<void> {
   const pod = a.object;
-  if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] === undefined) {
-    r.forbid(`pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${nodeName}" can only create mirror pods`);
-  }
+  if (!isMirrorPod(pod)) r.forbid(`pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${nodeName}" can only create mirror pods`);
   if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid(`node "${nodeName}" can only create pods with spec.nodeName set to itself`);
   await admitMirrorOwner(nodeName, a, r);
+  if (podReferences(pod, 'serviceaccounts').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference a service account`);
   if (podReferences(pod, 'secrets').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference secrets`);
   if (podReferences(pod, 'configmaps').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference configmaps`);
+  const projections = (pod.spec?.volumes ?? []).flatMap((v) => records(record(v.projected).sources));
+  if (projections.some((p) => p.clusterTrustBundle != null)) r.forbid(`node "${nodeName}" can not create pods that reference clustertrustbundles`);
   if ((pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim != null)) {
     r.forbid(`node "${nodeName}" can not create pods that reference persistentvolumeclaims`);
   }

@@ -5,13 +5,12 @@
  * free-form in the served schema: they are read as untyped JSON, which finds a name only where it
  * has the shape upstream's types give it.
  */
-import type { Pod, PodSpec, Volume } from '../../../api/pods.js';
+import { isMirrorPod, type Pod, type PodSpec, type Volume } from '../../../api/pods.js';
 import { record, records, text } from '../../../lib/json.js';
 
 export type ReferencedKind = 'secrets' | 'configmaps' | 'serviceaccounts';
 
-/** A pod the kubelet made from a static manifest: it may name nothing its node could then read. */
-export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+export { MIRROR_POD_ANNOTATION } from '../../../api/pods.js';
 
 /** Volume sources whose `secretRef` names a Secret of the pod's namespace. */
 const SECRET_REF_SOURCES = ['cephfs', 'cinder', 'flexVolume', 'rbd', 'scaleIO', 'iscsi', 'storageos'];
@@ -65,6 +64,6 @@ export function podReferences(pod: Pod, kind: ReferencedKind): Set<string> {
  * behind NodeRestriction, which refuses mirror pods that name anything).
  */
 export function podGrants(pod: Pod, kind: ReferencedKind): Set<string> {
-  if (!pod.spec?.nodeName || pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) return new Set();
+  if (!pod.spec?.nodeName || isMirrorPod(pod)) return new Set();
   return podReferences(pod, kind);
 }

@@ -2,7 +2,7 @@
  * Pods, minimal: enough for bound tokens (pod references) and `kubectl get`. Spec and status are
  * split between the main resource and /status, as upstream does (Nodes: node.ts).
  */
-import type { Pod } from '../../../api/pods.js';
+import { isMirrorPod, type Pod } from '../../../api/pods.js';
 import { findResource } from '../../../api/resources.js';
 import { forbidden, required } from '../../http/field-errors.js';
 import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
@@ -51,8 +51,10 @@ export const podStrategy: Strategy<Pod> = {
   setDefaults: setPodDefaults,
   prepareForCreate(obj) {
     const spec = obj.spec ?? {};
-    const sa = spec.serviceAccountName || spec.serviceAccount || 'default';
-    obj.spec = { ...spec, serviceAccountName: sa, serviceAccount: sa };
+    // Upstream's ServiceAccount admission leaves a mirror pod's spec as its kubelet wrote it (the
+    // kubelet deletes a mirror pod that differs from its manifest), so it gets no default account.
+    const sa = spec.serviceAccountName || spec.serviceAccount || (isMirrorPod(obj) ? '' : 'default');
+    obj.spec = sa === '' ? spec : { ...spec, serviceAccountName: sa, serviceAccount: sa };
     obj.status = { phase: 'Pending' };
   },
   prepareForUpdate(obj, old) {

@@ -1,0 +1,126 @@
+/**
+ * Mirror pods through the real server, as a kubelet makes them: a node (its `system:node:NAME`
+ * client certificate in system:nodes) may create only a mirror pod bound to itself, owned by its
+ * own Node object alone, naming no ServiceAccount, Secret, ConfigMap, ClusterTrustBundle or PVC
+ * (NodeRestriction's admitPodCreate upstream), and the mirror pod it creates gets no default
+ * ServiceAccount, while any other pod still does (upstream's ServiceAccount admission).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { issueCertificate } from '../../src/pki/issue.js';
+import { generateKeyPair } from '../../src/pki/keys.js';
+import { raw, type RawResponse } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const NS = '/api/v1/namespaces/default';
+let server: TestServer;
+let nodeUid = '';
+const nodeCerts: Record<string, { certPem: string; keyPem: string }> = {};
+
+const admin = (method: string, p: string, body?: unknown): Promise<RawResponse> => raw(server, method, p, { body });
+const as = (node: string) => (method: string, p: string, body?: unknown): Promise<RawResponse> =>
+  raw(server, method, p, { client: nodeCerts[node], body });
+const nodeA = as('node-a');
+
+/** A kubelet's client certificate, issued by the server's client CA. */
+async function kubeletCert(node: string): Promise<{ certPem: string; keyPem: string }> {
+  const key = generateKeyPair();
+  const ca = { certPem: server.caPem, keyPem: readFileSync(path.join(server.dataDir, 'ca.key'), 'utf8') };
+  const certPem = await issueCertificate(ca, {
+    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
+    publicKeyPem: key.publicKeyPem,
+    usages: ['digital signature', 'client auth'],
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3_600_000),
+  });
+  return { certPem, keyPem: key.privateKeyPem };
+}
+
+/** A mirror pod as node-a's kubelet writes it, with `spec` merged over a bare container. */
+function mirrorPod(name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      annotations: { 'kubernetes.io/config.mirror': 'hash' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: nodeUid, controller: true }],
+      ...metadata,
+    },
+    spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }], ...spec },
+  };
+}
+
+const refusal = (r: RawResponse): [number, unknown, unknown] => [r.status, r.json?.reason, r.json?.message];
+const forbidden = (name: string, message: string): [number, string, string] => [403, 'Forbidden', `pods "${name}" is forbidden: ${message}`];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  nodeCerts['node-a'] = await kubeletCert('node-a');
+  nodeCerts['node-b'] = await kubeletCert('node-b');
+  const created = await nodeA('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+  if (created.status !== 201) throw new Error(`setup failed: ${created.status} ${created.text}`);
+  nodeUid = String(created.json?.metadata?.uid);
+}, 60_000);
+afterAll(async () => server?.close());
+
+it('lets a node create its mirror pod, which gets no default ServiceAccount', async () => {
+  const res = await nodeA('POST', `${NS}/pods`, mirrorPod('static-web'));
+  expect(res.status).toBe(201);
+  const stored = (await admin('GET', `${NS}/pods/static-web`)).json?.spec;
+  expect({ serviceAccountName: stored?.serviceAccountName, serviceAccount: stored?.serviceAccount }).toEqual({ serviceAccountName: undefined, serviceAccount: undefined });
+});
+
+it('still gives any other pod the default ServiceAccount', async () => {
+  const res = await admin('POST', `${NS}/pods`, { metadata: { name: 'ordinary' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+  expect(res.status).toBe(201);
+  expect(res.json?.spec).toMatchObject({ serviceAccountName: 'default', serviceAccount: 'default' });
+});
+
+it('refuses a mirror pod that names a ServiceAccount, by either field', async () => {
+  const message = 'node "node-a" can not create pods that reference a service account';
+  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('sa', { serviceAccountName: 'default' })))).toEqual(forbidden('sa', message));
+  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('sa-old', { serviceAccount: 'default' })))).toEqual(forbidden('sa-old', message));
+  expect((await admin('GET', `${NS}/pods/sa`)).status).toBe(404);
+});
+
+it('refuses a mirror pod that names a Secret, a ConfigMap, a ClusterTrustBundle or a PVC', async () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['secret-csi', { volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name: 's' } } }] }, 'secrets'],
+    ['secret-env', { containers: [{ name: 'c', image: 'x', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }, 'secrets'],
+    ['cm', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'cm' } }] } }] }, 'configmaps'],
+    ['ctb', { volumes: [{ name: 'v', projected: { sources: [{ clusterTrustBundle: { signerName: 'example.com/s', path: 'b.pem' } }] } }] }, 'clustertrustbundles'],
+    ['pvc', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }] }, 'persistentvolumeclaims'],
+  ];
+  for (const [name, spec, kind] of cases) {
+    expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod(name, spec)))).toEqual(forbidden(name, `node "node-a" can not create pods that reference ${kind}`));
+  }
+});
+
+it('lets a node create only mirror pods bound to itself', async () => {
+  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('elsewhere', { nodeName: 'node-b' })))).toEqual(
+    forbidden('elsewhere', 'node "node-a" can only create pods with spec.nodeName set to itself'),
+  );
+  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('unbound', { nodeName: undefined })))).toEqual(
+    forbidden('unbound', 'node "node-a" can only create pods with spec.nodeName set to itself'),
+  );
+  // node-b's kubelet has no Node object yet: a mirror pod it owns cannot be checked, so it is not created.
+  const other = mirrorPod('on-b', { nodeName: 'node-b' }, { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-b', uid: 'x', controller: true }] });
+  expect((await as('node-b')('POST', `${NS}/pods`, other)).status).toBe(404);
+});
+
+it('lets a mirror pod be owned only by its Node, as controller, with the Node\'s uid', async () => {
+  const owner = { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: nodeUid, controller: true };
+  const cases: [string, unknown[], string][] = [
+    ['no-owner', [], 'node "node-a" can only create pods with an owner reference set to itself'],
+    ['two-owners', [owner, { ...owner, name: 'node-b', controller: false }], 'node "node-a" can only create pods with a single owner reference set to itself'],
+    ['other-node', [{ ...owner, name: 'node-b' }], 'node "node-a" can only create pods with an owner reference set to itself'],
+    ['not-a-node', [{ ...owner, apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'node-a' }], 'node "node-a" can only create pods with an owner reference set to itself'],
+    ['not-controller', [{ ...owner, controller: false }], 'node "node-a" can only create pods with a controller owner reference set to itself'],
+    ['blocking', [{ ...owner, blockOwnerDeletion: true }], 'node "node-a" must not set blockOwnerDeletion on an owner reference'],
+    ['stale-uid', [{ ...owner, uid: 'stale' }], `node node-a UID mismatch: expected stale got ${nodeUid}`],
+  ];
+  for (const [name, ownerReferences, message] of cases) {
+    expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod(name, {}, { ownerReferences })))).toEqual(forbidden(name, message));
+  }
+});
