@@ -125,6 +125,54 @@ it('never writes a minted or reviewed token, or a Secret\'s data, to the log', a
   // kubectl and the controller on a host that may be loaded.
 }, 90_000);
 
+it("leaves a node's Lease renewals out, and keeps its join, a CSR's create and a Secret read at their levels", async () => {
+  const log = path.join(dataDir, 'audit.log');
+  const { writeFileSync } = await import('node:fs');
+  // A node's client certificate, as a kubelet gets one: requested, auto-approved by the controller, issued.
+  const key = generateKeyPair().privateKeyPem;
+  const request = await createCertificateRequestPem({ privateKeyPem: key, commonName: 'system:node:audit-beat', organizations: ['system:nodes'] });
+  const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'audit-beat-csr' }, spec: { request: Buffer.from(request).toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] } };
+  writeFileSync(path.join(dataDir, 'beat-csr.json'), JSON.stringify(csr));
+  await kubectl('create', '-f', path.join(dataDir, 'beat-csr.json'));
+  let certificate = '';
+  for (const deadline = Date.now() + 30_000; certificate === '' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    certificate = await kubectl('get', 'csr', 'audit-beat-csr', '-o', 'jsonpath={.status.certificate}');
+  }
+  writeFileSync(path.join(dataDir, 'beat.crt'), Buffer.from(certificate, 'base64'));
+  writeFileSync(path.join(dataDir, 'beat.key'), key, { mode: 0o600 });
+  const server = (await kubectl('config', 'view', '-o', 'jsonpath={.clusters[0].cluster.server}')).trim();
+  const asNode = async (...args: string[]): Promise<string> =>
+    (await run('kubectl', ['--server', server, '--certificate-authority', path.join(dataDir, 'ca.crt'), '--client-certificate', path.join(dataDir, 'beat.crt'), '--client-key', path.join(dataDir, 'beat.key'), ...args], { env: { ...env, KUBECONFIG: '/dev/null' } })).stdout;
+  // The heartbeat: the Lease created once, then renewed (by update and by patch), as kubelet does every 10 s.
+  const lease = (at: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'audit-beat', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'audit-beat', leaseDurationSeconds: 40, renewTime: at } });
+  writeFileSync(path.join(dataDir, 'lease.json'), JSON.stringify(lease('2026-01-01T00:00:00.000000Z')));
+  await asNode('create', '-f', path.join(dataDir, 'lease.json'));
+  writeFileSync(path.join(dataDir, 'lease.json'), JSON.stringify(lease('2026-01-01T00:00:10.000000Z')));
+  await asNode('replace', '-f', path.join(dataDir, 'lease.json'));
+  await asNode('patch', 'lease', 'audit-beat', '-n', 'kube-node-lease', '--type', 'merge', '-p', '{"spec":{"renewTime":"2026-01-01T00:00:20.000000Z"}}');
+  expect(await asNode('get', 'lease', 'audit-beat', '-n', 'kube-node-lease', '-o', 'jsonpath={.spec.renewTime}')).toBe('2026-01-01T00:00:20.000000Z');
+  // Then a request that is recorded: once its event is in, every renewal before it was decided.
+  await asNode('auth', 'whoami');
+  const secret = `beat-${Math.random().toString(36).slice(2)}`;
+  await kubectl('create', 'secret', 'generic', 'audit-beat-secret', '-n', 'default', `--from-literal=password=${secret}`);
+  await kubectl('get', 'secret', 'audit-beat-secret', '-n', 'default', '-o', 'json');
+
+  const byNode = (e: { user: { username: string } }): boolean => e.user.username === 'system:node:audit-beat';
+  const secretRead = (e: { verb: string; objectRef?: { name?: string } }): boolean => e.verb === 'get' && e.objectRef?.name === 'audit-beat-secret';
+  const evs = await eventsWhen(log, (all) => all.some((e) => byNode(e) && e.objectRef?.resource === 'selfsubjectreviews') && all.some(secretRead));
+  const leases = evs.filter((e) => byNode(e) && e.objectRef?.resource === 'leases');
+  expect(leases.map((e) => [e.verb, e.level, e.responseStatus?.code])).toEqual([['create', 'Metadata', 201]]);
+  const created = evs.find((e) => e.verb === 'create' && e.objectRef?.resource === 'certificatesigningrequests' && e.objectRef.name === 'audit-beat-csr');
+  // The CSR as asked and as stored, with the identity the server recorded for its requester.
+  expect(created).toMatchObject({ level: 'RequestResponse', user: { username: 'kubernetes-admin' }, requestObject: { spec: { request: expect.any(String) } }, responseObject: { spec: { username: 'kubernetes-admin' } } });
+  const read = evs.find(secretRead);
+  expect(read).toMatchObject({ level: 'Metadata', responseStatus: { code: 200 } });
+  expect(read).not.toHaveProperty('responseObject');
+  expect(read).not.toHaveProperty('requestObject');
+  const text = readFileSync(log, 'utf8');
+  for (const value of [secret, Buffer.from(secret).toString('base64')]) expect(text).not.toContain(value);
+}, 90_000);
+
 it("matches README's Run it: every banner line it shows is printed, and what up turns on reads as there", () => {
   const readme = readFileSync('README.md', 'utf8');
   const sample = readme.slice(readme.indexOf('kube-identity is up.'), readme.indexOf('```', readme.indexOf('kube-identity is up.')));
