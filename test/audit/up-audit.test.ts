@@ -157,7 +157,7 @@ it("leaves a node's Lease renewals out, and keeps its join, a CSR's create and a
   await kubectl('create', 'secret', 'generic', 'audit-beat-secret', '-n', 'default', `--from-literal=password=${secret}`);
   await kubectl('get', 'secret', 'audit-beat-secret', '-n', 'default', '-o', 'json');
 
-  const byNode = (e: { user: { username: string } }): boolean => e.user.username === 'system:node:audit-beat';
+  const byNode = (e: { user: { username?: string } }): boolean => e.user.username === 'system:node:audit-beat';
   const secretRead = (e: { verb: string; objectRef?: { name?: string } }): boolean => e.verb === 'get' && e.objectRef?.name === 'audit-beat-secret';
   const evs = await eventsWhen(log, (all) => all.some((e) => byNode(e) && e.objectRef?.resource === 'selfsubjectreviews') && all.some(secretRead));
   const leases = evs.filter((e) => byNode(e) && e.objectRef?.resource === 'leases');
