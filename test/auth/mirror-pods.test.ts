@@ -2,8 +2,10 @@
  * Mirror pods through the real server, as a kubelet makes them: a node (its `system:node:NAME`
  * client certificate in system:nodes) may create only a mirror pod bound to itself, owned by its
  * own Node object alone, naming no ServiceAccount, Secret, ConfigMap, ClusterTrustBundle or PVC
- * (NodeRestriction's admitPodCreate upstream), and the mirror pod it creates gets no default
- * ServiceAccount, while any other pod still does (upstream's ServiceAccount admission).
+ * (NodeRestriction's admitPodCreate upstream). Whoever creates a mirror pod, it gets no default
+ * ServiceAccount and may name none, nor a Secret, nor project a token, while any other pod still
+ * gets the default account (upstream's ServiceAccount admission, which runs before NodeRestriction
+ * and so answers first for the account and Secrets).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -77,17 +79,33 @@ it('still gives any other pod the default ServiceAccount', async () => {
   expect(res.json?.spec).toMatchObject({ serviceAccountName: 'default', serviceAccount: 'default' });
 });
 
-it('refuses a mirror pod that names a ServiceAccount, by either field', async () => {
-  const message = 'node "node-a" can not create pods that reference a service account';
-  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('sa', { serviceAccountName: 'default' })))).toEqual(forbidden('sa', message));
-  expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod('sa-old', { serviceAccount: 'default' })))).toEqual(forbidden('sa-old', message));
+const TOKEN_PROJECTION = { volumes: [{ name: 'v', projected: { sources: [{ serviceAccountToken: { path: 't' } }] } }] };
+
+it('refuses a node\'s mirror pod that names a ServiceAccount (by either field) or a Secret, or projects a token', async () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['sa', { serviceAccountName: 'default' }, 'a mirror pod may not reference service accounts'],
+    ['sa-old', { serviceAccount: 'default' }, 'a mirror pod may not reference service accounts'],
+    ['secret-csi', { volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name: 's' } } }] }, 'a mirror pod may not reference secrets'],
+    ['secret-env', { containers: [{ name: 'c', image: 'x', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }, 'a mirror pod may not reference secrets'],
+    ['token', TOKEN_PROJECTION, 'a mirror pod may not use ServiceAccountToken volume projections'],
+  ];
+  for (const [name, spec, message] of cases) expect(refusal(await nodeA('POST', `${NS}/pods`, mirrorPod(name, spec)))).toEqual(forbidden(name, message));
   expect((await admin('GET', `${NS}/pods/sa`)).status).toBe(404);
 });
 
-it('refuses a mirror pod that names a Secret, a ConfigMap, a ClusterTrustBundle or a PVC', async () => {
+it('refuses the same mirror pods from a user who may create any pod, and gives theirs no default ServiceAccount', async () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['secret-csi', { volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name: 's' } } }] }, 'secrets'],
-    ['secret-env', { containers: [{ name: 'c', image: 'x', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }, 'secrets'],
+    ['admin-sa', { serviceAccountName: 'default' }, 'a mirror pod may not reference service accounts'],
+    ['admin-secret', { imagePullSecrets: [{ name: 'pull' }] }, 'a mirror pod may not reference secrets'],
+    ['admin-token', TOKEN_PROJECTION, 'a mirror pod may not use ServiceAccountToken volume projections'],
+  ];
+  for (const [name, spec, message] of cases) expect(refusal(await admin('POST', `${NS}/pods`, mirrorPod(name, spec)))).toEqual(forbidden(name, message));
+  const plain = await admin('POST', `${NS}/pods`, mirrorPod('admin-plain'));
+  expect([plain.status, plain.json?.spec?.serviceAccountName]).toEqual([201, undefined]);
+});
+
+it('refuses a node\'s mirror pod that names a ConfigMap, a ClusterTrustBundle or a PVC', async () => {
+  const cases: [string, Record<string, unknown>, string][] = [
     ['cm', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'cm' } }] } }] }, 'configmaps'],
     ['ctb', { volumes: [{ name: 'v', projected: { sources: [{ clusterTrustBundle: { signerName: 'example.com/s', path: 'b.pem' } }] } }] }, 'clustertrustbundles'],
     ['pvc', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }] }, 'persistentvolumeclaims'],

@@ -1,14 +1,15 @@
 /**
  * Admission as kube-apiserver runs it: one chain of named plugins in a fixed order
  * (AllOrderedPlugins upstream), whichever of them are enabled, each seeing every write. Upstream runs
- * every mutating plugin, then every validating one; none of these mutates, so the chain has the
- * validating phase only. The registries call it after a write's validation and the kind's own
- * checks, so a 422 wins over an admission 403.
+ * every mutating plugin, then every validating one; none of these mutates (ServiceAccount's
+ * defaulting is the pod strategy's), so the chain has the validating phase only. The registries call
+ * it after a write's validation and the kind's own checks, so a 422 wins over an admission 403.
  */
 import type { Admission, AdmissionAttributes } from '../registry/generic/admission.js';
 import { certificateApproval, certificateSigning, certificateSubjectRestriction } from './certificates.js';
 import { clusterTrustBundleAttest } from './cluster-trust-bundle-attest.js';
 import { nodeRestriction } from './node-restriction.js';
+import { serviceAccountAdmission } from './service-account.js';
 
 /** One admission plugin (upstream's admission.Interface with ValidationInterface). */
 export interface AdmissionPlugin {
@@ -19,6 +20,7 @@ export interface AdmissionPlugin {
 
 /** The plugins this server has, in kube-apiserver's order. */
 const ORDERED = {
+  ServiceAccount: () => serviceAccountAdmission,
   NodeRestriction: nodeRestriction,
   CertificateApproval: () => certificateApproval,
   CertificateSigning: () => certificateSigning,
@@ -30,6 +32,7 @@ export type AdmissionPluginName = keyof typeof ORDERED;
 
 /** On unless turned off, as in kube-apiserver (NodeRestriction is not: kubeadm enables it). */
 export const DEFAULT_ON_PLUGINS: readonly AdmissionPluginName[] = [
+  'ServiceAccount',
   'CertificateApproval',
   'CertificateSigning',
   'ClusterTrustBundleAttest',
