@@ -73,6 +73,13 @@ it('lets a node create its mirror pod, which gets no default ServiceAccount', as
   expect({ serviceAccountName: stored?.serviceAccountName, serviceAccount: stored?.serviceAccount }).toEqual({ serviceAccountName: undefined, serviceAccount: undefined });
 });
 
+it('binds no service-account token to a mirror pod, which runs as no account', async () => {
+  const uid = String((await admin('GET', `${NS}/pods/static-web`)).json?.metadata?.uid);
+  const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'static-web', uid } } };
+  const res = await admin('POST', `${NS}/serviceaccounts/default/token`, request);
+  expect([res.status, res.json?.message]).toEqual([400, 'cannot bind token for serviceaccount "default" to pod running with different serviceaccount name.']);
+});
+
 it('still gives any other pod the default ServiceAccount', async () => {
   const res = await admin('POST', `${NS}/pods`, { metadata: { name: 'ordinary' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
   expect(res.status).toBe(201);

@@ -68,8 +68,8 @@ function refOf(obj: KObject): ObjectRefClaim {
 
 async function bindPod(objects: ObjectReader, ns: string, saName: string, ref: BoundObjectReference): Promise<Bound> {
   const pod = await fetchBound(objects, PODS, ns, ref);
-  const podSa = pod.spec?.serviceAccountName || 'default';
-  if (podSa !== saName) {
+  // Every pod but a mirror pod was given an account on create; a mirror pod has none, so no token binds to it.
+  if ((pod.spec?.serviceAccountName ?? '') !== saName) {
     throw errors.badRequest(`cannot bind token for serviceaccount "${saName}" to pod running with different serviceaccount name.`);
   }
   const nodeName = pod.spec?.nodeName;
