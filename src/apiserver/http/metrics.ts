@@ -27,26 +27,43 @@ const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
 /**
- * The labels of a request, taken only from the route that served it (upstream's InstrumentRouteFunc):
- * group, version, resource and subresource come from an installed resource and its declared
- * subresources, never from the URL. A request that reached no route (refused before routing, an
- * unknown group, resource or path) is labelled by its verb alone, so no client can mint new series.
+ * The series a request is counted in, labelled only from the route that served it (upstream's
+ * InstrumentRouteFunc): group, version, resource and subresource come from an installed resource and
+ * its declared subresources, never from the URL. A request that reached no route (refused before
+ * routing, an unknown group, resource or path) is labelled by its verb alone, so no client can mint
+ * new series. Made once per route, verb, subresource and scope, and its keys once per code: every
+ * request would otherwise build a label object and two key strings.
  */
-function requestLabels(req: IncomingMessage, info: RequestInfo | undefined, route: ResourceInfo | undefined): Record<RequestLabel, string> {
-  const method = req.method ?? 'GET';
-  if (!info || !route) {
-    return { verb: KNOWN_METHODS.has(method) ? method : 'other', group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver' };
+class RequestSeries {
+  readonly key: string;
+  readonly labelsOf = (): Record<RequestLabel, string> => this.labels;
+  private readonly codes = new Map<number, { key: string; labelsOf: () => Record<RequestLabel | 'code', string> }>();
+
+  constructor(readonly labels: Readonly<Record<RequestLabel, string>>) {
+    this.key = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope}`;
   }
-  const subresource = route.subresources?.some((s) => s.name === info.subresource) ? (info.subresource ?? '') : '';
-  return {
-    verb: reportedVerb(method, req, info),
-    group: route.group,
-    version: route.version,
-    resource: route.plural,
-    subresource,
-    scope: reportedScope(info),
-    component: 'apiserver',
-  };
+
+  /** apiserver_request_total's series for a response code. */
+  withCode(status: number): { key: string; labelsOf: () => Record<RequestLabel | 'code', string> } {
+    let s = this.codes.get(status);
+    if (!s) {
+      const code = String(status);
+      this.codes.set(status, (s = { key: `${this.key} ${code}`, labelsOf: () => ({ ...this.labels, code }) }));
+    }
+    return s;
+  }
+}
+
+/** What a request's series is found by: its route (none: unrouted), then its verb, then its scope and subresource. */
+type SeriesByVerb = Map<string, Map<string, RequestSeries>>;
+
+/** The series `verb` and `scopeAndSubresource` name, made with `labels` if it is new. */
+function seriesOf(byVerb: SeriesByVerb, verb: string, scopeAndSubresource: string, labels: Record<RequestLabel, string>): RequestSeries {
+  let byScope = byVerb.get(verb);
+  if (!byScope) byVerb.set(verb, (byScope = new Map()));
+  let s = byScope.get(scopeAndSubresource);
+  if (!s) byScope.set(scopeAndSubresource, (s = new RequestSeries(Object.freeze(labels))));
+  return s;
 }
 
 /** The verb label as upstream's CleanVerb reports it: the HTTP method, except LIST, WATCH, DELETECOLLECTION, APPLY. */
@@ -101,6 +118,8 @@ export class ApiServerMetrics {
   private readonly authAttempts: ScrapedCounter<'result'>;
   private readonly userRequests: ScrapedCounter<'username'>;
   private readonly decisions: ScrapedCounter<'decision'>;
+  private readonly routedSeries = new WeakMap<ResourceInfo, SeriesByVerb>();
+  private readonly unroutedSeries: SeriesByVerb = new Map();
 
   constructor(opts: ApiServerMetricsOptions) {
     const registers = [opts.registry];
@@ -161,11 +180,10 @@ export class ApiServerMetrics {
     };
     res.once('close', () => {
       leaveInflight();
-      const labels = requestLabels(req, info, route);
-      const code = String(res.statusCode);
-      const series = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope}`;
-      this.requests.inc(`${series} ${code}`, () => ({ ...labels, code }));
-      if (labels.verb !== 'WATCH') this.durations.observe(series, () => labels, (performance.now() - started) / 1000);
+      const series = this.seriesOf(req, info, route);
+      const counted = series.withCode(res.statusCode);
+      this.requests.inc(counted.key, counted.labelsOf);
+      if (series.labels.verb !== 'WATCH') this.durations.observe(series.key, series.labelsOf, (performance.now() - started) / 1000);
     });
     return {
       setInfo(parsed) {
@@ -177,6 +195,29 @@ export class ApiServerMetrics {
         route = resource;
       },
     };
+  }
+
+  private seriesOf(req: IncomingMessage, info: RequestInfo | undefined, route: ResourceInfo | undefined): RequestSeries {
+    const method = req.method ?? 'GET';
+    if (!info || !route) {
+      const verb = KNOWN_METHODS.has(method) ? method : 'other';
+      return this.unroutedSeries.get(verb)?.get('') ?? seriesOf(this.unroutedSeries, verb, '', { verb, group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver' });
+    }
+    let byVerb = this.routedSeries.get(route);
+    if (!byVerb) this.routedSeries.set(route, (byVerb = new Map()));
+    const verb = reportedVerb(method, req, info);
+    const subresource = info.subresource !== undefined && route.subresources?.some((s) => s.name === info.subresource) ? info.subresource : '';
+    const scope = reportedScope(info);
+    const key = subresource ? `${scope} ${subresource}` : scope;
+    return byVerb.get(verb)?.get(key) ?? seriesOf(byVerb, verb, key, {
+      verb,
+      group: route.group,
+      version: route.version,
+      resource: route.plural,
+      subresource,
+      scope,
+      component: 'apiserver',
+    });
   }
 
   authenticated(username: string | undefined, failed: boolean): void {
