@@ -25,7 +25,7 @@ import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 import type { Store } from '../storage/store.js';
 import { health, isHealthPath, type HealthCheck } from './health.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS, requestDeadlineMs, withDeadline } from './request-timeout.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, RequestDeadlines, requestDeadlineMs } from './request-timeout.js';
 import { routeResource } from './routes.js';
 
 /** The server options the pipeline reads. */
@@ -95,18 +95,21 @@ class PipelineAuthenticationRequest implements AuthenticationRequest {
 export class Pipeline {
   private readonly watches = new Set<() => void>();
   private readonly flowControl: FlowControl;
+  private readonly deadlines: RequestDeadlines;
   constructor(
     private readonly opts: PipelineOptions,
     private readonly registries: Registries,
     private readonly metrics: ApiServerMetrics | undefined,
   ) {
     this.flowControl = new FlowControl({ ...FLOW_CONTROL_DEFAULTS, ...opts.flowControl, registry: opts.metricsRegistry });
+    this.deadlines = new RequestDeadlines(opts.logger);
   }
 
-  /** The server closes: the watches it serves end, and flow control stops sampling the event loop. */
+  /** The server closes: the watches it serves end, flow control stops sampling the event loop, deadlines are no longer timed. */
   close(): void {
     for (const stop of [...this.watches]) stop();
     this.flowControl.close();
+    this.deadlines.close();
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
@@ -116,9 +119,10 @@ export class Pipeline {
     // --request-timeout, from here on: authentication and a wait in a flow-control queue count too.
     const serverMs = this.opts.requestDeadlineMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const deadlineMs = requestDeadlineMs(info, url.params, serverMs);
-    const queueUntil = performance.now() + queueWaitLimitMs(deadlineMs ?? serverMs);
+    const start = performance.now();
+    const queueUntil = start + queueWaitLimitMs(deadlineMs ?? serverMs);
     const work = this.serveRequest(req, res, { url, info, tracker, audit, queueUntil });
-    return deadlineMs === undefined ? work : withDeadline(work, deadlineMs, res, this.opts.logger);
+    return deadlineMs === undefined ? work : this.deadlines.race(work, deadlineMs, start, res);
   }
 
   private async serveRequest(

@@ -45,28 +45,106 @@ export function requestDeadlineMs(info: RequestInfo, query: URLSearchParams, ser
   return !negative && ms > 0 && ms < serverMs ? ms : serverMs;
 }
 
+const TIMEOUT_MESSAGE = 'request did not complete within requested timeout - context deadline exceeded';
+
+/** A request's deadline, linked into the queue of its duration, in order of arrival. */
+class Deadline {
+  prev: Deadline | undefined;
+  next: Deadline | undefined;
+  timedOut = false;
+  constructor(
+    readonly at: number,
+    readonly res: ServerResponse,
+    readonly reject: (err: unknown) => void,
+  ) {}
+}
+
+/** The deadlines of one duration: they come due in the order they were set, so only the head is timed. */
+class DeadlineQueue {
+  head: Deadline | undefined;
+  tail: Deadline | undefined;
+  timer: NodeJS.Timeout | undefined;
+
+  push(d: Deadline): void {
+    d.prev = this.tail;
+    if (this.tail) this.tail.next = d;
+    else this.head = d;
+    this.tail = d;
+  }
+
+  remove(d: Deadline): void {
+    if (d.prev) d.prev.next = d.next;
+    else if (this.head === d) this.head = d.next;
+    else return;
+    if (d.next) d.next.prev = d.prev;
+    else this.tail = d.prev;
+    d.prev = d.next = undefined;
+  }
+}
+
 /**
- * `work`'s outcome, or the 504 once `ms` have passed with the response not begun. Whatever `work`
- * does after that is dropped; an error it ends with is logged, as upstream logs post-timeout activity.
+ * The deadlines of the requests under way, timed by one timer per duration (--request-timeout, and
+ * each `?timeout=` in use) rather than one timer per request: a request's costs a link into its
+ * queue and out. A timer set for a deadline whose request has finished fires early, finds the head
+ * not yet due and waits for it; the queue goes when it is empty.
  */
-export function withDeadline(work: Promise<void>, ms: number, res: ServerResponse, logger: Logger): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      if (res.headersSent) return;
-      timedOut = true;
-      reject(errors.timeout('request did not complete within requested timeout - context deadline exceeded'));
-    }, ms);
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        if (timedOut) logger.warn({ err }, 'request failed after its timeout was answered');
-        else reject(err);
-      },
-    );
-  });
+export class RequestDeadlines {
+  private readonly queues = new Map<number, DeadlineQueue>();
+  constructor(private readonly logger: Logger) {}
+
+  /**
+   * `work`'s outcome, or the 504 once `ms` have passed since `start` (performance.now()) with the
+   * response not begun. Whatever `work` does after that is dropped; an error it ends with is logged,
+   * as upstream logs post-timeout activity.
+   */
+  race(work: Promise<void>, ms: number, start: number, res: ServerResponse): Promise<void> {
+    let queue = this.queues.get(ms);
+    if (!queue) {
+      this.queues.set(ms, (queue = new DeadlineQueue()));
+      this.arm(ms, queue, ms);
+    }
+    const q = queue;
+    return new Promise((resolve, reject) => {
+      const d = new Deadline(start + ms, res, reject);
+      q.push(d);
+      work.then(
+        () => {
+          q.remove(d);
+          resolve();
+        },
+        (err: unknown) => {
+          q.remove(d);
+          if (d.timedOut) this.logger.warn({ err }, 'request failed after its timeout was answered');
+          else reject(err);
+        },
+      );
+    });
+  }
+
+  /** No deadline is timed any more: the server closes. */
+  close(): void {
+    for (const q of this.queues.values()) clearTimeout(q.timer);
+    this.queues.clear();
+  }
+
+  /** Unref'd: a request under way keeps the process up by its connection, not by its deadline. */
+  private arm(ms: number, queue: DeadlineQueue, delay: number): void {
+    queue.timer = setTimeout(() => this.due(ms, queue), delay).unref();
+  }
+
+  private due(ms: number, queue: DeadlineQueue): void {
+    const now = performance.now();
+    let d = queue.head;
+    while (d && d.at <= now) {
+      queue.remove(d);
+      // A response already under way is left to finish: ending it would cut its body short.
+      if (!d.res.headersSent) {
+        d.timedOut = true;
+        d.reject(errors.timeout(TIMEOUT_MESSAGE));
+      }
+      d = queue.head;
+    }
+    if (d) this.arm(ms, queue, Math.ceil(d.at - now));
+    else this.queues.delete(ms);
+  }
 }
