@@ -1,4 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { UserInfo } from '../../src/api/meta.js';
+import { createRequestAuthenticator } from '../../src/apiserver/authentication/request-authenticator.js';
+import { createTokenChain } from '../../src/apiserver/authentication/token-union.js';
+import type { AuthenticationRequest } from '../../src/apiserver/authentication/types.js';
 import { createX509Authenticator } from '../../src/apiserver/authentication/x509.js';
 import { createCa, issueLeaf, type TestCa } from './fixtures.js';
 
@@ -80,8 +84,9 @@ describe('x509 client certificate authenticator', () => {
     const der = await issueLeaf(ca, { cn: 'dave', orgs: ['ops'], notBefore: new Date(now - 60_000), notAfter: new Date(now + 60_000) });
     const chain = [der];
     const first = cached.authenticate(chain);
-    // Callers may change what they get back without touching the cached result.
-    first?.groups.push('system:masters');
+    // Every request of the chain shares one frozen user: a caller trying to change it is refused,
+    // and the cached result stays as it was.
+    expect(() => first?.groups.push('system:masters')).toThrow(TypeError);
     expect(cached.authenticate(chain)?.groups).toEqual(['ops']);
     now += 120_000;
     expect(() => cached.authenticate(chain)).toThrow(/expired or is not yet valid/);
@@ -98,5 +103,29 @@ describe('x509 client certificate authenticator', () => {
     expect(() => remembering.authenticate([untrusted])).toThrow(/unknown authority/);
     now += 120_000;
     expect(() => remembering.authenticate([new Uint8Array(der)])).toThrow(/expired or is not yet valid/);
+  });
+
+  it('hands every request of a certificate one frozen user with system:authenticated: no request can change what the next one is', async () => {
+    const der = await issueLeaf(ca, { cn: 'frank', orgs: ['ops'] });
+    const requests = createRequestAuthenticator({ x509: auth(), tokens: createTokenChain([], []) });
+    // Each request of a new connection hands its own array of the same bytes.
+    const request = (): AuthenticationRequest => ({ headers: {}, clientCertificateChain: [new Uint8Array(der)], headersDistinct: {} });
+    const first = (await requests.authenticate(request())) as UserInfo;
+    const fp = createHash('sha256').update(der).digest('hex');
+    const expected = { username: 'frank', groups: ['ops', 'system:authenticated'], extra: { 'authentication.kubernetes.io/credential-id': [`X509SHA256=${fp}`] } };
+    expect(first).toEqual(expected);
+    const attempts: (() => unknown)[] = [
+      () => first.groups.push('system:masters'),
+      () => (first.groups[0] = 'system:masters'),
+      () => (first.username = 'admin'),
+      () => (first.uid = 'admin-uid'),
+      () => first.extra?.['authentication.kubernetes.io/credential-id']?.push('X509SHA256=other'),
+      () => first.extra && (first.extra['scopes.example'] = ['all']),
+      () => (first.extra = {}),
+    ];
+    for (const attempt of attempts) expect(attempt).toThrow(TypeError);
+    const second = await requests.authenticate(request());
+    expect(second).toEqual(expected);
+    expect(second).toBe(first);
   });
 });

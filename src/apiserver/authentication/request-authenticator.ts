@@ -26,10 +26,19 @@ export interface RequestAuthenticatorOptions {
   anonymousPaths?: ReadonlySet<string>;
 }
 
-/** Adds system:authenticated unless the user already has it or system:unauthenticated. */
+/** What withAuthenticatedGroup made of a frozen user, shared as that user is (x509's, per chain). */
+const authenticatedOf = new WeakMap<UserInfo, UserInfo>();
+
+/**
+ * Adds system:authenticated unless the user already has it or system:unauthenticated. A frozen user
+ * is shared by every request of its credential: it gets one frozen result, not a copy per request.
+ */
 export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   if (user.groups.includes(ALL_AUTHENTICATED) || user.groups.includes(ALL_UNAUTHENTICATED)) return user;
-  return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
+  if (!Object.isFrozen(user)) return { ...user, groups: [...user.groups, ALL_AUTHENTICATED] };
+  let shared = authenticatedOf.get(user);
+  if (!shared) authenticatedOf.set(user, (shared = Object.freeze({ ...user, groups: Object.freeze([...user.groups, ALL_AUTHENTICATED]) as string[] })));
+  return shared;
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string {

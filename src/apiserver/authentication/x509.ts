@@ -9,6 +9,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
+import { deepFreeze } from '../../lib/json.js';
 import { certificateSubject } from '../../pki/name.js';
 import { decodePemBlocks } from '../../pki/pem.js';
 
@@ -132,34 +133,27 @@ const sha256 = (der: Uint8Array): string => createHash('sha256').update(der).dig
  * not parsed and verified again: a hash of each certificate instead of an X509Certificate parse and
  * a signature check per link (10% of a join's CPU in issue 29's profile). Roots are fixed for the
  * authenticator's life, so a remembered verdict stays true within its validity window.
+ *
+ * Every request of a chain is handed the same user, deep-frozen: nothing downstream changes a
+ * user (a mutation throws), so no request can alter what the next one of that chain is.
  */
 export function createX509Authenticator(o: X509AuthenticatorOptions): CertificateAuthenticator {
   const roots = parseCaBundle(o.clientCaPem);
   const verified = new WeakMap<readonly Uint8Array[], Verified>();
   const remembered = new BoundedMap<string, Verified>(REMEMBERED_CHAINS);
-  // Each request gets its own copy of the remembered user; a plain loop costs a third of Object.entries/fromEntries.
-  const copy = (u: UserInfo | undefined): UserInfo | undefined => {
-    if (!u) return undefined;
-    const extra: Record<string, string[]> = {};
-    for (const k in u.extra) {
-      const v = u.extra[k];
-      if (v) extra[k] = v.slice();
-    }
-    return { ...u, groups: u.groups.slice(), extra };
-  };
   return {
     authenticate(chainDer) {
       const [leafDer, ...rest] = chainDer;
       if (!leafDer) return undefined;
       const now = o.now().getTime();
       const hit = verified.get(chainDer);
-      if (hit && hit.from <= now && now <= hit.to) return copy(hit.user);
+      if (hit && hit.from <= now && now <= hit.to) return hit.user;
       const fingerprint = sha256(leafDer);
       const chainKey = rest.length === 0 ? fingerprint : [fingerprint, ...rest.map(sha256)].join(':');
       const known = remembered.get(chainKey);
       if (known && known.from <= now && now <= known.to) {
         verified.set(chainDer, known);
-        return copy(known.user);
+        return known.user;
       }
       const leaf = parse(leafDer);
       const { from, to } = verifyChain(leaf, rest.map(parse), roots, new Date(now));
@@ -167,10 +161,10 @@ export function createX509Authenticator(o: X509AuthenticatorOptions): Certificat
       const user: UserInfo | undefined = cn
         ? { username: cn, ...(uid === undefined ? {} : { uid }), groups: orgs, extra: { [CREDENTIAL_ID]: [`X509SHA256=${fingerprint}`] } }
         : undefined;
-      const result = { user, from, to };
+      const result = { user: user && deepFreeze(user), from, to };
       verified.set(chainDer, result);
       remembered.set(chainKey, result);
-      return copy(user);
+      return result.user;
     },
   };
 }
