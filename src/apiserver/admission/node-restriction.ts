@@ -12,10 +12,9 @@ import type { BoundObjectReference, TokenRequest } from '../../api/authenticatio
 import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
 import { isMirrorPod, MIRROR_POD_ANNOTATION, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
-import { record, records } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { errors } from '../http/errors.js';
-import { podReferences } from '../authorization/node/pod-references.js';
+import { podReferences, projectedSources } from '../authorization/node/pod-references.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 import { admitPodCertificateRequest } from './node-restriction-pcr.js';
@@ -140,8 +139,7 @@ async function admitPodCreate(nodeName: string, a: AdmissionAttributes<Pod>, r: 
   if (podReferences(pod, 'serviceaccounts').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference a service account`);
   if (podReferences(pod, 'secrets').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference secrets`);
   if (podReferences(pod, 'configmaps').size > 0) r.forbid(`node "${nodeName}" can not create pods that reference configmaps`);
-  const projections = (pod.spec?.volumes ?? []).flatMap((v) => records(record(v.projected).sources));
-  if (projections.some((p) => p.clusterTrustBundle != null)) r.forbid(`node "${nodeName}" can not create pods that reference clustertrustbundles`);
+  if (projectedSources(pod).some((p) => p.clusterTrustBundle != null)) r.forbid(`node "${nodeName}" can not create pods that reference clustertrustbundles`);
   if ((pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim != null)) {
     r.forbid(`node "${nodeName}" can not create pods that reference persistentvolumeclaims`);
   }

@@ -8,9 +8,8 @@
  */
 import { isMirrorPod, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
-import { record, records } from '../../lib/json.js';
 import { errors } from '../http/errors.js';
-import { podReferences } from '../authorization/node/pod-references.js';
+import { podReferences, projectedSources } from '../authorization/node/pod-references.js';
 import { writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 
@@ -22,8 +21,7 @@ const PODS: ResourceOf<Pod> = podsInfo;
 function mirrorPodRefusal(pod: Pod): string | undefined {
   if (podReferences(pod, 'serviceaccounts').size > 0) return 'a mirror pod may not reference service accounts';
   if (podReferences(pod, 'secrets').size > 0) return 'a mirror pod may not reference secrets';
-  const projections = (pod.spec?.volumes ?? []).flatMap((v) => records(record(v.projected).sources));
-  if (projections.some((p) => p.serviceAccountToken != null)) return 'a mirror pod may not use ServiceAccountToken volume projections';
+  if (projectedSources(pod).some((p) => p.serviceAccountToken != null)) return 'a mirror pod may not use ServiceAccountToken volume projections';
   return undefined;
 }
 

@@ -42,6 +42,11 @@ function containerReferences(c: Record<string, unknown>, secret: boolean): unkno
   return names;
 }
 
+/** Every projected volume's sources, as untyped JSON (their kinds are free-form in the served schema). */
+export function projectedSources(pod: Pod): Record<string, unknown>[] {
+  return (pod.spec?.volumes ?? []).flatMap((v) => records(record(v.projected).sources));
+}
+
 /** The non-empty names among `values`. */
 function names(values: unknown[]): Set<string> {
   return new Set(values.map(text).filter((n) => n !== ''));
