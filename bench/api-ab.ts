@@ -126,12 +126,17 @@ export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?:
   }
 }
 
+/** The table of side-by-side phases: each phase's CPU per request on A and B, their ratio, requests and load. */
+export function abPhasesTable(first: string, phases: Record<string, AbPhase>): string {
+  const rows = Object.entries(phases).map(([op, f]) => [op, String(f.cpuUsPerOp.a), String(f.cpuUsPerOp.b), f.bToA.toFixed(3), `${f.done.a}/${f.done.b}`, String(f.load)]);
+  return formatTable([first, 'A CPU µs', 'B CPU µs', 'B ÷ A', 'requests A/B', 'load'], rows);
+}
+
 export function formatApiAbTable(r: ApiAbResult): string {
-  const rows = Object.entries(r.results).map(([op, f]) => [op, String(f.cpuUsPerOp.a), String(f.cpuUsPerOp.b), f.bToA.toFixed(3), `${f.done.a}/${f.done.b}`, String(f.load)]);
   return [
     `api-ab: A = ${r.a}, B = this build, side by side on SQLite (${r.params.objects} ConfigMaps, ${r.params.concurrency} clients; TokenReviews at ${r.params.reviewConcurrency}); peak RSS A ${r.peakRssMb.a} MB, B ${r.peakRssMb.b} MB; ${r.cores} cores; node ${r.node}`,
     '(server CPU µs per request from /proc; B ÷ A below 1: B is cheaper)',
-    formatTable(['op', 'A CPU µs', 'B CPU µs', 'B ÷ A', 'requests A/B', 'load'], rows),
+    abPhasesTable('op', r.results),
   ].join('\n');
 }
 

@@ -19,11 +19,11 @@ import v8 from 'node:v8';
 import { NodeGraph } from '../src/apiserver/authorization/node/node-graph.js';
 import { MemoryStore } from '../src/apiserver/storage/memory/memory.js';
 import { storageKey } from '../src/apiserver/storage/store.js';
-import { buildOf, paired, type AbPhase } from './api-ab.js';
+import { abPhasesTable, buildOf, paired, type AbPhase } from './api-ab.js';
 import { startApiServerProcess, type ApiServerProcess, type ApiServerProcessOptions } from './lib/apiserver-process.js';
 import { HttpClient } from './lib/http-client.js';
 import { parseBenchArgs } from './lib/cli.js';
-import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
+import { isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
 
 const NAMESPACE = 'bench';
 const SECRETS = 50;
@@ -176,11 +176,10 @@ export async function runNodeAuthzBench(params: Partial<NodeAuthzParams> = {}, a
 }
 
 export function formatNodeAuthzTable(r: NodeAuthzResult): string {
-  const rows = Object.entries(r.results).map(([op, f]) => [op, String(f.cpuUsPerOp.a), String(f.cpuUsPerOp.b), f.bToA.toFixed(3), `${f.done.a}/${f.done.b}`, String(f.load)]);
   return [
     `node-authz-ab: A = ${r.a}, B = this build, side by side on SQLite (${r.params.pods} pods on ${r.params.nodes} nodes in one namespace, ${r.params.concurrency} clients); node graph ${r.graphKbPer1000Pods} kB per 1,000 pods; peak RSS A ${r.peakRssMb.a} MB, B ${r.peakRssMb.b} MB; ${r.cores} cores`,
     "(server CPU µs per node Secret GET from /proc; B ÷ A below 1: B is cheaper)",
-    formatTable(['GET', 'A CPU µs', 'B CPU µs', 'B ÷ A', 'requests A/B', 'load'], rows),
+    abPhasesTable('GET', r.results),
   ].join('\n');
 }
 
