@@ -78,6 +78,27 @@ async function readPage(
   }
 }
 
+/**
+ * The one key a `metadata.name=` field selector names, as upstream's ListPredicate reads it alone
+ * (MatchesSingle) instead of testing every object of the collection: each kubelet's informer on its
+ * own Node lists with it, so a fleet's joins would otherwise cost a scan of every Node each. Not on
+ * a continued list, nor across namespaces (the name alone is no key there), as upstream.
+ */
+function singleKey(registry: GenericRegistry, namespace: string | undefined, selection: Selection): string | undefined {
+  const name = selection.exact('metadata.name');
+  if (name === undefined || (registry.info.namespaced && namespace === undefined)) return undefined;
+  return registry.key(namespace, name);
+}
+
+/** That key's object when it matches the whole selection: at most one item, never a continue token. */
+async function readKey(registry: GenericRegistry, key: string, selection: Selection, revision: number | undefined): Promise<Page> {
+  // A range under the key reads it at the revision asked for and names the revision it was read at;
+  // the key sorts before every longer key it prefixes, so one item is enough.
+  const res = await registry.store.range({ prefix: key, limit: 1, revision });
+  const item = res.items.find((i) => i.key === key);
+  return { items: item && selection.matches(item.object) ? [item.object] : [], revision: res.revision, remaining: 0 };
+}
+
 function translate(e: unknown, token?: { start: string }): never {
   if (e instanceof StoreError && e.code === 'Compacted') {
     if (token) throw new ContinueExpired(encodeContinue(-1, token.start));
@@ -109,9 +130,10 @@ export async function listObjects(
     await waitForRevision(registry, rv);
     if (exact) revision = rv;
   }
+  const key = token ? undefined : singleKey(registry, namespace, selection);
   let page: Page;
   try {
-    page = await readPage(registry, prefix, selection, limit, { after, revision });
+    page = key === undefined ? await readPage(registry, prefix, selection, limit, { after, revision }) : await readKey(registry, key, selection, revision);
   } catch (e) {
     translate(e, token);
   }
