@@ -39,28 +39,33 @@ export function elementKey(item: unknown, lt: ListType): string | undefined {
   return undefined;
 }
 
+/** What a walk of a value's fields reports: each path element it enters and leaves, and each path that is a member. */
+interface FieldSink {
+  enter(el: string): void;
+  leave(): void;
+  member(): void;
+}
+
 /**
- * The set of fields a value sets: leaves (scalars, atomic lists and maps, empty objects), each
- * item of a keyed list (as a member with its own fields below) and each member of a set list.
+ * Walks the fields a value sets, telling `sink`: leaves (scalars, atomic lists and maps, empty
+ * objects), each item of a keyed list (a member with its own fields below) and each member of a set
+ * list. An item's membership is reported before its fields.
  */
-export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet {
-  const set = new FieldSet();
-  // One path, pushed and popped as the walk goes (insert copies nothing), instead of a new array per field.
-  const path: string[] = [];
+function walkFields(value: unknown, schema: Schema | undefined, sink: FieldSink): void {
   const walk = (v: unknown, s: Schema | undefined): void => {
     if (Array.isArray(v)) {
       const lt = listType(s);
       if (lt.type === 'atomic') {
-        set.insert(path);
+        sink.member();
         return;
       }
       for (const item of v) {
         const key = elementKey(item, lt);
         if (key === undefined) continue;
-        path.push(key);
-        set.insert(path);
+        sink.enter(key);
+        sink.member();
         if (lt.type === 'map' && isRecord(item)) walkObject(item, itemSchema(s));
-        path.pop();
+        sink.leave();
       }
       return;
     }
@@ -68,19 +73,78 @@ export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet
       walkObject(v, s);
       return;
     }
-    set.insert(path);
+    sink.member();
   };
   const walkObject = (o: Obj, s: Schema | undefined): void => {
     for (const k in o) {
       const v = o[k];
       if (v === undefined || !Object.hasOwn(o, k)) continue;
-      path.push(fieldKey(k));
+      sink.enter(fieldKey(k));
       walk(v, fieldSchema(s, k));
-      path.pop();
+      sink.leave();
     }
   };
   if (isRecord(value)) walkObject(value, schema);
+}
+
+/** The set of fields a value sets (see walkFields). */
+export function fieldSetOf(value: unknown, schema: Schema | undefined): FieldSet {
+  const set = new FieldSet();
+  // One path, pushed and popped as the walk goes (insert copies nothing), instead of a new array per field.
+  const path: string[] = [];
+  walkFields(value, schema, { enter: (el) => path.push(el), leave: () => path.pop(), member: () => set.insert(path) });
   return set;
+}
+
+const hasKeys = (o: Obj): boolean => {
+  for (const _ in o) return true;
+  return false;
+};
+
+/**
+ * `fieldSetOf(value, schema).toFieldsV1()` built in one walk, without the set's nodes: a create's
+ * managedFields entry. A node is made when a member at or below it is reported (a field whose
+ * fields are all undefined sets nothing), and a member that has fields below it lists `.` first.
+ */
+export function fieldsV1Of(value: unknown, schema: Schema | undefined): Obj {
+  const root: Obj = {};
+  const path: string[] = [];
+  // nodes[i] is the node at path[0..i), made so far.
+  const nodes: Obj[] = [root];
+  const made = (depth: number): Obj => {
+    let node = nodes[nodes.length - 1]!;
+    let fresh = false;
+    while (nodes.length <= depth) {
+      const el = path[nodes.length - 1]!;
+      let child = node[el] as Obj | undefined;
+      if (child === undefined) {
+        // A node made earlier without keys is a member leaf so far; with a field below it, it says so with `.`.
+        if (!fresh && node !== root && !hasKeys(node)) node['.'] = {};
+        child = node[el] = {};
+        fresh = true;
+      }
+      nodes.push(child);
+      node = child;
+    }
+    return node;
+  };
+  walkFields(value, schema, {
+    enter: (el) => path.push(el),
+    leave: () => {
+      path.pop();
+      if (nodes.length > path.length + 1) nodes.length = path.length + 1;
+    },
+    member: () => {
+      const node = made(path.length);
+      if (!hasKeys(node) || '.' in node || path.length === 0) return;
+      // Fields were reported below it before it was (a keyed item repeated): `.` still comes first.
+      const parent = nodes[nodes.length - 2]!;
+      const marked: Obj = { '.': {}, ...node };
+      parent[path[path.length - 1]!] = marked;
+      nodes[nodes.length - 1] = marked;
+    },
+  });
+  return root;
 }
 
 /** Finds the item of a list that an element key names. */

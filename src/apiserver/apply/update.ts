@@ -8,8 +8,8 @@ import { deepEqual } from '../../lib/json-value.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { FieldSet } from './field-set.js';
-import { type Manager, decodeManagers, encodeManagers, objectFieldSet, putManager, sameManager } from './managers.js';
-import { valueAt } from './typed.js';
+import { type Manager, decodeManagers, encodeManagers, objectFieldSet, putManager, sameManager, stripForFieldSet } from './managers.js';
+import { fieldsV1Of, valueAt } from './typed.js';
 
 export interface Comparison {
   /** Fields added, or leaves whose value changed. */
@@ -61,17 +61,25 @@ function baseManagers(old: KObject | undefined, next: KObject): Manager[] {
 /** Records a non-apply write of `next` (over `old`, undefined on create) in its managedFields; mutates next. */
 export function trackUpdate(old: KObject | undefined, next: KObject, gvk: Gvk, entry: UpdateEntry): void {
   const schema = schemaFor(gvk.group, gvk.version, gvk.kind);
+  const mine: ManagedFieldsEntry = { manager: entry.manager, operation: 'Update', apiVersion: entry.apiVersion, time: entry.time };
+  if (entry.subresource) mine.subresource = entry.subresource;
+  const meta = (next.metadata ??= {});
+  if (!old && !meta.managedFields?.length) {
+    // A create that brings no managers: the writer's entry owns every field, its FieldsV1 built in
+    // one walk (what the general path below makes through field sets, about a third of its cost).
+    const fieldsV1 = fieldsV1Of(stripForFieldSet(next), schema);
+    if (Object.keys(fieldsV1).length > 0) meta.managedFields = [{ ...mine, fieldsType: 'FieldsV1', fieldsV1 }];
+    else delete meta.managedFields;
+    return;
+  }
   const { changed, removed } = compareObjects(old, next, schema);
   const lost = removed.isEmpty() ? changed : changed.union(removed);
   let managers = baseManagers(old, next).map((m) => ({ entry: m.entry, set: m.set.difference(lost) }));
-  const mine: ManagedFieldsEntry = { manager: entry.manager, operation: 'Update', apiVersion: entry.apiVersion, time: entry.time };
-  if (entry.subresource) mine.subresource = entry.subresource;
   const prev = managers.find((m) => sameManager(m.entry, mine));
   if (!changed.isEmpty()) {
     const set = prev ? prev.set.union(changed) : changed;
     managers = putManager(managers, { entry: { ...mine, fieldsType: 'FieldsV1' }, set });
   }
-  const meta = (next.metadata ??= {});
   const encoded = encodeManagers(managers);
   if (encoded.length > 0) meta.managedFields = encoded;
   else delete meta.managedFields;
