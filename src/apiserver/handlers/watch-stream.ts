@@ -100,9 +100,12 @@ export class WatchStream {
   }
 
   /**
-   * Events published in one turn (a committed group of writes) leave in one chunk and one socket
-   * write, not one each; a burst larger than a socket buffer is written as it grows, so that the
-   * socket's back-pressure stops it early.
+   * Events that arrive in one pass of the event loop (a committed group of writes, or on etcd the
+   * watch responses of one socket read) leave in one chunk and one socket write, not one each; a
+   * burst larger than a socket buffer is written as it grows, so that the socket's back-pressure
+   * stops it early. The flush waits for the loop's check phase, not the end of the tick: etcd's
+   * responses reach the store one callback each, and Node drains the tick queue after every
+   * callback, so a tick-end flush wrote each event alone (its own TLS record and socket write).
    */
   private add(line: string): void {
     this.batch.push(line);
@@ -110,12 +113,14 @@ export class WatchStream {
     if (this.batchBytes >= this.res.writableHighWaterMark) this.flush();
     else if (!this.flushScheduled) {
       this.flushScheduled = true;
-      process.nextTick(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+      setImmediate(this.scheduledFlush);
     }
   }
+
+  private readonly scheduledFlush = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
 
   private flush(): void {
     if (this.ended || this.batch.length === 0) return;
