@@ -21,3 +21,25 @@ export class TurnBatch<T> {
     return this.next;
   }
 }
+
+/**
+ * TurnBatch per key: callers asking for the same key within one turn share one `start(key)`, begun
+ * after all of them asked; a key's batch is forgotten once it starts, so keys seen once leave nothing behind.
+ */
+export class KeyedTurnBatch<T> {
+  private readonly next = new Map<string, Promise<T>>();
+
+  constructor(private readonly start: (key: string) => T | PromiseLike<T>) {}
+
+  join(key: string): Promise<T> {
+    let batch = this.next.get(key);
+    if (!batch) {
+      batch = new Promise((resolve) => setImmediate(resolve)).then(() => {
+        this.next.delete(key);
+        return this.start(key);
+      });
+      this.next.set(key, batch);
+    }
+    return batch;
+  }
+}

@@ -7,6 +7,7 @@
 import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import { CSR_RESOURCE, CERTIFICATES_GROUP, type CertificateSigningRequest } from '../../api/certificates.js';
 import type { KubeClient } from '../client/kube-client.js';
+import { KeyedTurnBatch } from '../../lib/turn-batch.js';
 
 const CSR_PATH = `/apis/${CERTIFICATES_GROUP}/v1/${CSR_RESOURCE}`;
 const SAR_PATH = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
@@ -24,8 +25,20 @@ export function requesterOf(csr: CertificateSigningRequest): Requester {
   return { username, uid, groups, extra };
 }
 
+/** What a SubjectAccessReview asks: may this requester create this pseudo-subresource of CSRs. */
+interface Review extends Requester {
+  subresource: string;
+}
+
 /** Raw JSON in and out (no typed-model walk): these calls run several times for every CSR. */
 export class CsrApi {
+  /**
+   * Reviews of one turn, one per question: in a join storm many kubelets share a bootstrap token, and
+   * the approver's workers ask the same question at once. A caller only joins a review not yet sent,
+   * so every answer is still evaluated after its reconcile asked, as one review per CSR would be.
+   */
+  private readonly reviews = new KeyedTurnBatch<boolean>((key) => this.review(JSON.parse(key) as Review));
+
   constructor(private readonly raw: Pick<KubeClient, 'requestJSON' | 'write'>) {}
 
   /** PUT /approval with the object decided on (its resourceVersion is the precondition). */
@@ -48,16 +61,21 @@ export class CsrApi {
   }
 
   /** Whether `who` may `create` the pseudo-subresource (nodeclient, selfnodeclient) of CSRs. */
-  async allowed(who: Requester, subresource: string): Promise<boolean> {
+  allowed(who: Requester, subresource: string): Promise<boolean> {
+    const { username, uid, groups, extra } = who;
+    return this.reviews.join(JSON.stringify({ username, uid, groups, extra, subresource } satisfies Review));
+  }
+
+  private async review(r: Review): Promise<boolean> {
     const body: V1SubjectAccessReview = {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SubjectAccessReview',
       spec: {
-        user: who.username,
-        uid: who.uid,
-        groups: who.groups,
-        extra: who.extra,
-        resourceAttributes: { group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, verb: 'create', subresource },
+        user: r.username,
+        uid: r.uid,
+        groups: r.groups,
+        extra: r.extra,
+        resourceAttributes: { group: CERTIFICATES_GROUP, resource: CSR_RESOURCE, verb: 'create', subresource: r.subresource },
       },
     };
     const review = await this.raw.requestJSON<V1SubjectAccessReview>('POST', SAR_PATH, {}, undefined, body);
