@@ -15,7 +15,7 @@
  * - workload: everything else, nodes' other requests (`system-nodes`), authenticated users
  *   (`global-default`) and anonymous ones (`catch-all`).
  * The flow (whose requests are queued together and served in turn with other flows') is the user,
- * as upstream's ByUser distinguisher.
+ * as upstream's ByUser distinguisher: flow control takes it from the user when a request queues.
  */
 import type { UserInfo } from '../../api/meta.js';
 import { NODES_GROUP } from '../../api/nodes.js';
@@ -28,12 +28,21 @@ import type { RequestInfo } from '../http/request-info.js';
 export const PRIORITY_LEVELS = ['exempt', 'leader-election', 'node-high', 'workload-high', 'workload'] as const;
 export type PriorityLevelName = (typeof PRIORITY_LEVELS)[number];
 
+/** Where a request runs; one shared frozen object per (level, schema). */
 export interface Classification {
-  priorityLevel: PriorityLevelName;
-  flowSchema: string;
-  /** Requests of one flow share a queue; flows take turns. */
-  flow: string;
+  readonly priorityLevel: PriorityLevelName;
+  readonly flowSchema: string;
 }
+
+/** classify() runs on every request and allocates nothing: it returns one of these. */
+const classOf = (priorityLevel: PriorityLevelName, flowSchema: string): Classification => Object.freeze({ priorityLevel, flowSchema });
+
+const EXEMPT = classOf('exempt', 'exempt');
+const LEADER_ELECTION = classOf('leader-election', 'system-leader-election');
+const NODE_HIGH = classOf('node-high', 'system-node-high');
+const SYSTEM_NODES = classOf('workload', 'system-nodes');
+const CATCH_ALL = classOf('workload', 'catch-all');
+const GLOBAL_DEFAULT = classOf('workload', 'global-default');
 
 /** Upstream's controller managers, and kube-identity's own controller as `up` runs it (its identity is theirs in kind). */
 const LEADER_ELECTION_USERS = new Set(['system:kube-controller-manager', 'system:kube-scheduler', KUBE_IDENTITY_CONTROLLER_USER]);
@@ -50,15 +59,16 @@ function isLeaderElection(user: UserInfo, info: RequestInfo): boolean {
 
 /** Upstream's flow schemas at workload-high, by user; kube-identity's controller as kube-controller-manager. */
 const WORKLOAD_HIGH_USERS = new Map([
-  ['system:kube-controller-manager', 'kube-controller-manager'],
-  ['system:kube-scheduler', 'kube-scheduler'],
-  [KUBE_IDENTITY_CONTROLLER_USER, 'kube-identity-controller'],
+  ['system:kube-controller-manager', classOf('workload-high', 'kube-controller-manager')],
+  ['system:kube-scheduler', classOf('workload-high', 'kube-scheduler')],
+  [KUBE_IDENTITY_CONTROLLER_USER, classOf('workload-high', 'kube-identity-controller')],
 ]);
 const KUBE_SYSTEM_SERVICE_ACCOUNT = `${SERVICE_ACCOUNT_USERNAME_PREFIX}kube-system:`;
+const KUBE_SYSTEM_SERVICE_ACCOUNTS = classOf('workload-high', 'kube-system-service-accounts');
 
 /** The workload-high flow schema a user's requests match, if any. */
-function workloadHigh(user: UserInfo): string | undefined {
-  return WORKLOAD_HIGH_USERS.get(user.username) ?? (user.username.startsWith(KUBE_SYSTEM_SERVICE_ACCOUNT) ? 'kube-system-service-accounts' : undefined);
+function workloadHigh(user: UserInfo): Classification | undefined {
+  return WORKLOAD_HIGH_USERS.get(user.username) ?? (user.username.startsWith(KUBE_SYSTEM_SERVICE_ACCOUNT) ? KUBE_SYSTEM_SERVICE_ACCOUNTS : undefined);
 }
 
 /** A node's heartbeat path: its Node (and status) and its Lease; its CSRs, pods and watches are not. */
@@ -68,15 +78,14 @@ function isNodeHigh(info: RequestInfo): boolean {
 }
 
 export function classify(user: UserInfo, info: RequestInfo): Classification {
-  const flow = user.username;
-  if (user.groups.includes(MASTERS_GROUP)) return { priorityLevel: 'exempt', flowSchema: 'exempt', flow };
+  if (user.groups.includes(MASTERS_GROUP)) return EXEMPT;
   const resource = info.isResourceRequest;
-  if (resource && isLeaderElection(user, info)) return { priorityLevel: 'leader-election', flowSchema: 'system-leader-election', flow };
+  if (resource && isLeaderElection(user, info)) return LEADER_ELECTION;
   const node = user.groups.includes(NODES_GROUP);
-  if (node && resource && isNodeHigh(info)) return { priorityLevel: 'node-high', flowSchema: 'system-node-high', flow };
-  if (node) return { priorityLevel: 'workload', flowSchema: 'system-nodes', flow };
+  if (node && resource && isNodeHigh(info)) return NODE_HIGH;
+  if (node) return SYSTEM_NODES;
   const high = workloadHigh(user);
-  if (high) return { priorityLevel: 'workload-high', flowSchema: high, flow };
-  if (user.groups.includes(ALL_UNAUTHENTICATED)) return { priorityLevel: 'workload', flowSchema: 'catch-all', flow };
-  return { priorityLevel: 'workload', flowSchema: 'global-default', flow };
+  if (high) return high;
+  if (user.groups.includes(ALL_UNAUTHENTICATED)) return CATCH_ALL;
+  return GLOBAL_DEFAULT;
 }

@@ -123,6 +123,7 @@ export class FlowControl {
    * `queueUntil` (performance.now()'s clock; see queueWaitLimitMs).
    */
   handle(user: UserInfo, info: RequestInfo, res: ServerResponse, queueUntil: number, execute: () => Promise<void>): Promise<void> {
+    this.loop?.request();
     if (info.isResourceRequest && info.verb === 'watch') return execute();
     const mutating = !NON_MUTATING_VERBS.has(info.verb);
     if (!this.fair) return this.handleMaxInFlight(user, mutating, res, execute);
@@ -132,7 +133,7 @@ export class FlowControl {
     const level = this.levels.get(c.priorityLevel);
     if (!level || level.tryAcquire()) return this.run(level, series, res, 0, execute);
     const started = performance.now();
-    const ticket = level.enqueue(c.flow, Math.max(0, queueUntil - started));
+    const ticket = level.enqueue(user.username, Math.max(0, queueUntil - started));
     if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
     if (series) series.inQueue++;
     const cancel = (): void => ticket.cancel();
@@ -159,17 +160,32 @@ export class FlowControl {
     this.loop?.stop();
   }
 
-  /** Runs the request on its seat (none for an exempt one), freed once `execute` has settled and the response has closed. */
+  /**
+   * Runs the request on its seat, freed once `execute` has settled and the response has closed. An
+   * exempt request holds no seat and executes until its handler settles, as upstream's until its
+   * handler returns: it waits for no close, so it needs no listener on the response.
+   */
   private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number, execute: () => Promise<void>): Promise<void> {
     series?.dispatched(waited);
+    if (!level) return series ? this.runExempt(series, execute) : execute();
     if (series) series.executing++;
     let holds = 2;
     const done = (): void => {
       if (--holds > 0) return;
       if (series) series.executing--;
-      level?.release();
+      level.release();
     };
     whenClosed(res, done);
+    const work = execute();
+    work.then(done, done);
+    return work;
+  }
+
+  private runExempt(series: FlowSeries, execute: () => Promise<void>): Promise<void> {
+    series.executing++;
+    const done = (): void => {
+      series.executing--;
+    };
     const work = execute();
     work.then(done, done);
     return work;

@@ -69,4 +69,31 @@ describe('event-loop saturation', () => {
       loop.stop();
     }
   });
+
+  it('pauses while the server is idle, and a request resumes it', async () => {
+    const loop = new LoopSaturation({ maxDelayMs: 50, sampleMs: 10, windowMs: 200 });
+    loop.start();
+    try {
+      await sleep(200);
+      expect(loop.paused).toBe(true);
+      loop.request();
+      expect(loop.paused).toBe(false);
+      // Requests keep it sampling a blocked loop, which it sees saturated.
+      for (let i = 0; i < 8; i++) {
+        loop.request();
+        block(100);
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(loop.paused).toBe(false);
+      expect(loop.saturated).toBe(true);
+      // Idle again: it pauses, and what it reads then counts the pause as an idle, timely stretch.
+      await sleep(1_000);
+      expect(loop.paused).toBe(true);
+      expect(loop.saturated).toBe(false);
+      expect(loop.delayMs).toBeLessThan(50);
+      expect(loop.utilization).toBeLessThan(0.9);
+    } finally {
+      loop.stop();
+    }
+  });
 });

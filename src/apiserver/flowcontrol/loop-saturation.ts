@@ -11,6 +11,8 @@
 
 /** The share of the time the loop must be busy to count as saturated. */
 export const SATURATED_UTILIZATION = 0.9;
+/** Below this share of busy time, with no request in a whole sample, the loop is idle: sampling pauses. */
+const IDLE_UTILIZATION = 0.5;
 
 export interface LoopSaturationOptions {
   /** Smoothed delay at which the loop is saturated (0: never). */
@@ -21,15 +23,22 @@ export interface LoopSaturationOptions {
   windowMs?: number;
 }
 
+/**
+ * Sampling pauses while the server is idle (no request for a whole sample, the loop mostly idle), so
+ * an idle server does not wake 50 times a second; the next request resumes it. A read while paused
+ * first counts the pause as one sample: no timer was due then, so none was late, and the loop was
+ * as busy as its utilization says.
+ */
 export class LoopSaturation {
-  /** Smoothed delay of the loop, ms. */
-  delayMs = 0;
-  /** Smoothed share of the time the loop was busy, 0 to 1. */
-  utilization = 0;
   readonly maxDelayMs: number;
   private readonly sampleMs: number;
   private readonly windowMs: number;
+  private delay = 0;
+  private busy = 0;
+  private started = false;
   private timer: NodeJS.Timeout | undefined;
+  /** A request came since the last sample. */
+  private requested = false;
   private lastAt = 0;
   private lastElu: ReturnType<typeof performance.eventLoopUtilization> | undefined;
 
@@ -39,21 +48,50 @@ export class LoopSaturation {
     this.windowMs = opts.windowMs ?? 500;
   }
 
+  /** Smoothed delay of the loop, ms. */
+  get delayMs(): number {
+    this.catchUp();
+    return this.delay;
+  }
+
+  /** Smoothed share of the time the loop was busy, 0 to 1. */
+  get utilization(): number {
+    this.catchUp();
+    return this.busy;
+  }
+
   get saturated(): boolean {
-    return this.maxDelayMs > 0 && this.delayMs >= this.maxDelayMs && this.utilization >= SATURATED_UTILIZATION;
+    if (this.maxDelayMs <= 0) return false;
+    this.catchUp();
+    return this.delay >= this.maxDelayMs && this.busy >= SATURATED_UTILIZATION;
+  }
+
+  /** Whether sampling has paused for an idle server (until the next request). */
+  get paused(): boolean {
+    return this.started && this.timer === undefined;
   }
 
   /** Samples the loop until `stop`; the timer keeps no process alive. */
   start(): void {
-    if (this.timer || this.maxDelayMs <= 0) return;
+    if (this.started || this.maxDelayMs <= 0) return;
+    this.started = true;
     this.lastAt = performance.now();
     this.lastElu = performance.eventLoopUtilization();
-    this.timer = setInterval(() => this.sample(), this.sampleMs).unref();
+    this.resume();
   }
 
   stop(): void {
+    this.started = false;
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /** A request arrived: sampling resumes if it had paused. */
+  request(): void {
+    this.requested = true;
+    if (!this.started || this.timer) return;
+    this.catchUp();
+    this.resume();
   }
 
   /**
@@ -63,17 +101,36 @@ export class LoopSaturation {
    */
   observe(lagMs: number, busy: number, elapsedMs: number): void {
     const weight = 1 - Math.exp(-Math.max(0, elapsedMs) / this.windowMs);
-    this.delayMs += weight * (Math.max(0, lagMs) - this.delayMs);
-    this.utilization += weight * (Math.min(1, Math.max(0, busy)) - this.utilization);
+    this.delay += weight * (Math.max(0, lagMs) - this.delay);
+    this.busy += weight * (Math.min(1, Math.max(0, busy)) - this.busy);
+  }
+
+  private resume(): void {
+    this.timer = setInterval(() => this.sample(), this.sampleMs).unref();
+  }
+
+  private catchUp(): void {
+    if (this.started && !this.timer) this.take(false);
   }
 
   private sample(): void {
+    const busy = this.take(true);
+    if (!this.requested && busy < IDLE_UTILIZATION) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+    this.requested = false;
+  }
+
+  /** Observes the time since the last sample; `timed`: a timer due `sampleMs` after it fired now. Returns the busy share. */
+  private take(timed: boolean): number {
     const now = performance.now();
     const elu = performance.eventLoopUtilization();
     const busy = this.lastElu ? performance.eventLoopUtilization(elu, this.lastElu).utilization : 0;
     const elapsed = now - this.lastAt;
-    this.observe(elapsed - this.sampleMs, busy, elapsed);
+    this.observe(timed ? elapsed - this.sampleMs : 0, busy, elapsed);
     this.lastAt = now;
     this.lastElu = elu;
+    return busy;
   }
 }
