@@ -47,3 +47,28 @@ it('Ignore stores the object without the unknown fields, silently', async () => 
   expect(stored.bogus).toBeUndefined();
   expect(stored.spec.containers[0]).not.toHaveProperty('colour');
 });
+
+describe('fields no schema declares, whatever their names', () => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+
+  it('Strict names fields called after Object.prototype members, which a plain lookup would take for declared ones', async () => {
+    const body = '{"metadata":{"name":"proto","toString":"x"},"constructor":1,"__proto__":{"a":1},"data":{"k":"v"}}';
+    const res = await raw(srv, 'POST', `${CM}?fieldValidation=Strict`, { body });
+    expect(res.status).toBe(400);
+    expect(res.json?.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.toString", unknown field "constructor", unknown field "__proto__"',
+    );
+  });
+
+  it('Warn and Ignore store none of them, a name with a dot or a bracket included', async () => {
+    for (const mode of ['Warn', 'Ignore']) {
+      const name = `odd-${mode.toLowerCase()}`;
+      const body = `{"metadata":{"name":"${name}","toString":"x"},"constructor":1,"a.b":2,"c[0]":3,"data":{"k":"v"}}`;
+      const res = await raw(srv, 'POST', `${CM}?fieldValidation=${mode}`, { body });
+      expect(res.status).toBe(201);
+      const stored = (await raw(srv, 'GET', `${CM}/${name}`)).json as Record<string, unknown> & { metadata: Record<string, unknown> };
+      expect(Object.keys(stored).sort()).toEqual(['apiVersion', 'data', 'kind', 'metadata']);
+      expect(Object.hasOwn(stored.metadata, 'toString')).toBe(false);
+    }
+  });
+});

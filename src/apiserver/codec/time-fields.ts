@@ -3,11 +3,13 @@
  * kube-apiserver's decoder does and rewritten in its form: Time as RFC 3339 UTC to the second,
  * MicroTime with six fractional digits, the zero time as null. A malformed time is refused with
  * the Go decoder's own message. Create, update and every patch result pass through here
- * (negotiation.ts), so no strategy needs to care.
+ * (negotiation.ts), so no strategy needs to care. The fields are found by the decode's one walk
+ * (validation/object-decode.ts), wherever they sit: some, such as a Pod's container states, lie
+ * under free-form parts of the schema.
  */
-import type { KObject } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
-import { goJsonKind, isRecord } from '../../lib/json.js';
+import { goJsonKind } from '../../lib/json.js';
+import type { FieldMark, FieldMarks } from '../openapi/schema-walk.js';
 import { formatMicroTime, formatTime, isCanonicalTime, isZeroTime, MICRO_TIME_LAYOUT, parseGoTime, TIME_LAYOUT } from '../../lib/rfc3339.js';
 
 type TimeKind = 'Time' | 'MicroTime';
@@ -72,6 +74,46 @@ export function timeFieldsOf(gvk: { group: string; version: string; kind: string
   return [...META, ...(BY_KIND[`${apiVersionOf(gvk)}/${gvk.kind}`] ?? [])];
 }
 
+/** A time field as the walk marks it: its place in the kind's table decides which error is reported first. */
+export interface TimeMark {
+  readonly order: number;
+  readonly field: TimeField;
+}
+
+/** A time field found in an object: `parent[key]`. */
+export interface TimeHit {
+  readonly parent: Record<string, unknown>;
+  readonly key: string;
+  readonly mark: TimeMark;
+}
+
+interface MarkBuilder {
+  mark?: TimeMark;
+  list?: boolean;
+  next?: Map<string, MarkBuilder>;
+}
+
+/** The time fields of a kind as marks for the walk: a tree of their paths. */
+export function timeMarks(gvk: { group: string; version: string; kind: string }): FieldMarks<TimeMark> {
+  const root = new Map<string, MarkBuilder>();
+  timeFieldsOf(gvk).forEach((field, order) => {
+    let level = root;
+    const segments = field[0].split('.');
+    segments.forEach((segment, i) => {
+      const list = segment.endsWith('[]');
+      const name = list ? segment.slice(0, -2) : segment;
+      let node = level.get(name);
+      if (!node) level.set(name, (node = {}));
+      if (i === segments.length - 1) node.mark = { order, field };
+      else {
+        node.list = list;
+        level = node.next ??= new Map();
+      }
+    });
+  });
+  return root as ReadonlyMap<string, FieldMark<TimeMark>>;
+}
+
 /** The value a time field is stored as; throws the Go decoder's message for a malformed one. */
 function normalize(v: unknown, [path, type, goStruct]: TimeField): unknown {
   if (v === null) return null;
@@ -86,27 +128,12 @@ function normalize(v: unknown, [path, type, goStruct]: TimeField): unknown {
   return type === 'Time' ? formatTime(t) : formatMicroTime(t);
 }
 
-/** Rewrites the field at `segments` under `node`; anything not shaped as the path expects is left alone. */
-function walk(node: unknown, segments: readonly string[], field: TimeField): void {
-  const [head, ...rest] = segments;
-  if (head === undefined || !isRecord(node)) return;
-  const list = head.endsWith('[]');
-  const key = list ? head.slice(0, -2) : head;
-  if (!Object.hasOwn(node, key)) return;
-  const child = node[key];
-  if (list) {
-    if (Array.isArray(child)) for (const item of child) walk(item, rest, field);
-  } else if (rest.length > 0) {
-    walk(child, rest, field);
-  } else if (child !== undefined) {
-    node[key] = normalize(child, field);
-  }
-}
-
 /**
- * Parses and rewrites, in place, every time field of `object` (of kind `gvk`). Throws an Error
- * with Go's message (time.ParseError or json.UnmarshalTypeError text) for a malformed one.
+ * Parses and rewrites, in place, the time fields a walk found, in the order the Go decoder meets
+ * them (the kind's table, then the document). Throws an Error with Go's message (time.ParseError
+ * or json.UnmarshalTypeError text) for the first malformed one.
  */
-export function normalizeTimeFields(object: KObject, gvk: { group: string; version: string; kind: string }): void {
-  for (const field of timeFieldsOf(gvk)) walk(object, field[0].split('.'), field);
+export function normalizeTimeFields(hits: readonly TimeHit[]): void {
+  const ordered = hits.length > 1 ? [...hits].sort((a, b) => a.mark.order - b.mark.order) : hits;
+  for (const { parent, key, mark } of ordered) parent[key] = normalize(parent[key], mark.field);
 }

@@ -9,11 +9,12 @@ import { type MediaRange, parseAccept } from '../discovery/negotiate.js';
 import { errors } from '../http/errors.js';
 import { decodeProtobufObject } from '../codec/protobuf.js';
 import { normalizeTimeFields } from '../codec/time-fields.js';
-import { parseJsonStrict, unrecognizedObject } from '../validation/json-body.js';
-import { depthSyntaxError, parseYamlCapped, tooDeepAt } from '../validation/depth.js';
-import { dropNullFields } from '../validation/nulls.js';
+import { duplicateFields, nestingError, parseJson, unrecognizedObject } from '../validation/json-body.js';
+import { depthSyntaxError, MAX_NESTING_DEPTH, parseYamlCapped, tooDeepAt } from '../validation/depth.js';
+import { type DecodeFindings, decodeWalk } from '../validation/object-decode.js';
+import { NestingTooDeep } from '../openapi/schema-walk.js';
 import { goJsonKind } from '../../lib/json.js';
-import { decodeTypeError, unstructuredTypeError } from '../validation/field-types.js';
+import { jsonTypeError, unstructuredTypeError } from '../validation/field-types.js';
 import { compactJson } from '../../lib/frozen-json.js';
 import { BoundedMap } from '../../lib/bounded-map.js';
 
@@ -95,18 +96,24 @@ export function encode(value: unknown, out: Output): { contentType: string; body
 export interface DecodedBody {
   object: KObject;
   duplicateFields: string[];
+  /** Fields the kind's schema does not declare, already removed from `object` (when asked for). */
+  unknownFields: string[];
+}
+
+export interface DecodeOptions {
+  /** Report and remove the fields the kind's schema does not declare (fieldValidation). */
+  unknownFields?: boolean;
 }
 
 function cannotHandle(gvk: Gvk, why: string): Error {
   return errors.badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: ${why}`);
 }
 
-/** The body parsed by its media type (nesting capped), with the duplicate fields JSON had. */
-function parseBody(type: string, body: Buffer, gvk: Gvk): { value: unknown; duplicateFields: string[] } {
-  if (type === 'application/json') return parseJsonStrict(body.toString('utf8'), { kind: gvk.kind });
+/** A YAML or protobuf body parsed (nesting capped). */
+function parseBody(type: string, body: Buffer, gvk: Gvk): unknown {
   if (type === 'application/yaml') {
     try {
-      return { value: parseYamlCapped(body.toString('utf8')), duplicateFields: [] };
+      return parseYamlCapped(body.toString('utf8'));
     } catch (e) {
       throw cannotHandle(gvk, `error converting YAML to JSON: ${(e as Error).message.split('\n')[0] ?? ''}`);
     }
@@ -115,34 +122,52 @@ function parseBody(type: string, body: Buffer, gvk: Gvk): { value: unknown; dupl
     const value = decodeProtobufObject(body, gvk);
     const deep = tooDeepAt(value);
     if (deep) throw cannotHandle(gvk, depthSyntaxError(deep));
-    return { value, duplicateFields: [] };
+    return value;
   }
   throw errors.unsupportedMediaType(BODY_MEDIA_TYPES);
 }
 
-/** Decodes a create/update body and checks it addresses the endpoint's kind and version. */
-export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk): DecodedBody {
+/**
+ * Decodes a create/update body and checks it addresses the endpoint's kind and version. One walk
+ * of the parsed body does the decoder's work (validation/object-decode.ts); its findings are
+ * reported in the order Go's decoder meets them.
+ */
+export function decodeObject(contentType: string | undefined, body: Buffer, gvk: Gvk, options: DecodeOptions = {}): DecodedBody {
   const type = mediaType(contentType) || 'application/json';
-  const { value, duplicateFields } = parseBody(type, body, gvk);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
-  }
-  const object = value as KObject;
-  dropNullFields(object);
+  const text = type === 'application/json' ? body.toString('utf8') : undefined;
+  const object = objectOf(text === undefined ? parseBody(type, body, gvk) : parseJson(text, { kind: gvk.kind }), text, gvk);
+  const found = walkBody(object, gvk, text, type !== PROTOBUF, options);
+  const duplicates = text === undefined ? [] : duplicateFields(text, found.keys);
   const sniff = typeMetaTypeError(object);
-  if (sniff) throw unrecognizedObject(gvk.kind, sniff, body.toString('utf8'));
+  if (sniff) throw unrecognizedObject(gvk.kind, sniff, text ?? body.toString('utf8'));
   checkTypeMeta(object, gvk);
   // Time fields first: their unmarshaler's error ends Go's decoding, ahead of any saved type error.
-  // A protobuf body is typed by its wire format: no field type to check.
   let typeError: string | undefined;
   try {
-    normalizeTimeFields(object, gvk);
-    if (type !== PROTOBUF) typeError = decodeTypeError(object, gvk);
+    normalizeTimeFields(found.times);
+    typeError = jsonTypeError(found.mismatches);
   } catch (e) {
     typeError = (e as Error).message;
   }
   if (typeError) throw cannotHandle(gvk, typeError);
-  return { object, duplicateFields };
+  return { object, duplicateFields: duplicates, unknownFields: found.unknownFields };
+}
+
+/** The parsed body as an object, or the decoder's error (nesting past the cap first). */
+function objectOf(value: unknown, text: string | undefined, gvk: Gvk): KObject {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as KObject;
+  if (text !== undefined && tooDeepAt(value)) throw nestingError(text, { kind: gvk.kind });
+  throw cannotHandle(gvk, `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go value of type struct`);
+}
+
+/** The body's one walk; JSON text (`text`) is capped here, YAML and protobuf as they were parsed. */
+function walkBody(object: KObject, gvk: Gvk, text: string | undefined, typed: boolean, options: DecodeOptions): DecodeFindings {
+  try {
+    return decodeWalk(object, gvk, { typed, unknownFields: options.unknownFields, dropNulls: true, maxDepth: text === undefined ? undefined : MAX_NESTING_DEPTH });
+  } catch (e) {
+    if (e instanceof NestingTooDeep && text !== undefined) throw nestingError(text, { kind: gvk.kind });
+    throw e;
+  }
 }
 
 const STRATEGIC = 'application/strategic-merge-patch+json';
@@ -165,17 +190,18 @@ export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string)
 
 /** Time fields parsed and field types checked, as the decoder that reads this patch result would. */
 function patchedTypeError(object: KObject, gvk: Gvk, strategic: boolean): string | undefined {
+  const found = decodeWalk(object, gvk, { typed: true });
   try {
     if (strategic) {
       // The converter meets a non-string time as any other mistyped field, then parses the times.
-      const converterError = unstructuredTypeError(object, gvk);
+      const converterError = unstructuredTypeError(found.mismatches);
       if (converterError) return converterError;
-      normalizeTimeFields(object, gvk);
+      normalizeTimeFields(found.times);
       return undefined;
     }
     // The JSON decoder's time unmarshaler error wins over the type errors it saved.
-    normalizeTimeFields(object, gvk);
-    return decodeTypeError(object, gvk);
+    normalizeTimeFields(found.times);
+    return jsonTypeError(found.mismatches);
   } catch (e) {
     return (e as Error).message;
   }

@@ -15,9 +15,6 @@ import { queryPretty } from '../http/query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
 import { listJson, partialListJson, partialObjectJson } from '../codec/json-responses.js';
 
-/** Finds fields a body carries that the kind's schema does not know (dotted paths). */
-export type UnknownFieldsHook = (gvk: { group: string; version: string; kind: string }, obj: KObject) => string[];
-
 export interface RequestScope {
   req: IncomingMessage;
   res: ServerResponse;
@@ -27,7 +24,8 @@ export interface RequestScope {
   strategy: Strategy;
   ctx: RequestContext;
   logger: Logger;
-  unknownFields?: UnknownFieldsHook;
+  /** Whether a body's fields its kind's schema does not declare are reported and dropped (fieldValidation). */
+  unknownFields?: boolean;
   /**
    * Registers a watch so a server shutdown can end it cleanly; returns the unregister function,
    * told whether the watch was closed for falling behind.

@@ -2,7 +2,6 @@
  * CreateOptions / UpdateOptions / PatchOptions from the query string (dryRun, fieldManager,
  * fieldValidation, force) and the fieldValidation treatment of unknown or duplicate fields.
  */
-import type { KObject } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
 import { type FieldError, forbidden, notSupported, required } from '../http/field-errors.js';
 import { validateFieldManager } from '../validation/object-meta.js';
@@ -70,26 +69,4 @@ export function checkFieldProblems(
 /** The decoding problems of a body: duplicate fields plus unknown ones found by the schema hook. */
 export function fieldProblems(duplicates: string[], unknown: string[]): string[] {
   return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
-}
-
-/** `spec.containers[0].foo` → ['spec', 'containers', 0, 'foo']. */
-function pathSegments(path: string): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (const part of path.split('.')) {
-    const [key = '', ...indices] = part.split('[');
-    if (key) out.push(key);
-    for (const i of indices) out.push(Number(i.replace(']', '')));
-  }
-  return out;
-}
-
-/** Drops the given field paths (dotted, with [i] for list items) from an object (Warn/Ignore discard unknown fields). */
-export function dropFields(obj: KObject, paths: string[]): void {
-  for (const path of paths) {
-    const segments = pathSegments(path);
-    const last = segments.pop();
-    let cur: unknown = obj;
-    for (const seg of segments) cur = cur && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[seg] : undefined;
-    if (last !== undefined && cur && typeof cur === 'object') delete (cur as Record<string | number, unknown>)[last];
-  }
 }

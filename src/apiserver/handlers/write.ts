@@ -6,7 +6,7 @@ import { PATCH_TYPES, applyPatch } from '../patch/index.js';
 import { type Gvk, checkPatchedObject, checkTypeMeta, decodeObject, mediaType } from './negotiation.js';
 import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
-import { checkFieldProblems, dropFields, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
+import { checkFieldProblems, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
 import type { WriteOptions } from '../registry/generic/registry.js';
 import { cloneObject } from '../../lib/json-value.js';
 
@@ -22,10 +22,9 @@ function gvkOf(scope: RequestScope): Gvk {
 async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<KObject> {
   const body = await readBody(scope.req);
   const gvk = gvkOf(scope);
-  const decoded = decodeObject(scope.req.headers['content-type'], body, gvk);
-  const unknown = scope.unknownFields?.(gvk, decoded.object) ?? [];
-  checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, unknown), fieldValidation, scope.ctx);
-  dropFields(decoded.object, unknown);
+  // Unknown fields are found, and removed, by the decode's walk.
+  const decoded = decodeObject(scope.req.headers['content-type'], body, gvk, { unknownFields: scope.unknownFields });
+  checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, decoded.unknownFields), fieldValidation, scope.ctx);
   scope.audit?.requestObject(decoded.object);
   return decoded.object;
 }

@@ -12,7 +12,6 @@ import { createAccessControl } from './access-control.js';
 import { kubeadmAutoApproveBindings, type ControllerPolicyScope } from '../authorization/rbac/default-policy.js';
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
 import { adminCertificateExpiry, ensureCredentials, CREDENTIAL_FILES, RETIRED_ADMIN_TOKEN_FILE, writeKubeconfig, type ServerCredentials } from './credentials.js';
-import { unknownFields } from '../openapi/index.js';
 import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
 import { Auditor, type AuditOptions } from '../audit/auditor.js';
@@ -212,8 +211,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     healthChecks: [encryption?.atRest.healthChecks(), opts.healthChecks].flatMap((checks) => checks ?? []),
     defaultObjects: [...access.defaultObjects, ...(opts.kubeadmAutoApprove === false ? [] : kubeadmAutoApproveBindings())],
     staticRoutes: access.oidcRoutes,
-    // The schema walker reports `.spec.foo`; decoders name fields without the leading dot.
-    unknownFields: (gvk, obj) => unknownFields(obj, gvk.group, gvk.version, gvk.kind).map((p) => p.replace(/^\./, '')),
+    unknownFields: true,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     // kube-root-ca.crt: the CA of the server's own certificate, and nothing else.
     rootCaPem: credentials.caPem,

@@ -14,7 +14,7 @@ import type { RequestAudit } from '../audit/request.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import { serveDiscovery } from '../discovery/index.js';
 import { FLOW_CONTROL_DEFAULTS, FlowControl, queueWaitLimitMs, type FlowControlOptions } from '../flowcontrol/flow-control.js';
-import type { RequestScope, UnknownFieldsHook } from '../handlers/scope.js';
+import type { RequestScope } from '../handlers/scope.js';
 import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
 import { closeConnectionAfter, distinctHeaders, isHttp2, peerOf, requestHost } from '../http/connection.js';
@@ -38,8 +38,8 @@ export interface PipelineOptions {
   bookmarkIntervalMs?: number;
   /** Bytes of events a watcher may fall behind by before it is closed so its client resumes (default 1 MiB). */
   watchBufferBytes?: number;
-  /** Schema-based unknown-field detection for fieldValidation (hook for OpenAPI schemas). */
-  unknownFields?: UnknownFieldsHook;
+  /** Report and drop the fields a body's kind's OpenAPI schema does not declare (fieldValidation). */
+  unknownFields?: boolean;
   /** Fixed documents served at non-resource paths after authorization (issuer discovery). */
   staticRoutes?: StaticRoute[];
   /** Where the server's metrics go; with one, GET /metrics serves it (to callers allowed `get` on /metrics). */

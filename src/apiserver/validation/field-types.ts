@@ -31,17 +31,17 @@ const ZERO: Partial<Record<GoKind, () => unknown>> = {
   bool: () => false,
 };
 
+/** Go decodes a null list item of a scalar or struct type to its zero value (a walk's `nullItem`). */
+export function zeroNullItem(list: unknown[], index: number, kind: GoKind): void {
+  const zero = ZERO[kind];
+  if (zero) list[index] = zero();
+}
+
 /** Every mismatch in `object`, in document order; null list items become their type's zero value. */
 function mismatches(object: unknown, schema: Schema | undefined): Mismatch[] {
   const found: Mismatch[] = [];
   if (!schema) return found;
-  walkObject(object, schema, {
-    mismatch: (m) => found.push(m),
-    nullItem: (list, i, kind) => {
-      const zero = ZERO[kind];
-      if (zero) list[i] = zero();
-    },
-  });
+  walkObject(object, schema, { mismatch: (m) => found.push(m), nullItem: zeroNullItem });
   return found;
 }
 
@@ -63,19 +63,21 @@ function jsonMessage(m: Mismatch): string {
 }
 
 /**
+ * The Go JSON decoder's error for the mismatches of one object (in document order), or undefined:
+ * the first one, unless a type with its own unmarshaler failed later (that one stops decoding).
+ */
+export function jsonTypeError(found: readonly Mismatch[]): string | undefined {
+  const first = found.find((m) => UNMARSHALERS.has(m.kind)) ?? found[0];
+  return first ? jsonMessage(first) : undefined;
+}
+
+/**
  * The Go decoder's error for the first wrongly typed field of an object decoded into the Go type
  * `schema` describes, or undefined. Null list items become their type's zero value, as Go decodes
  * them. Quantity strings are checked too (they fail in the same decoder).
  */
 export function schemaTypeError(object: unknown, schema: Schema | undefined): string | undefined {
-  const found = mismatches(object, schema);
-  const first = found.find((m) => UNMARSHALERS.has(m.kind)) ?? found[0];
-  return first ? jsonMessage(first) : undefined;
-}
-
-/** schemaTypeError for a create/update body or a JSON or merge patch result of the kind `gvk`. */
-export function decodeTypeError(object: unknown, gvk: GVK): string | undefined {
-  return schemaTypeError(object, schemaFor(gvk.group, gvk.version, gvk.kind));
+  return jsonTypeError(mismatches(object, schema));
 }
 
 /** The reflect kind the unstructured converter sees for a JSON value. */
@@ -125,9 +127,8 @@ function unstructuredMessage(m: Mismatch): string | undefined {
   }
 }
 
-/** The unstructured converter's error for a strategic merge patch result, or undefined. */
-export function unstructuredTypeError(object: unknown, gvk: GVK): string | undefined {
-  const found = mismatches(object, schemaFor(gvk.group, gvk.version, gvk.kind));
+/** The unstructured converter's error for the mismatches of a strategic merge patch result, or undefined. */
+export function unstructuredTypeError(found: readonly Mismatch[]): string | undefined {
   for (const m of found) {
     const message = unstructuredMessage(m);
     if (message) return message;

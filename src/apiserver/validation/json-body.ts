@@ -4,9 +4,11 @@
  *
  * Hot path: every write goes through here. The fast path is JSON.parse plus one indexOf-driven
  * pass counting object keys in the text; only when that count exceeds the parsed tree's key
- * count (i.e. some key repeated) does the slower path-tracking scan run.
+ * count (i.e. some key repeated) does the slower path-tracking scan run. A create or update body
+ * counts its tree's keys in the decode's one walk (object-decode.ts); other bodies here.
  */
 import { errors } from '../http/errors.js';
+import { NestingTooDeep, walkObject } from '../openapi/schema-walk.js';
 import { goJsonSyntaxError } from './json-syntax.js';
 import { MAX_NESTING_DEPTH } from './depth.js';
 
@@ -29,17 +31,35 @@ export function duplicateFieldMessage(path: string): string {
   return `duplicate field "${path}"`;
 }
 
-export function parseJsonStrict(text: string, opts: ParseJsonOptions = {}): StrictJson {
-  let value: unknown;
+/** JSON.parse, failing with Go's syntax error for the text. */
+export function parseJson(text: string, opts: ParseJsonOptions = {}): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw syntaxError(goJsonSyntaxError(text) ?? (e as Error).message, text, opts);
   }
-  const treeKeys = countTreeKeys(value);
-  if (treeKeys < 0) throw syntaxError(depthError(text), text, opts);
-  if (countTextKeys(text) === treeKeys) return { value, duplicateFields: [] };
-  return { value, duplicateFields: findDuplicates(text) };
+}
+
+/** The error for JSON text nested past the cap, in Go's syntax-error words. */
+export function nestingError(text: string, opts: ParseJsonOptions = {}): Error {
+  return syntaxError(goJsonSyntaxError(text) ?? 'exceeded max depth', text, opts);
+}
+
+/** The repeated keys of `text`, given how many keys its parsed tree has. */
+export function duplicateFields(text: string, treeKeys: number): string[] {
+  return countTextKeys(text) === treeKeys ? [] : findDuplicates(text);
+}
+
+export function parseJsonStrict(text: string, opts: ParseJsonOptions = {}): StrictJson {
+  const value = parseJson(text, opts);
+  let treeKeys: number;
+  try {
+    treeKeys = walkObject(value, undefined, {}, { maxDepth: MAX_NESTING_DEPTH });
+  } catch (e) {
+    if (e instanceof NestingTooDeep) throw nestingError(text, opts);
+    throw e;
+  }
+  return { value, duplicateFields: duplicateFields(text, treeKeys) };
 }
 
 function syntaxError(message: string, text: string, opts: ParseJsonOptions): Error {
@@ -62,27 +82,6 @@ function summarize(text: string): string {
   const head = bytes.subarray(0, 30);
   const more = bytes.length > 30 ? ' ...' : '';
   return text.startsWith('{') ? `${head.toString('utf8')}${more}` : `${head.toString('hex')}${more}`;
-}
-
-/** Object keys in the parsed value, or -1 when nesting passes the cap. Iterative: no stack overflow. */
-function countTreeKeys(root: unknown): number {
-  let keys = 0;
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > MAX_NESTING_DEPTH) return -1;
-    if (Array.isArray(v)) {
-      for (const item of v) if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
-    } else {
-      for (const k in v) {
-        keys++;
-        const item = (v as Record<string, unknown>)[k];
-        if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
-      }
-    }
-  }
-  return keys;
 }
 
 /** Strings followed by `:` in (already valid) JSON text: the number of object keys written. */
@@ -167,10 +166,6 @@ function nextItem(frame: Frame): boolean {
   if (frame.keys) return true;
   frame.index++;
   return false;
-}
-
-function depthError(text: string): string {
-  return goJsonSyntaxError(text) ?? 'exceeded max depth';
 }
 
 export { goJsonSyntaxError };
