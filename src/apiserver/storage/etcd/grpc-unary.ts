@@ -1,21 +1,25 @@
 /**
- * Unary gRPC calls to one etcd member on Node's HTTP/2, without grpc-js's per-call machinery
- * (resolver, load balancer, interceptors, filters, metadata objects: about a sixth of an API server's
- * main thread on etcd). What a unary call needs of gRPC over HTTP/2 is small: a POST with the
- * length-prefixed message, the reply's message, and grpc-status in the trailers (or in the headers of
- * a trailers-only reply). Around it, what a channel gave:
- * - one connection per member, opened on first use and again after it failed or was dropped;
- * - keepalive pings (every 10 s while calls run, answered within 5 s) that end a connection to a member
- *   that stopped answering (SIGSTOP, a partition), so its calls fail before their deadlines;
- * - GOAWAY: the connection takes no new calls, the calls it was running finish, the next call
- *   connects afresh; the calls the member says it never processed (REFUSED_STREAM) fail as unsent;
- * - a deadline per call, sent as grpc-timeout and enforced here by cancelling the stream;
+ * gRPC calls to one etcd member: unary calls (KV, Lease) and the Watch stream, on this client's own
+ * HTTP/2 connection (h2-connection.ts) rather than Node's (node:http2 and its Duplex streams,
+ * async hooks and header objects cost an API server on etcd about 8% of its main thread). What a
+ * unary call needs of gRPC over HTTP/2 is small: a POST with the length-prefixed message, the
+ * reply's message, and grpc-status in the trailers (or in the headers of a trailers-only reply).
+ * Around it, what a channel gives:
+ * - one connection per member, opened on first use and again after it failed or went away;
+ * - keepalive pings (every 10 s while calls run, answered within 5 s) that end a connection to a
+ *   member that stopped answering (SIGSTOP, a partition), so its calls fail before their deadlines;
+ * - GOAWAY: the connection takes no new calls and finishes the ones it runs; the calls the member
+ *   says it never processed (past GOAWAY's last stream, or REFUSED_STREAM) fail as unsent;
+ * - a deadline per call, sent as grpc-timeout and enforced here by resetting the stream;
  * - failures as the etcd3 package types them (castGrpcError), with grpc-js's messages, and whether
  *   the call can have reached etcd at all (`neverSent`): a write that never left is safe to refuse
  *   (503); one that did may have been applied (504).
  */
-import http2 from 'node:http2';
 import { castGrpcError } from 'etcd3';
+import { H2Error } from './h2-frames.js';
+import { H2Connection } from './h2-connection.js';
+import type { H2Stream, StreamEnd, StreamHandler } from './h2-stream.js';
+import type { HeaderField } from './hpack.js';
 
 export interface MemberTls {
   ca?: Buffer;
@@ -25,7 +29,6 @@ export interface MemberTls {
 
 const KEEPALIVE_MS = 10_000;
 const KEEPALIVE_TIMEOUT_MS = 5_000;
-const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
 const CODE_NAMES = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
   'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
 const CANCELLED = 1;
@@ -50,121 +53,79 @@ export function grpcError(code: number, details: string, notSent = false): Error
 }
 
 interface Connection {
-  session: http2.ClientHttp2Session;
-  connected: boolean;
+  h2: H2Connection;
   /** Calls running on it: etcd counts pings on a connection without calls as abuse (GOAWAY too_many_pings). */
   active: number;
   keepalive?: NodeJS.Timeout;
 }
 
+/** A call's gRPC status, from the response headers (trailers-only) or the trailers. */
+export class GrpcStatus {
+  code: number | undefined;
+  details = '';
+
+  /** Reads one header list: a non-200 :status decides the code as gRPC's HTTP mapping does. */
+  read(fields: HeaderField[]): void {
+    for (const [name, value] of fields) {
+      if (name === ':status' && value !== '200') {
+        const status = Number(value);
+        this.code = status === 429 || (status >= 502 && status <= 504) ? UNAVAILABLE : UNKNOWN;
+        this.details = `Received HTTP status code ${value}`;
+        return;
+      }
+      if (name === 'grpc-status') this.code = Number(value);
+      else if (name === 'grpc-message') this.details = grpcMessage(value);
+    }
+  }
+}
+
 export class MemberConnection {
   private conn: Connection | undefined;
   private closed = false;
-  private readonly options: http2.SecureClientSessionOptions;
+  private readonly scheme: string;
 
   constructor(
     readonly url: URL,
-    tls: MemberTls | undefined,
+    private readonly tls: MemberTls | undefined,
   ) {
-    this.options = url.protocol === 'https:' && (tls?.ca || tls?.cert) ? { ca: tls.ca, cert: tls.cert, key: tls.key } : {};
+    this.scheme = url.protocol === 'https:' ? 'https' : 'http';
   }
 
   /** Sends one gRPC frame to `path` and resolves with the reply's message (without its 5-byte prefix). */
   call(path: string, frame: Buffer, deadline: number): Promise<Buffer> {
     if (this.closed) return Promise.reject(grpcError(UNAVAILABLE, 'etcd client is closed', true));
-    let conn = this.connection();
-    let stream: http2.ClientHttp2Stream;
     const timeoutMs = Math.max(1, deadline - Date.now());
-    const headers = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': `${timeoutMs}m` };
-    try {
-      stream = conn.session.request(headers, { endStream: false });
-    } catch {
-      // The session went away between calls (GOAWAY, out of stream ids): nothing was sent on it.
-      this.drop(conn);
-      conn = this.connection();
-      try {
-        stream = conn.session.request(headers, { endStream: false });
-      } catch (err) {
-        this.drop(conn);
-        return Promise.reject(grpcError(UNAVAILABLE, `No connection established: ${(err as Error).message}`, true));
-      }
-    }
-    conn.active++;
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let code: number | undefined;
-      let details = '';
-      let failure: Error | undefined;
-      let expired = false;
-      const timer = setTimeout(() => {
-        expired = true;
-        // A stream still waiting for its connection has nothing to cancel on the wire (and close() would wait for it).
-        if (stream.pending) stream.destroy();
-        else stream.close(NGHTTP2_CANCEL);
-      }, timeoutMs);
-      const status = (h: http2.IncomingHttpHeaders): void => {
-        const value = h['grpc-status'];
-        if (value === undefined) return;
-        code = Number(value);
-        details = grpcMessage(h['grpc-message']);
-      };
-      stream.on('response', (h) => {
-        const httpStatus = h[':status'];
-        if (httpStatus !== 200) {
-          code = httpStatus === 429 || (httpStatus !== undefined && httpStatus >= 502 && httpStatus <= 504) ? UNAVAILABLE : UNKNOWN;
-          details = `Received HTTP status code ${httpStatus}`;
-        } else status(h);
-      });
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('trailers', status);
-      stream.on('error', (err: Error) => (failure = err));
-      stream.on('close', () => {
-        clearTimeout(timer);
-        conn.active--;
-        if (code === 0) {
-          const reply = message(chunks);
-          if (reply) resolve(reply);
-          else reject(grpcError(INTERNAL, 'malformed reply message'));
-        } else if (code !== undefined) {
-          reject(grpcError(code, details));
-        } else if (expired) {
-          const connecting = conn.connected ? '' : ' waiting for a connection';
-          reject(grpcError(DEADLINE_EXCEEDED, `Deadline exceeded after ${timeoutMs}ms${connecting}`, !conn.connected));
-        } else if (!conn.connected) {
-          reject(grpcError(UNAVAILABLE, `No connection established: ${failure?.message ?? 'connection closed'}`, true));
-        } else if (stream.rstCode === NGHTTP2_REFUSED_STREAM) {
-          reject(grpcError(UNAVAILABLE, 'Stream refused by the member before call started', true));
-        } else if (stream.rstCode === NGHTTP2_CANCEL) {
-          reject(grpcError(CANCELLED, 'Call cancelled by the member'));
-        } else if (failure) {
-          reject(grpcError(UNAVAILABLE, `Connection dropped: ${failure.message}`));
-        } else {
-          reject(grpcError(INTERNAL, `Stream closed without a status (RST_STREAM code ${stream.rstCode ?? 0})`));
-        }
-      });
-      stream.end(frame);
+      const call = new UnaryCall(resolve, reject, timeoutMs);
+      try {
+        const [conn, stream] = this.open(this.fields(path, [['grpc-timeout', `${timeoutMs}m`]]), call);
+        call.start(conn, stream, frame);
+      } catch (err) {
+        reject(grpcError(UNAVAILABLE, `No connection established: ${(err as Error).message}`, true));
+      }
     });
   }
 
   /**
-   * Opens a long-lived call (the Watch) with the given extra headers: no deadline, and it counts as a
-   * running call for the keepalive pings, so a member that stops answering ends it. Throws when no
-   * connection takes it (the session closed twice in a row).
+   * Opens a long-lived call (the Watch) with the given extra header fields: no deadline, and it counts
+   * as a running call for the keepalive pings. Throws when no connection takes it (twice in a row).
    */
-  stream(path: string, extra: Record<string, string>): http2.ClientHttp2Stream {
-    const headers = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...extra };
-    for (let attempt = 0; ; attempt++) {
-      const conn = this.connection();
-      try {
-        const stream = conn.session.request(headers, { endStream: false });
-        conn.active++;
-        stream.once('close', () => conn.active--);
-        return stream;
-      } catch (err) {
-        this.drop(conn);
-        if (attempt > 0) throw err;
-      }
+  stream(path: string, extra: HeaderField[], handler: StreamHandler): H2Stream {
+    const running = { conn: undefined as Connection | undefined };
+    const [conn, stream] = this.open(this.fields(path, extra), {
+      onHeaders: (fields, end) => handler.onHeaders(fields, end),
+      onData: (data) => handler.onData(data),
+      onClose: (end) => {
+        if (running.conn) running.conn.active--;
+        handler.onClose(end);
+      },
+    });
+    // A stream that ended while opening never ran.
+    if (!stream.isDone()) {
+      running.conn = conn;
+      conn.active++;
     }
+    return stream;
   }
 
   /** Lets the current connection finish its calls and close; the next call connects afresh. */
@@ -177,54 +138,119 @@ export class MemberConnection {
     this.reset();
   }
 
+  private fields(path: string, extra: HeaderField[]): HeaderField[] {
+    return [[':method', 'POST'], [':scheme', this.scheme], [':path', path], [':authority', this.url.host], ['content-type', 'application/grpc'], ['te', 'trailers'], ...extra];
+  }
+
+  /** A stream on the current connection, or on a new one when the current one just stopped taking streams. */
+  private open(fields: HeaderField[], handler: StreamHandler): [Connection, H2Stream] {
+    for (let attempt = 0; ; attempt++) {
+      const conn = this.connection();
+      try {
+        return [conn, conn.h2.request(fields, handler)];
+      } catch (err) {
+        this.drop(conn);
+        if (attempt > 0) throw err;
+      }
+    }
+  }
+
   private connection(): Connection {
     if (this.conn) return this.conn;
-    const session = http2.connect(this.url.origin, this.options);
-    const conn: Connection = { session, connected: false, active: 0 };
+    const conn: Connection = { h2: new H2Connection(this.url, this.tls), active: 0 };
     this.conn = conn;
-    session.once('connect', () => {
-      conn.connected = true;
-      conn.keepalive = setInterval(() => ping(conn), KEEPALIVE_MS).unref();
-    });
-    // Failures reach the calls through their streams; the connection is replaced on the next call.
-    session.on('error', () => this.forget(conn));
-    session.once('goaway', () => this.forget(conn));
-    session.once('close', () => {
+    conn.keepalive = setInterval(() => ping(conn), KEEPALIVE_MS).unref();
+    // The connection is replaced on the next call once it takes no new streams (GOAWAY, failure, close).
+    conn.h2.onClosing = () => {
+      if (this.conn === conn) this.conn = undefined;
       clearInterval(conn.keepalive);
-      this.forget(conn);
-    });
+    };
     // Pending calls keep the process alive through their deadline timers; an idle connection does not.
-    session.unref();
+    conn.h2.unref();
     return conn;
   }
 
-  private forget(conn: Connection): void {
-    if (this.conn === conn) this.conn = undefined;
-  }
-
   private drop(conn: Connection): void {
-    this.forget(conn);
+    if (this.conn === conn) this.conn = undefined;
     clearInterval(conn.keepalive);
     // A connection still being set up has no calls of its own to finish.
-    if (!conn.connected) conn.session.destroy();
-    else if (!conn.session.closed) conn.session.close();
+    if (!conn.h2.connected) conn.h2.destroy(new Error('connection dropped before it was established'));
+    else conn.h2.close();
   }
 }
 
 /** Ends the connection when the member does not answer a ping in time: a stopped or cut-off member. */
 function ping(conn: Connection): void {
-  const session = conn.session;
-  if (conn.active === 0 || session.closed || session.destroyed) return;
-  const timer = setTimeout(() => session.destroy(new Error(`keepalive ping not answered within ${KEEPALIVE_TIMEOUT_MS}ms`)), KEEPALIVE_TIMEOUT_MS).unref();
-  try {
-    session.ping((err) => {
-      clearTimeout(timer);
-      if (err && !session.destroyed) session.destroy(err);
-    });
-  } catch (err) {
-    clearTimeout(timer);
-    session.destroy(err as Error);
+  const h2 = conn.h2;
+  if (conn.active === 0 || h2.destroyed || !h2.connected) return;
+  const timer = setTimeout(() => h2.destroy(new Error(`keepalive ping not answered within ${KEEPALIVE_TIMEOUT_MS}ms`)), KEEPALIVE_TIMEOUT_MS).unref();
+  h2.ping(() => clearTimeout(timer));
+}
+
+/** One unary call: its reply's bytes, its status, its deadline; settles its promise once. */
+class UnaryCall implements StreamHandler {
+  private readonly chunks: Buffer[] = [];
+  private readonly status = new GrpcStatus();
+  private conn: Connection | undefined;
+  private stream: H2Stream | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private settled = false;
+
+  constructor(
+    private readonly resolve: (reply: Buffer) => void,
+    private readonly reject: (err: Error) => void,
+    private readonly timeoutMs: number,
+  ) {}
+
+  start(conn: Connection, stream: H2Stream, frame: Buffer): void {
+    if (this.settled) return;
+    this.conn = conn;
+    this.stream = stream;
+    conn.active++;
+    this.timer = setTimeout(() => this.expire(), this.timeoutMs);
+    stream.write(frame, true);
   }
+
+  onHeaders(fields: HeaderField[]): void {
+    this.status.read(fields);
+  }
+
+  onData(data: Buffer): void {
+    this.chunks.push(data);
+  }
+
+  onClose(end: StreamEnd): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.conn) this.conn.active--;
+    const { code, details } = this.status;
+    if (code === 0) {
+      const reply = message(this.chunks);
+      if (reply) this.resolve(reply);
+      else this.reject(grpcError(INTERNAL, 'malformed reply message'));
+    } else if (code !== undefined) this.reject(grpcError(code, details));
+    else this.reject(failure(end, this.conn?.h2.connected ?? false));
+  }
+
+  private expire(): void {
+    const connected = this.conn!.h2.connected;
+    this.stream!.cancel(H2Error.CANCEL);
+    if (this.settled) return;
+    this.settled = true;
+    this.conn!.active--;
+    const connecting = connected ? '' : ' waiting for a connection';
+    this.reject(grpcError(DEADLINE_EXCEEDED, `Deadline exceeded after ${this.timeoutMs}ms${connecting}`, !connected));
+  }
+}
+
+/** A call that ended without a gRPC status, as grpc-js words it. */
+function failure(end: StreamEnd, connected: boolean): Error {
+  if (!connected || (end.unsent && end.rstCode === undefined)) return grpcError(UNAVAILABLE, `No connection established: ${end.error?.message ?? 'connection closed'}`, true);
+  if (end.rstCode === H2Error.REFUSED_STREAM) return grpcError(UNAVAILABLE, 'Stream refused by the member before call started', true);
+  if (end.rstCode === H2Error.CANCEL) return grpcError(CANCELLED, 'Call cancelled by the member');
+  if (end.error) return grpcError(UNAVAILABLE, `Connection dropped: ${end.error.message}`);
+  return grpcError(INTERNAL, `Stream closed without a status (RST_STREAM code ${end.rstCode ?? 0})`);
 }
 
 /** The reply's one message, or undefined when the frame is compressed or truncated. */

@@ -1,5 +1,5 @@
 /**
- * etcd's KV and Lease calls, as unary gRPC on Node's HTTP/2 (grpc-unary.ts) with messages encoded
+ * etcd's KV and Lease calls, as unary gRPC on the client's own HTTP/2 (grpc-unary.ts) with messages encoded
  * and decoded by hand (etcd-proto.ts), keeping the fault handling the etcd3 package's client gave:
  *
  * - Each call starts on a random member and goes to the next one only when a member's circuit breaker

@@ -1,7 +1,6 @@
 import { jest } from '@jest/globals';
-import { EventEmitter } from 'node:events';
-import http2 from 'node:http2';
 import { ProtoWriter } from './etcd-proto.js';
+import { H2Error } from './h2-frames.js';
 import type { WatchResponse } from './watch-proto.js';
 import { GrpcMessages, H2WatchCall } from './watch-transport.js';
 
@@ -55,21 +54,40 @@ describe('H2WatchCall', () => {
   };
 
   it('resets the stream at a response it cannot decode and reads nothing after it', () => {
-    const closed: number[] = [];
-    const stream = Object.assign(new EventEmitter(), { writable: true, destroyed: false, rstCode: undefined, close: (code: number) => closed.push(code) });
-    const call = new H2WatchCall(stream as unknown as http2.ClientHttp2Stream);
+    const cancelled: number[] = [];
+    const call = new H2WatchCall();
+    call.attach({ write: () => {}, cancel: (code?: number) => void cancelled.push(code ?? -1) });
     const ids: string[] = [];
     const errors: string[] = [];
     call.on('data', (res: WatchResponse) => ids.push(res.watch_id));
     call.on('error', (err: Error) => errors.push(err.message));
 
-    stream.emit('data', created(5));
+    call.onHeaders([[':status', '200'], ['content-type', 'application/grpc']]);
+    call.onData(created(5));
     // A length-delimited field that claims 16 bytes and has none.
-    stream.emit('data', Buffer.concat([frame(Buffer.from([0x0a, 0x10])), created(6)]));
-    stream.emit('data', created(7));
-    stream.emit('close');
+    call.onData(Buffer.concat([frame(Buffer.from([0x0a, 0x10])), created(6)]));
+    call.onData(created(7));
+    call.onClose({ rstCode: H2Error.INTERNAL_ERROR, unsent: false });
     expect(ids).toEqual(['5']);
-    expect(closed).toEqual([http2.constants.NGHTTP2_INTERNAL_ERROR]);
+    expect(cancelled).toEqual([H2Error.INTERNAL_ERROR]);
     expect(errors).toEqual([expect.stringMatching(/truncated protobuf field/)]);
+  });
+
+  it("ends with 'end' on grpc-status 0 and with the member's status as an etcd3 error otherwise", () => {
+    const outcomes = [
+      [[['grpc-status', '0']], 'end'],
+      [[['grpc-status', '14'], ['grpc-message', 'etcdserver%3A%20no%20leader']], 'error: 14 UNAVAILABLE: etcdserver: no leader'],
+      [[], 'error: 14 UNAVAILABLE: Watch stream closed: connection reset'],
+    ] as const;
+    for (const [trailers, outcome] of outcomes) {
+      const call = new H2WatchCall();
+      const seen: string[] = [];
+      call.on('end', () => seen.push('end'));
+      call.on('error', (err: Error) => seen.push(`error: ${err.message}`));
+      call.onHeaders([[':status', '200']]);
+      if (trailers.length > 0) call.onHeaders(trailers.map(([n, v]) => [n, v]));
+      call.onClose(trailers.length > 0 ? { unsent: false } : { error: new Error('connection reset'), unsent: false });
+      expect(seen).toEqual([outcome]);
+    }
   });
 });

@@ -7,9 +7,11 @@
  * its messages encoded and decoded by hand (watch-proto.ts), as the KV calls are.
  */
 import { EventEmitter } from 'node:events';
-import http2 from 'node:http2';
 import type { EtcdClientOptions } from './etcd-client.js';
-import { grpcError, grpcMessage, MemberConnection, UNAVAILABLE } from './grpc-unary.js';
+import { grpcError, GrpcStatus, MemberConnection, UNAVAILABLE } from './grpc-unary.js';
+import { H2Error } from './h2-frames.js';
+import type { H2Stream, StreamEnd, StreamHandler } from './h2-stream.js';
+import type { HeaderField } from './hpack.js';
 import { decodeWatchResponse, encodeWatchRequest, type WatchRequest, type WatchResponse } from './watch-proto.js';
 
 /** One Watch RPC, as the multiplexer uses it (an HTTP/2 stream, or a test's stand-in). */
@@ -37,7 +39,9 @@ export function h2WatchTransport(opts: EtcdClientOptions): WatchTransport {
     open() {
       const member = members[next % members.length]!;
       next++;
-      return { call: new H2WatchCall(member.connection.stream(WATCH, { hasleader: 'true' })), endpoint: member.endpoint };
+      const call = new H2WatchCall();
+      call.attach(member.connection.stream(WATCH, [['hasleader', 'true']], call));
+      return { call, endpoint: member.endpoint };
     },
     close() {
       for (const m of members) m.connection.close();
@@ -47,47 +51,36 @@ export function h2WatchTransport(opts: EtcdClientOptions): WatchTransport {
 
 /**
  * A Watch RPC on an HTTP/2 stream: requests framed as they are written, responses parsed as their
- * frames complete (one may span several DATA chunks, or a chunk hold several), and the call's end as
+ * frames complete (one may span several DATA frames, or a frame hold several), and the call's end as
  * one 'end' (grpc-status 0) or one 'error'.
  */
-export class H2WatchCall extends EventEmitter implements WatchCall {
-  private readonly messages = new GrpcMessages();
-  private code: number | undefined;
-  private details = '';
+export class H2WatchCall extends EventEmitter implements WatchCall, StreamHandler {  private readonly messages = new GrpcMessages();
+  private readonly status = new GrpcStatus();
+  private stream: Pick<H2Stream, 'write' | 'cancel'> | undefined;
   private failure: Error | undefined;
+  private ended = false;
 
-  constructor(private readonly stream: http2.ClientHttp2Stream) {
-    super();
-    const status = (h: http2.IncomingHttpHeaders): void => {
-      if (h['grpc-status'] === undefined) return;
-      this.code = Number(h['grpc-status']);
-      this.details = grpcMessage(h['grpc-message']);
-    };
-    stream.on('response', (h) => {
-      if (h[':status'] !== 200) [this.code, this.details] = [UNAVAILABLE, `Received HTTP status code ${h[':status']}`];
-      else status(h);
-    });
-    stream.on('trailers', status);
-    stream.on('data', (chunk: Buffer) => this.receive(chunk));
-    stream.on('error', (err: Error) => (this.failure ??= err));
-    stream.on('close', () => {
-      if (this.code === 0) this.emit('end');
-      else if (this.code !== undefined) this.emit('error', grpcError(this.code, this.details));
-      else this.emit('error', grpcError(UNAVAILABLE, `Watch stream closed: ${this.failure?.message ?? `RST_STREAM code ${stream.rstCode ?? 0}`}`));
-    });
+  /** The call's stream, once opened with this call as its handler. */
+  attach(stream: Pick<H2Stream, 'write' | 'cancel'>): void {
+    this.stream = stream;
   }
 
   write(req: WatchRequest): void {
-    if (!this.stream.writable) return;
+    if (this.ended || !this.stream) return;
     this.stream.write(encodeWatchRequest(req).frame());
   }
 
   cancel(): void {
     this.removeAllListeners('data');
-    if (!this.stream.destroyed) this.stream.close(http2.constants.NGHTTP2_CANCEL);
+    this.ended = true;
+    this.stream?.cancel(H2Error.CANCEL);
   }
 
-  private receive(chunk: Buffer): void {
+  onHeaders(fields: HeaderField[]): void {
+    this.status.read(fields);
+  }
+
+  onData(chunk: Buffer): void {
     // After a failure the bytes still arriving may start mid-message: none of them is read.
     if (this.failure) return;
     const responses: WatchResponse[] = [];
@@ -96,10 +89,24 @@ export class H2WatchCall extends EventEmitter implements WatchCall {
     } catch (err) {
       // Nothing more on this stream can be trusted: end it, and the watches resume elsewhere.
       this.failure = err as Error;
-      this.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      this.stream?.cancel(H2Error.INTERNAL_ERROR);
+      this.closed({ unsent: false });
       return;
     }
     for (const res of responses) this.emit('data', res);
+  }
+
+  onClose(end: StreamEnd): void {
+    this.closed(end);
+  }
+
+  private closed(end: StreamEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { code, details } = this.status;
+    if (code === 0 && !this.failure) this.emit('end');
+    else if (code !== undefined && !this.failure) this.emit('error', grpcError(code, details));
+    else this.emit('error', grpcError(UNAVAILABLE, `Watch stream closed: ${(this.failure ?? end.error)?.message ?? `RST_STREAM code ${end.rstCode ?? 0}`}`));
   }
 }
 
