@@ -207,6 +207,52 @@ describe('service-account JWTs', () => {
     expect((await tokens.authenticate(token)).error).toBe('[invalid bearer token, service account token has expired]');
   });
 
+  it('hands every use of a token one frozen user, and still checks its account and bound objects each time', async () => {
+    objects.put(SECRETS, { metadata: { name: 's', namespace: 'default', uid: 'sec-1' } });
+    objects.put(PODS, { metadata: { name: 'p', namespace: 'default', uid: 'pod-1' } });
+    const tokens = chain();
+    for (const bound of [{ secret: { name: 's', uid: 'sec-1' } }, { pod: { name: 'p', uid: 'pod-1' }, node: { name: 'n1', uid: 'node-1' } }]) {
+      const { token } = await issueServiceAccountToken(opts(bound));
+      const first = (await tokens.authenticate(token)).response?.user;
+      const user = (await tokens.authenticate(token)).response?.user;
+      expect(user).toBe(first);
+      if (!user) throw new Error('the token was refused');
+      expect(Object.isFrozen(user) && Object.isFrozen(user.groups) && Object.isFrozen(user.extra)).toBe(true);
+      const writes: (() => unknown)[] = [
+        () => user.groups.push('system:masters'),
+        () => (user.groups[0] = 'system:masters'),
+        () => (user.username = 'admin'),
+        () => (user.uid = 'x'),
+        () => ((user.extra ?? {})['authentication.kubernetes.io/credential-id']?.push('JTI=other')),
+        () => ((user.extra ?? {})['injected'] = ['x']),
+        () => (user.extra = {}),
+      ];
+      for (const write of writes) expect(write).toThrow(TypeError);
+      expect((await tokens.authenticate(token)).response?.user).toEqual({
+        username: 'system:serviceaccount:default:builder',
+        uid: 'sa-uid-1',
+        groups: ['system:serviceaccounts', 'system:serviceaccounts:default'],
+        extra: expect.objectContaining({ 'authentication.kubernetes.io/credential-id': [expect.stringMatching(/^JTI=/)] }) as unknown,
+      });
+    }
+    // The shared user vouches for nothing: each revocation is seen on the next use.
+    const secretBound = (await issueServiceAccountToken(opts({ secret: { name: 's', uid: 'sec-1' } }))).token;
+    const podBound = (await issueServiceAccountToken(opts({ pod: { name: 'p', uid: 'pod-1' } }))).token;
+    expect((await tokens.authenticate(secretBound)).response).toBeDefined();
+    expect((await tokens.authenticate(podBound)).response).toBeDefined();
+    objects.remove(SECRETS, 'default', 's');
+    expect((await tokens.authenticate(secretBound)).error).toBe('[invalid bearer token, service account token has been invalidated]');
+    objects.remove(PODS, 'default', 'p');
+    expect((await tokens.authenticate(podBound)).error).toBe('[invalid bearer token, service account token has been invalidated]');
+    objects.put(PODS, { metadata: { name: 'p', namespace: 'default', uid: 'pod-2' } });
+    expect((await tokens.authenticate(podBound)).error).toBe('[invalid bearer token, pod UID (pod-2) does not match service account pod ref claim (pod-1)]');
+    objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-uid-2' } });
+    const plain = (await issueServiceAccountToken(opts())).token;
+    expect((await tokens.authenticate(plain)).error).toBe('[invalid bearer token, service account UID (sa-uid-2) does not match claim (sa-uid-1)]');
+    objects.remove(SERVICE_ACCOUNTS, 'default', 'builder');
+    expect((await tokens.authenticate(plain)).error).toBe('[invalid bearer token, serviceaccounts "builder" not found]');
+  });
+
   it('keeps a verified token in the memo no longer than its expiry', async () => {
     const verified = new Map<string, ServiceAccountClaims>();
     const { token } = await issueServiceAccountToken(opts());

@@ -225,6 +225,34 @@ function extraOf(k8s: KubernetesClaim, jti: string | undefined): Record<string, 
   return extra;
 }
 
+/**
+ * The user of each verified claims. Once the liveness checks pass it is a function of the claims
+ * alone (its uid is the account's, which they require to equal the claim's), so it is built once,
+ * deep-frozen, and shared by every use of the token, as x509's user is per certificate; the checks
+ * still run on every use, so nothing about a revoked token is remembered.
+ */
+const users = new WeakMap<ServiceAccountClaims, UserInfo>();
+
+function userOf(claims: ServiceAccountClaims): UserInfo {
+  let user = users.get(claims);
+  if (user) return user;
+  const k8s = claims['kubernetes.io'];
+  const ns = k8s.namespace;
+  user = {
+    username: serviceAccountUsername(ns, k8s.serviceaccount.name ?? ''),
+    uid: k8s.serviceaccount.uid ?? '',
+    groups: Object.freeze(['system:serviceaccounts', `system:serviceaccounts:${ns}`]) as string[],
+  };
+  const extra = extraOf(k8s, claims.jti);
+  if (Object.keys(extra).length) {
+    for (const values of Object.values(extra)) Object.freeze(values);
+    user.extra = Object.freeze(extra);
+  }
+  users.set(claims, Object.freeze(user));
+  return user;
+}
+
+/** The token's user once its account and bound objects are checked live, as they are on every use. */
 async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): Promise<UserInfo> {
   const k8s: KubernetesClaim = claims['kubernetes.io'];
   const ns = k8s.namespace;
@@ -237,14 +265,7 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
     throw new Error(`service account UID (${saUid}) does not match claim (${k8s.serviceaccount.uid ?? ''})`);
   }
   await checkBindings(objects, k8s, now);
-  const extra = extraOf(k8s, claims.jti);
-  const user: UserInfo = {
-    username: serviceAccountUsername(ns, saName),
-    uid: saUid,
-    groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`],
-  };
-  if (Object.keys(extra).length) user.extra = extra;
-  return user;
+  return userOf(claims);
 }
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
