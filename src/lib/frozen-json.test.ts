@@ -34,6 +34,25 @@ describe('compactJson', () => {
     }
   });
 
+  it('keeps a text remembered before freezing on the object alone: no copy of it carries the text', () => {
+    const stored: Record<string, unknown> = { metadata: { name: 'c' }, n: 1 };
+    rememberJson(stored, '{"metadata":{"name":"c"},"n":1}');
+    deepFreeze(stored);
+    const copy = deepFreeze({ ...stored, n: 2 });
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(compactJson(stored)).toBe('{"metadata":{"name":"c"},"n":1}');
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(compactJson(copy)).toBe('{"metadata":{"name":"c"},"n":2}');
+    expect(compactJson(deepFreeze(Object.assign({}, stored)))).toBe(JSON.stringify(stored));
+    expect(Object.keys(stored)).toEqual(['metadata', 'n']);
+    expect(structuredClone(stored)).toStrictEqual({ metadata: { name: 'c' }, n: 1 });
+    expect(stored).toStrictEqual({ metadata: { name: 'c' }, n: 1 });
+  });
+
   it('encodes objects that can change afresh every time', () => {
     const draft: Record<string, unknown> = { a: 1 };
     expect(compactJson(draft)).toBe('{"a":1}');

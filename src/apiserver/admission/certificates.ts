@@ -63,22 +63,23 @@ const isCsr = (a: AdmissionAttributes): boolean => a.info.group === CERTIFICATES
 
 export const certificateApproval: AdmissionPlugin = {
   name: 'CertificateApproval',
-  async validate(a) {
-    if (isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'approval' && a.oldObject) await admitApproval(a.oldObject, a.ctx);
+  validate(a) {
+    return isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'approval' && a.oldObject ? admitApproval(a.oldObject, a.ctx) : undefined;
   },
 };
 
 export const certificateSigning: AdmissionPlugin = {
   name: 'CertificateSigning',
-  async validate(a) {
-    if (isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'status' && a.oldObject) await admitSigning(a.object, a.oldObject, a.ctx);
+  validate(a) {
+    return isCsr(a) && a.operation === 'UPDATE' && a.subresource === 'status' && a.oldObject ? admitSigning(a.object, a.oldObject, a.ctx) : undefined;
   },
 };
 
 /** On create of the main resource only. */
 export const certificateSubjectRestriction: AdmissionPlugin = {
   name: 'CertificateSubjectRestriction',
-  async validate(a) {
+  validate(a) {
     if (isCsr(a) && a.operation === 'CREATE' && a.subresource === '') admitSubjectRestriction(a.object);
+    return undefined;
   },
 };

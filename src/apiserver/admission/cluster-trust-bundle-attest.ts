@@ -10,20 +10,25 @@ import { CTB_RESOURCE, VERB_ATTEST, type ClusterTrustBundleSpec } from '../../ap
 import { errors } from '../http/errors.js';
 import { onlyGcFieldsChange } from '../registry/generic/meta.js';
 import type { AdmissionPlugin } from './chain.js';
+import type { AdmissionAttributes } from '../registry/generic/admission.js';
 import { isAuthorizedForSignerName } from '../authorization/signers.js';
 
 export const clusterTrustBundleAttest: AdmissionPlugin = {
   name: 'ClusterTrustBundleAttest',
-  async validate(a) {
-    if (a.info.group !== CERTIFICATES_GROUP || a.info.plural !== CTB_RESOURCE) return;
-    if (a.operation !== 'CREATE' && a.operation !== 'UPDATE') return;
+  validate(a) {
+    if (a.info.group !== CERTIFICATES_GROUP || a.info.plural !== CTB_RESOURCE) return undefined;
+    if (a.operation !== 'CREATE' && a.operation !== 'UPDATE') return undefined;
     const signerName = ((a.object.spec ?? {}) as Partial<ClusterTrustBundleSpec>).signerName ?? '';
-    if (signerName === '') return;
-    if (a.operation === 'UPDATE' && a.oldObject && onlyGcFieldsChange(a.object, a.oldObject)) return;
-    if (await isAuthorizedForSignerName(a.ctx.authorizer, a.ctx.user, VERB_ATTEST, signerName)) return;
-    throw errors.admissionForbidden(
-      { group: CERTIFICATES_GROUP, resource: CTB_RESOURCE, name: a.object.metadata?.name },
-      `user not permitted to attest for signerName ${JSON.stringify(signerName)}`,
-    );
+    if (signerName === '') return undefined;
+    if (a.operation === 'UPDATE' && a.oldObject && onlyGcFieldsChange(a.object, a.oldObject)) return undefined;
+    return admitAttest(a, signerName);
   },
 };
+
+async function admitAttest(a: AdmissionAttributes, signerName: string): Promise<void> {
+  if (await isAuthorizedForSignerName(a.ctx.authorizer, a.ctx.user, VERB_ATTEST, signerName)) return;
+  throw errors.admissionForbidden(
+    { group: CERTIFICATES_GROUP, resource: CTB_RESOURCE, name: a.object.metadata?.name },
+    `user not permitted to attest for signerName ${JSON.stringify(signerName)}`,
+  );
+}

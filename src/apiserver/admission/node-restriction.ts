@@ -190,17 +190,21 @@ async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Re
 export function nodeRestriction(): AdmissionPlugin {
   return {
     name: 'NodeRestriction',
-    async validate(a) {
+    validate(a) {
       const id = nodeIdentity(a.ctx.user);
-      if (!id.isNode) return;
-      const r = new Refusal(a);
-      if (id.nodeName === '') r.forbid(`could not determine node from user "${a.ctx.user.username}"`);
-      const gr = `${a.info.plural}.${a.info.group}`;
-      if (gr === 'nodes.') admitNode(id.nodeName, a, r);
-      else if (gr === 'leases.coordination.k8s.io') admitLease(id.nodeName, a, r);
-      else if (gr === 'pods.') await admitPod(id.nodeName, a, r);
-      else if (gr === 'serviceaccounts.') await admitTokenRequest(id.nodeName, a, r);
-      else if (gr === 'podcertificaterequests.certificates.k8s.io') await admitPodCertificateRequest(id.nodeName, a, (m) => r.forbid(m));
+      return id.isNode ? admitNodeRequest(id.nodeName, a) : undefined;
     },
   };
+}
+
+/** NodeRestriction's checks of a request by the node `nodeName`. */
+async function admitNodeRequest(nodeName: string, a: AdmissionAttributes): Promise<void> {
+  const r = new Refusal(a);
+  if (nodeName === '') r.forbid(`could not determine node from user "${a.ctx.user.username}"`);
+  const gr = `${a.info.plural}.${a.info.group}`;
+  if (gr === 'nodes.') admitNode(nodeName, a, r);
+  else if (gr === 'leases.coordination.k8s.io') admitLease(nodeName, a, r);
+  else if (gr === 'pods.') await admitPod(nodeName, a, r);
+  else if (gr === 'serviceaccounts.') await admitTokenRequest(nodeName, a, r);
+  else if (gr === 'podcertificaterequests.certificates.k8s.io') await admitPodCertificateRequest(nodeName, a, (m) => r.forbid(m));
 }

@@ -27,9 +27,10 @@ function mirrorPodRefusal(pod: Pod): string | undefined {
 
 export const serviceAccountAdmission: AdmissionPlugin = {
   name: 'ServiceAccount',
-  async validate(a) {
-    if (a.operation !== 'CREATE' || a.subresource !== '' || !writesObjectsOf(a, PODS) || !isMirrorPod(a.object)) return;
+  validate(a) {
+    if (a.operation !== 'CREATE' || a.subresource !== '' || !writesObjectsOf(a, PODS) || !isMirrorPod(a.object)) return undefined;
     const refusal = mirrorPodRefusal(a.object);
     if (refusal !== undefined) throw errors.admissionForbidden({ group: '', resource: 'pods', name: a.name }, refusal);
+    return undefined;
   },
 };

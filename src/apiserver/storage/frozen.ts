@@ -14,9 +14,9 @@ export function stamp(object: KObject, revision: number): KObject {
 
 /** Parses stored JSON into a deep-frozen object; responses and watch events reuse `json` for it. */
 export function parseFrozen(json: string): KObject {
-  const object = deepFreeze(JSON.parse(json) as KObject) as KObject;
+  const object = JSON.parse(json) as KObject;
   rememberJson(object, json);
-  return object;
+  return deepFreeze(object) as KObject;
 }
 
 /**
@@ -26,9 +26,9 @@ export function parseFrozen(json: string): KObject {
  * Date) the parse of `json`, which is what the value reads as after a restart.
  */
 export function adoptFrozen(stamped: KObject, json: string): KObject {
-  if (!freezePlainJson(stamped)) return parseFrozen(json);
+  // Before freezing, so the text goes on the object itself; it is the object's JSON either way.
   rememberJson(stamped, json);
-  return stamped;
+  return freezePlainJson(stamped) ? stamped : parseFrozen(json);
 }
 
 /** The revision a stored object was written at (its resourceVersion). */

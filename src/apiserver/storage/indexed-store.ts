@@ -79,15 +79,15 @@ export abstract class IndexedStore implements Store {
     return this.index.get(key);
   }
 
-  async create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject> {
+  create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject> {
     return this.write({ kind: 'create', key, object, handOver: options?.handOver });
   }
 
-  async update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject> {
+  update(key: string, object: KObject, expectedRevision?: number, options?: StoreWriteOptions): Promise<StoredObject> {
     return this.write({ kind: 'update', key, object, expectedRevision, handOver: options?.handOver });
   }
 
-  async delete(key: string, expectedRevision?: number): Promise<StoredObject> {
+  delete(key: string, expectedRevision?: number): Promise<StoredObject> {
     return this.write({ kind: 'delete', key, expectedRevision });
   }
 
@@ -129,10 +129,19 @@ export abstract class IndexedStore implements Store {
     await this.release?.();
   }
 
-  /** Writes are validated and numbered synchronously inside the call, so revisions follow call order. */
+  /**
+   * Writes are validated and numbered synchronously inside the call, so revisions follow call order.
+   * A refused write is a rejected promise, as from an async method, without wrapping every write's
+   * promise in another one.
+   */
   private write(op: WriteOp): Promise<StoredObject> {
-    this.assertOpen();
-    const write = this.index.prepare(op);
+    let write: PreparedWrite;
+    try {
+      this.assertOpen();
+      write = this.index.prepare(op);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (!this.persist) {
       this.applyAll([write]);
       return Promise.resolve(stored(write));

@@ -80,7 +80,8 @@ export class MvccIndex {
    * later `prepare` calls only, never to reads, until it is applied or discarded.
    */
   prepare(op: WriteOp): PreparedWrite {
-    const existing = this.pending.has(op.key) ? (this.pending.get(op.key) ?? undefined) : this.current.get(op.key);
+    const queued = this.pendingCount > 0 ? this.pending.get(op.key) : undefined;
+    const existing = queued === undefined ? this.current.get(op.key) : (queued ?? undefined);
     const revision = this.rev + this.pendingCount + 1;
     let write: PreparedWrite;
     if (op.kind === 'create') {

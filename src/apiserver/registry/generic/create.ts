@@ -48,16 +48,18 @@ export function prepareCreate(
   return { obj, meta, generated };
 }
 
-/** Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission. */
+/**
+ * Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission.
+ * A step a kind or the server does not have is not awaited: each `await` costs the create a turn.
+ */
 export async function admitCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> {
   const { obj, meta } = pending;
   const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(obj, ctx) ?? [])];
   if (errs.length > 0) throw invalidError(scope, meta.name ?? '', errs);
-  if (scope.info.namespaced && meta.namespace && scope.env.checkNamespace) {
-    await scope.env.checkNamespace(meta.namespace, scope.target(meta.name));
-  }
-  await scope.strategy.admit?.(obj, undefined, ctx);
-  await scope.env.admission?.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
+  const { env, strategy } = scope;
+  if (scope.info.namespaced && meta.namespace && env.checkNamespace) await env.checkNamespace(meta.namespace, scope.target(meta.name));
+  if (strategy.admit) await strategy.admit(obj, undefined, ctx);
+  if (env.admission) await env.admission.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
 }
 
 /** Upstream's message when every generated name it tried was taken. */
@@ -92,7 +94,8 @@ export async function persistCreate(
     try {
       // `obj` is this create's own (a copy, or a body handed over): the store may keep it.
       const stored = await scope.env.store.create(key, obj, { handOver: true });
-      await scope.env.hooks?.afterCreate?.(stored.object, ctx);
+      const { hooks } = scope.env;
+      if (hooks?.afterCreate) await hooks.afterCreate(stored.object, ctx);
       return stored.object;
     } catch (e) {
       if (!isStoreError(e, 'KeyExists')) throw e;
