@@ -11,7 +11,6 @@ import { pathsFor } from './paths.js';
 import { ALL_SCHEMAS, reachable, schemaNameFor } from './schemas.js';
 
 export { schemaFor } from './schema-for.js';
-export { unknownFields } from './unknown-fields.js';
 
 export interface OpenApiDocument {
   body: string;
