@@ -44,6 +44,17 @@ export function readServingPair(certFile: string, keyFile: string): ServingPair 
   return pair;
 }
 
+/**
+ * Whether a change to `name` in a watched directory may change the pair: one of its files, a name
+ * starting with `..` (a Secret volume swaps its `..data` link to a new `..<timestamp>` directory),
+ * or a change the platform did not name. The directory is often shared (up's data directory holds
+ * the store and the audit log), and every write there used to re-arm the settle timer: about 1% of
+ * the API server's main thread under creates.
+ */
+function concernsPair(name: string | null, names: ReadonlySet<string>): boolean {
+  return name === null || names.has(name) || name.startsWith('..');
+}
+
 export class ServingCertFiles {
   private pair: ServingPair;
   private readonly watchers: fs.FSWatcher[] = [];
@@ -53,8 +64,11 @@ export class ServingCertFiles {
   /** Loads the pair (throws when it is not usable) and starts watching. */
   constructor(private readonly opts: ServingCertFilesOptions) {
     this.pair = readServingPair(opts.certFile, opts.keyFile);
+    const names = new Set([path.basename(opts.certFile), path.basename(opts.keyFile)]);
     for (const dir of new Set([path.dirname(opts.certFile), path.dirname(opts.keyFile)])) {
-      const watcher = fs.watch(dir, { persistent: false }, () => this.schedule());
+      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (concernsPair(name, names)) this.schedule();
+      });
       watcher.on('error', () => undefined); // a removed directory: the resync keeps trying
       this.watchers.push(watcher);
     }
@@ -81,9 +95,8 @@ export class ServingCertFiles {
     let next: ServingPair;
     try {
       next = readPair(this.opts.certFile, this.opts.keyFile);
-      // The directory is often shared (up's data directory holds the store and the audit log), so
-      // most events are other files' writes: the pair in use was checked already, and parsing it
-      // and building a context again after every write was ~4% of up's main thread under writes.
+      // Events the filter cannot tell apart still come (a `..data` swap, an unnamed change): the pair
+      // in use was checked already, and parsing it and building a context again is costly.
       if (next.certPem === this.pair.certPem && next.keyPem === this.pair.keyPem) return;
       checkPair(next, this.opts.certFile, this.opts.keyFile);
     } catch (err) {
