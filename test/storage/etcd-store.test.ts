@@ -3,11 +3,13 @@
  * take turns, old revisions then give 410 Expired through the API), and etcd's progress notifications
  * reaching watchers and becoming bookmarks.
  */
+import { jest } from '@jest/globals';
 import { Etcd3 } from 'etcd3';
 import { Registry } from 'prom-client';
 import type { KObject } from '../../src/api/meta.js';
 import { EtcdStore } from '../../src/apiserver/storage/etcd/etcd.js';
 import { EtcdMetrics } from '../../src/apiserver/storage/etcd/etcd-metrics.js';
+import { compactJson } from '../../src/lib/frozen-json.js';
 import { h2WatchTransport } from '../../src/apiserver/storage/etcd/watch-transport.js';
 import type { WatchResponse } from '../../src/apiserver/storage/etcd/watch-proto.js';
 import { StoreError, type Store, type StoreEvent } from '../../src/apiserver/storage/store.js';
@@ -112,6 +114,45 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
     expect(first[2]!.object.metadata?.resourceVersion).toBe(String(first[2]!.revision));
     expect(first[2]!.object.data).toEqual({ v: '2' });
     expect(a.cached(key)).toBeUndefined();
+  });
+
+  it('relays what it watches to a watcher that takes text, parsing a value only when something reads it, once', async () => {
+    const a = await open({ prefix: '/relay' });
+    const b = await open({ prefix: '/relay' });
+    const key = '/registry/core/configmaps/ns/r';
+    const onA: StoreEvent[] = [];
+    const onB: StoreEvent[] = [];
+    a.watch('/registry/core/configmaps/', { fromRevision: a.currentRevision(), onEvent: (e) => onA.push(e), relay: true });
+    b.watch('/registry/core/configmaps/', { fromRevision: b.currentRevision(), onEvent: (e) => onB.push(e), relay: true });
+    const parse = jest.spyOn(JSON, 'parse');
+    const parsed = (): number => parse.mock.calls.filter(([t]) => typeof t === 'string' && t.includes('"name":"r"')).length;
+    try {
+      const v1 = await b.create(key, { ...obj('r'), data: { v: '1' } }, { handOver: true });
+      const v2 = await b.update(key, { ...obj('r'), data: { v: '2' } }, v1.revision, { handOver: true });
+      await until('both watches to see both writes', () => onA.length === 2 && onB.length === 2);
+      // The writer adopted its own objects, and the other replica parsed nothing.
+      expect(parsed()).toBe(0);
+      expect(onA.map((e) => [e.type, e.revision, e.text])).toEqual([
+        ['ADDED', v1.revision, compactJson(v1.object)],
+        ['MODIFIED', v2.revision, compactJson(v2.object)],
+      ]);
+      // On the writer's replica an event that came after the write's reply carries the object the write
+      // returned (its text is that object's), one that came before carries its text; either way the
+      // objects are the very ones the writes returned.
+      expect(onB.map((e) => [e.type, e.revision, e.text ?? compactJson(e.object)])).toEqual([
+        ['ADDED', v1.revision, compactJson(v1.object)],
+        ['MODIFIED', v2.revision, compactJson(v2.object)],
+      ]);
+      expect([onB[0]!.object, onB[1]!.object, onB[1]!.prevObject]).toEqual([v1.object, v2.object, v1.object]);
+      expect(onB[1]!.object).toBe(v2.object);
+      // On the other, each value is parsed when first read, and shared from then on.
+      expect(onA[1]!.object).toEqual(v2.object);
+      expect(onA[1]!.prevObject).toBe(onA[0]!.object);
+      expect(a.cached(key)?.object).toBe(onA[1]!.object);
+      expect(parsed()).toBe(2);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("gives updates and deletes their previous state from what its watch delivered, reading etcd only for a key it had not seen", async () => {

@@ -86,6 +86,10 @@ export function eventLine(type: WatchEventType, obj: KObject, representation: Ev
  * turn would hold a second copy of it.
  */
 export function encodeLine(type: WatchEventType, obj: KObject, representation: EventRepresentation): string {
-  const object = representation.kind === 'object' ? compactJson(obj) : partialObjectJson(obj, representation.metaVersion);
-  return `{"type":${JSON.stringify(type)},"object":${object}}\n`;
+  return textLine(type, representation.kind === 'object' ? compactJson(obj) : partialObjectJson(obj, representation.metaVersion));
+}
+
+/** The event line of an object whose JSON is `text` (a store's relayed event carries it: StoreEvent.text). */
+export function textLine(type: WatchEventType, text: string): string {
+  return `{"type":${JSON.stringify(type)},"object":${text}}\n`;
 }

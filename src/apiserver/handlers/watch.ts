@@ -11,7 +11,7 @@ import { type Store, StoreError, type StoreEvent, type WatchHandle, type WatchTr
 import { parseListOptions } from './list-options.js';
 import { type RequestScope, outputOf } from './scope.js';
 import { type IncludeObject, parseIncludeObject, tableOf } from './table.js';
-import { type EventRepresentation, encodeLine, eventLine } from '../codec/json-responses.js';
+import { type EventRepresentation, encodeLine, eventLine, textLine } from '../codec/json-responses.js';
 import { resolveWatchStart } from './watch-start.js';
 import { selectEvent } from './watch-filter.js';
 import { WatchStream } from './watch-stream.js';
@@ -108,8 +108,14 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
     // The history a resumed watch replays is its initial state, like the current state of a list:
     // only events written after the watch started count against its budget.
     const backlogUntil = registry.store.currentRevision();
+    // Without a selector every event goes out as it is: its text, where the store has it, saves parsing it.
+    const relay = selection.empty && out.kind === 'object';
     const onEvent = (ev: StoreEvent): void => {
       progress = ev.revision;
+      if (relay && ev.text !== undefined) {
+        stream.sendLine(textLine(ev.type, ev.text), ev.revision <= backlogUntil);
+        return;
+      }
       const selected = selectEvent(ev, selection);
       if (selected) emit(selected.type, selected.object, ev.revision <= backlogUntil);
     };
@@ -118,7 +124,7 @@ export async function handleWatch(scope: RequestScope): Promise<void> {
       progress = Math.max(progress, revision);
     };
     try {
-      handle = registry.store.watch(prefix, { fromRevision: start.revision, onEvent, onError: fail, onProgress, trigger: triggerOf(scope, selection) });
+      handle = registry.store.watch(prefix, { fromRevision: start.revision, onEvent, onError: fail, onProgress, trigger: triggerOf(scope, selection), relay });
       if (ended) handle.stop();
     } catch (e) {
       if (e instanceof StoreError) return fail(e);

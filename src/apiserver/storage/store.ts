@@ -47,6 +47,11 @@ export interface StoreEvent {
   /** The state before this write (absent for ADDED), so watchers can see selector transitions. */
   prevObject?: KObject;
   revision: number;
+  /**
+   * `object`'s compact JSON (what lib/frozen-json's compactJson gives for it), when the store has it
+   * without serialising: set on the events a relaying watcher receives (WatchOptions.relay).
+   */
+  text?: string;
 }
 
 export interface RangeOptions {
@@ -131,6 +136,14 @@ export interface WatchOptions {
    * them, as the cacher's trigger functions do. A hint: a store that ignores it delivers everything.
    */
   trigger?: WatchTrigger;
+  /**
+   * The watcher sends an event's `text` when it has one and reads `object` and `prevObject` only when
+   * it needs them (a watcher without a selector, sending objects as they are): a store may deliver
+   * events whose objects are built when first read (etcd relays what it receives without parsing it).
+   * A stored value that is not JSON then reaches such a watcher as it is; every other watch ends
+   * with an error at it. A hint: a store that ignores it builds every object before delivery.
+   */
+  relay?: boolean;
 }
 
 export interface WatchTrigger {

@@ -113,7 +113,8 @@ export class ConvertedStore implements Store {
       ...(e.prevObject ? { prevObject: this.out(e.prevObject) } : {}),
       revision: e.revision,
     });
-    return this.inner.watch(this.storageKey(prefix), { ...options, onEvent: (e) => options.onEvent(convertEvent(e)) });
+    // Every event is converted, so its objects are read: the inner store builds them before delivery.
+    return this.inner.watch(this.storageKey(prefix), { ...options, relay: false, onEvent: (e) => options.onEvent(convertEvent(e)) });
   }
 
   async checkHealth(): Promise<void> {

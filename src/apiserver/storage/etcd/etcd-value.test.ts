@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { KObject } from '../../../api/meta.js';
 import { compactJson } from '../../../lib/frozen-json.js';
-import { adopt, decode, encode } from './etcd-value.js';
+import { adopt, decode, encode, relay, RelayedValue } from './etcd-value.js';
 
 const text = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
 
@@ -61,5 +61,52 @@ describe('etcd values', () => {
     expect(decoded).toEqual({ kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '7' } });
     expect(compactJson(decoded)).toBe(JSON.stringify(decoded));
     expect(decode(text({ kind: 'X' }), 8).metadata).toEqual({ resourceVersion: '8' });
+  });
+
+  it('relays a value as its stamped text, parsed only when its object is read, then once', () => {
+    const object: KObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'r', namespace: 'ns' }, data: { k: 'v' } };
+    const json = encode(object);
+    const decoded = decode(json, 9);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const relayed = relay(json, 9) as RelayedValue;
+      expect(relayed).toBeInstanceOf(RelayedValue);
+      expect(relayed.revision).toBe(9);
+      expect(relayed.text).toBe(compactJson(decoded));
+      expect([relayed.built, parse.mock.calls.length]).toEqual([undefined, 0]);
+      const read = relayed.object;
+      expect(read).toStrictEqual(decoded);
+      expect(Object.isFrozen(read) && Object.isFrozen(read.metadata)).toBe(true);
+      expect(compactJson(read)).toBe(relayed.text);
+      expect(relayed.object).toBe(read);
+      expect(relayed.built).toBe(read);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it("settles a relayed value on the writer's adopted object when nothing has parsed it, and only then", () => {
+    const handed: KObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', resourceVersion: '3' }, data: { k: 'v' } };
+    const json = encode(handed);
+    const relayed = relay(json, 12) as RelayedValue;
+    const adopted = relayed.settle(adopt(handed, json, 12, relayed.text));
+    expect(adopted.data).toBe(handed.data);
+    expect(relayed.object).toBe(adopted);
+    expect(compactJson(adopted)).toBe(relayed.text);
+    const other = relay(json, 12) as RelayedValue;
+    const parsed = other.object;
+    expect(other.settle(adopt(handed, json, 12, other.text))).toBe(parsed);
+  });
+
+  it.each<[string, Buffer]>([
+    ['a resourceVersion elsewhere', text({ kind: 'Event', metadata: { name: 'e' }, involvedObject: { resourceVersion: '12' } })],
+    ['text spaced over lines', Buffer.from(JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'a' } }, null, 2))],
+    ['a line break inside', Buffer.from('{"kind":"ConfigMap","metadata":{"name":"a"},\n"data":{}}')],
+  ])('decodes a value at once when its text cannot go out as it is: %s', (_, value) => {
+    const relayed = relay(value, 4);
+    expect(relayed).not.toBeInstanceOf(RelayedValue);
+    expect(relayed.object).toStrictEqual(decode(value, 4));
+    expect(compactJson(relayed.object)).toBe(JSON.stringify(relayed.object));
   });
 });

@@ -9,6 +9,7 @@ import { rememberJson } from '../../../lib/frozen-json.js';
 import { deepFreeze, freezePlainJson } from '../../../lib/json.js';
 import { parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
+import type { Revisioned } from './recent-objects.js';
 
 /** The object's JSON without its resourceVersion, which etcd's revision stands for. */
 export function encode(object: KObject): Buffer {
@@ -62,11 +63,12 @@ function metadataSpan(text: string): { start: number; end: number } | undefined 
 
 /**
  * `text` (from `encode`) with `"resourceVersion":"revision"` as the last key of its metadata, stamped
- * where it lies; undefined when its metadata cannot be found in the text, or when it mentions a
- * resourceVersion anywhere (an Event's involvedObject does).
+ * where it lies; undefined when its metadata cannot be found in the text, when it mentions a
+ * resourceVersion anywhere (an Event's involvedObject does), or when it holds a line break (not
+ * compact: another writer's), which would split a watch event's line.
  */
 function stampedText(text: string, revision: number): string | undefined {
-  const span = text.includes('"resourceVersion"') ? undefined : metadataSpan(text);
+  const span = text.includes('"resourceVersion"') || text.includes('\n') ? undefined : metadataSpan(text);
   if (!span) return undefined;
   const rv = `"resourceVersion":"${revision}"`;
   const empty = span.end === span.start + METADATA.length;
@@ -80,12 +82,55 @@ function stampedText(text: string, revision: number): string | undefined {
  * A value whose text cannot be stamped (`stampedText`) is parsed and stamped as an object instead.
  */
 export function decode(json: Uint8Array, revision: number): KObject {
-  const text = Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
+  const text = utf8(json);
   const stamped = stampedText(text, revision);
-  if (stamped !== undefined) return parseFrozen(stamped);
+  return stamped !== undefined ? parseFrozen(stamped) : decodeUnstamped(text, revision);
+}
+
+function utf8(json: Uint8Array): string {
+  return Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
+}
+
+function decodeUnstamped(text: string, revision: number): KObject {
   const object = JSON.parse(text) as KObject;
   object.metadata = { ...object.metadata, resourceVersion: String(revision) };
   return deepFreeze(object) as KObject;
+}
+
+/**
+ * A value as a watch relays it (`relay`): its stamped text at once, which is all a watcher without a
+ * selector sends, and the object `decode` would give parsed only when something reads `object` (a
+ * selector, a previous state, an update, a watcher of another representation), then shared.
+ */
+export class RelayedValue implements Revisioned {
+  private parsed: KObject | undefined;
+
+  constructor(
+    /** The value's JSON with its resourceVersion stamped: `compactJson` of `object`. */
+    readonly text: string,
+    readonly revision: number,
+  ) {}
+
+  get object(): KObject {
+    return (this.parsed ??= parseFrozen(this.text));
+  }
+
+  /** The object, when something has read or settled it. */
+  get built(): KObject | undefined {
+    return this.parsed;
+  }
+
+  /** Makes `object` the writer's own (`adopt` of what it handed over), when nothing has parsed the text yet. */
+  settle(object: KObject): KObject {
+    return (this.parsed ??= object);
+  }
+}
+
+/** The value `json` (from `encode`) at `revision` for a watch: a RelayedValue when its text can be stamped where it lies, else decoded now. */
+export function relay(json: Uint8Array, revision: number): Revisioned {
+  const text = utf8(json);
+  const stamped = stampedText(text, revision);
+  return stamped !== undefined ? new RelayedValue(stamped, revision) : { object: decodeUnstamped(text, revision), revision };
 }
 
 /**
@@ -93,10 +138,11 @@ export function decode(json: Uint8Array, revision: number): KObject {
  * level and metadata (resourceVersion last), frozen where it stands, with the stamped text remembered
  * for it, when the writer handed it over (StoreWriteOptions.handOver) and it is plain JSON; otherwise
  * (an undefined field, a Date, a text `decode` parses) the decode of `json`, which is how the value
- * reads back. `json` must be `encode(object)`, and `object` unchanged since.
+ * reads back. `json` must be `encode(object)`, and `object` unchanged since; `stampedJson`, when
+ * given, its stamped text at `revision` (a RelayedValue's).
  */
-export function adopt(object: KObject, json: Buffer, revision: number): KObject {
-  const text = stampedText(json.toString('utf8'), revision);
+export function adopt(object: KObject, json: Buffer, revision: number, stampedJson?: string): KObject {
+  const text = stampedJson ?? stampedText(json.toString('utf8'), revision);
   if (text === undefined) return decode(json, revision);
   const { resourceVersion: _, ...metadata } = object.metadata ?? {};
   const stamped: KObject = { ...object, metadata: { ...metadata, resourceVersion: String(revision) } };
@@ -123,6 +169,13 @@ export class EtcdValues {
   /** Whether a value encryption at rest claims was stored otherwise than it would be now. */
   isStale(key: string, value: Uint8Array): boolean {
     return this.transformer?.forKey(key)?.isStale(value) ?? false;
+  }
+
+  /** The value for a watch to relay (see `relay`); undefined when encryption at rest claims the key. */
+  relay(key: string, value: Uint8Array, revision: number): Revisioned | undefined {
+    if (this.transformer?.forKey(key)) return undefined;
+    assertPlain(value, key);
+    return relay(value, revision);
   }
 
   /** The object an etcd value holds; a promise only when a KMS plugin had to decrypt its DEK. */

@@ -8,8 +8,8 @@
  * that reason later; etcd ending it for any other reason ends it with Unavailable (clients watch again).
  */
 import { Range } from 'etcd3';
-import type { KObject } from '../../../api/meta.js';
-import { atRevision } from './etcd-value.js';
+import { atRevision, RelayedValue } from './etcd-value.js';
+import type { Revisioned } from './recent-objects.js';
 import type { SharedEvent, SharedWatches } from './shared-watches.js';
 import type { StoreEvent, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
@@ -18,14 +18,17 @@ export interface EtcdWatchContext {
   etcdPrefix: string;
   /** The Store key of an etcd key under the prefix. */
   toKey: (etcdKey: string) => string;
-  /** The object a value of `key` holds at `revision` (decrypted, with encryption at rest; decoded once per store). */
-  open: (key: string, etcdKey: string, value: Uint8Array, revision: number) => KObject | Promise<KObject>;
   /**
-   * The state of `key` before the event at `revision`: the one this replica decoded at `prevRevision`,
+   * The object a value of `key` holds at `revision` (decrypted, with encryption at rest), once per store:
+   * a plain value may come as a RelayedValue, whose object is parsed only when read.
+   */
+  relay: (key: string, etcdKey: string, value: Uint8Array, revision: number) => Revisioned | Promise<Revisioned>;
+  /**
+   * The state of `key` before the event at `revision`: the one this replica holds at `prevRevision`,
    * or seen current at `since` or later, when it still has it, else read from etcd at `revision - 1`
    * (undefined when there was none).
    */
-  previous: (key: string, etcdKey: string, revision: number, ev: Pick<SharedEvent, 'prevRevision' | 'since'>) => KObject | Promise<KObject | undefined> | undefined;
+  previous: (key: string, etcdKey: string, revision: number, ev: Pick<SharedEvent, 'prevRevision' | 'since'>) => Revisioned | Promise<Revisioned | undefined> | undefined;
   /** The etcd key was deleted at `revision`. */
   deleted: (etcdKey: string, revision: number) => void;
   options: WatchOptions;
@@ -38,6 +41,8 @@ export interface EtcdWatchContext {
 
 export class EtcdWatch implements WatchHandle {
   private stopped = false;
+  /** Whether the watcher takes relayed events (WatchOptions.relay). */
+  private readonly relays: boolean;
   private handle: { stop(): void } | undefined;
   /** Events still being delivered while one waits for a KMS plugin to decrypt its DEK; later ones queue behind. */
   private backlog: Promise<void> | undefined;
@@ -45,7 +50,9 @@ export class EtcdWatch implements WatchHandle {
   constructor(
     private readonly stream: Pick<SharedWatches, 'watch'>,
     private readonly ctx: EtcdWatchContext,
-  ) {}
+  ) {
+    this.relays = ctx.options.relay === true;
+  }
 
   start(): void {
     const from = this.ctx.options.fromRevision;
@@ -130,28 +137,31 @@ export class EtcdWatch implements WatchHandle {
     const etcdKey = ev.kv.key.toString();
     const key = this.ctx.toKey(etcdKey);
     const revision = Number(ev.kv.mod_revision);
-    const open = this.ctx.open;
+    const relay = this.ctx.relay;
     const created = ev.type === 'Put' && ev.kv.create_revision === ev.kv.mod_revision;
     const prev = ev.prev_kv
-      ? open(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision))
+      ? relay(key, etcdKey, ev.prev_kv.value, Number(ev.prev_kv.mod_revision))
       : created
         ? undefined
         : this.ctx.previous(key, etcdKey, revision, ev);
-    let object: KObject | Promise<KObject>;
+    let current: Revisioned | Promise<Revisioned>;
     let type: StoreEvent['type'];
     if (ev.type === 'Delete') {
       this.ctx.deleted(etcdKey, revision);
       // etcd's delete event has no value: the object is the previous state at the delete's revision.
-      const deletedAt = (p: KObject | undefined): KObject => (p ? atRevision(p, revision) : { metadata: { resourceVersion: String(revision) } });
-      object = prev instanceof Promise ? prev.then(deletedAt) : deletedAt(prev);
+      const deletedAt = (p: Revisioned | undefined): Revisioned => ({
+        object: p ? atRevision(p.object, revision) : { metadata: { resourceVersion: String(revision) } },
+        revision,
+      });
+      current = prev instanceof Promise ? prev.then(deletedAt) : deletedAt(prev);
       type = 'DELETED';
     } else {
-      object = open(key, etcdKey, ev.kv.value, revision);
+      current = relay(key, etcdKey, ev.kv.value, revision);
       type = created ? 'ADDED' : 'MODIFIED';
     }
-    const build = (o: KObject, p: KObject | undefined): StoreEvent => (p ? { type, key, object: o, prevObject: p, revision } : { type, key, object: o, revision });
-    if (object instanceof Promise || prev instanceof Promise) return Promise.all([object, prev]).then(([o, p]) => build(o, p));
-    return build(object, prev);
+    const build = (c: Revisioned, p: Revisioned | undefined): StoreEvent => (this.relays ? relayedEvent(type, key, revision, c, p) : parsedEvent(type, key, revision, c, p));
+    if (current instanceof Promise || prev instanceof Promise) return Promise.all([current, prev]).then(([c, p]) => build(c, p));
+    return build(current, prev);
   }
 
   private compactedError(from: number): StoreError {
@@ -164,4 +174,28 @@ export class EtcdWatch implements WatchHandle {
     this.stop();
     this.ctx.options.onError?.(err);
   }
+}
+
+/**
+ * An event whose objects are built before delivery: a value that cannot be read ends the watch here
+ * (`undecodable`), not in the watcher.
+ */
+function parsedEvent(type: StoreEvent['type'], key: string, revision: number, current: Revisioned, prev: Revisioned | undefined): StoreEvent {
+  return prev ? { type, key, object: current.object, prevObject: prev.object, revision } : { type, key, object: current.object, revision };
+}
+
+/** An event for a watcher that reads `text` when it can: its objects are parsed only if read (`prevObject` is undefined for ADDED). */
+function relayedEvent(type: StoreEvent['type'], key: string, revision: number, current: Revisioned, prev: Revisioned | undefined): StoreEvent {
+  return {
+    type,
+    key,
+    revision,
+    text: current instanceof RelayedValue ? current.text : undefined,
+    get object() {
+      return current.object;
+    },
+    get prevObject() {
+      return prev?.object;
+    },
+  };
 }

@@ -23,14 +23,14 @@ import type { KeyValue, ResponseHeader, TxnRequest, TxnResponse } from './etcd-p
 import { EtcdKv } from './kv-client.js';
 import { COMPACT_REV_KEY, startCompactor } from './etcd-compactor.js';
 import { EtcdKeys } from './etcd-keys.js';
-import { adopt, decode, encode, EtcdValues } from './etcd-value.js';
+import { adopt, decode, encode, EtcdValues, RelayedValue } from './etcd-value.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { WatchStream } from './watch-stream.js';
 import { h2WatchTransport, type WatchTransport } from './watch-transport.js';
 import { type EtcdMetrics, type EtcdOperation } from './etcd-metrics.js';
 import { EtcdMembers } from './members.js';
 import { PreviousStates } from './previous-states.js';
-import { RecentObjects } from './recent-objects.js';
+import { type Revisioned, RecentObjects } from './recent-objects.js';
 import { SharedWatches } from './shared-watches.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, StoreWriteOptions, WatchHandle, WatchOptions } from '../store.js';
 import { StoreError } from '../store.js';
@@ -234,7 +234,7 @@ export class EtcdStore implements Store {
     const watch = new EtcdWatch(this.shared, {
       etcdPrefix: this.keys.toEtcd(prefix),
       toKey: this.keys.reverse(prefix),
-      open: (key, etcdKey, value, revision) => this.open(key, etcdKey, value, revision),
+      relay: (key, etcdKey, value, revision) => this.relay(key, etcdKey, value, revision),
       previous: (key, etcdKey, revision, ev) => this.previous.before(key, etcdKey, revision, ev),
       deleted: (etcdKey, revision) => this.recent.deleted(etcdKey, revision),
       options,
@@ -339,11 +339,31 @@ export class EtcdStore implements Store {
     });
   }
 
+  /**
+   * A value as a watch delivers it: what this replica already holds at that revision, else relayed
+   * without parsing (etcd-value.ts `relay`) and remembered, so that whatever reads it later parses it once.
+   */
+  private relay(key: string, etcdKey: string, value: Uint8Array, revision: number): Revisioned | Promise<Revisioned> {
+    const known = this.recent.at(etcdKey, revision);
+    if (known) return known;
+    const relayed = this.values.relay(key, value, revision);
+    if (relayed) {
+      this.recent.saw(etcdKey, relayed);
+      return relayed;
+    }
+    const object = this.open(key, etcdKey, value, revision);
+    return object instanceof Promise ? object.then((o) => ({ object: o, revision })) : { object, revision };
+  }
+
   /** What a create or update stored: `json` (the encoding of `handedOver`, when the writer gave it up) as written at `revision`. */
   private written(key: string, etcdKey: Buffer, json: Buffer, revision: number, handedOver: KObject | undefined): StoredObject {
     const k = etcdKey.toString();
-    // etcd often sends the write's watch event before its reply, and the watch has decoded it then.
-    const object = this.recent.at(k, revision)?.object ?? (handedOver ? adopt(handedOver, json, revision) : decode(json, revision));
+    // etcd often sends the write's watch event before its reply: the watch has relayed it then, and
+    // the writer's own object, adopted, saves the parse of its text.
+    const seen = this.recent.at(k, revision);
+    let object: KObject;
+    if (seen instanceof RelayedValue && !seen.built && handedOver) object = seen.settle(adopt(handedOver, json, revision, seen.text));
+    else object = seen?.object ?? (handedOver ? adopt(handedOver, json, revision) : decode(json, revision));
     this.recent.saw(k, { object, revision });
     return { key, object, revision };
   }

@@ -9,7 +9,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import type { KeyValue } from './etcd-proto.js';
-import type { RecentObjects } from './recent-objects.js';
+import type { RecentObjects, Revisioned } from './recent-objects.js';
 import type { SharedEvent } from './shared-watches.js';
 import { StoreError } from '../store.js';
 
@@ -26,7 +26,7 @@ export interface PreviousStatesDeps {
 
 export class PreviousStates {
   /** Reads running, by event revision and etcd key. */
-  private readonly reading = new Map<string, Promise<KObject | undefined>>();
+  private readonly reading = new Map<string, Promise<Revisioned | undefined>>();
 
   constructor(
     private readonly recent: RecentObjects,
@@ -36,11 +36,12 @@ export class PreviousStates {
   /**
    * The state of `key` before the event at `revision`; `prevRevision` is that state's revision when the
    * watch delivered it, `since` the revision the watch started after when it has not (shared-watches.ts).
+   * A state this replica holds is handed over as it is (a relayed value is parsed only if read).
    */
-  before(key: string, etcdKey: string, revision: number, { prevRevision, since }: Pick<SharedEvent, 'prevRevision' | 'since'>): KObject | Promise<KObject | undefined> {
+  before(key: string, etcdKey: string, revision: number, { prevRevision, since }: Pick<SharedEvent, 'prevRevision' | 'since'>): Revisioned | Promise<Revisioned | undefined> {
     const known =
       prevRevision !== undefined ? this.recent.at(etcdKey, prevRevision) : since !== undefined ? this.recent.before(etcdKey, revision, since) : undefined;
-    if (known) return known.object;
+    if (known) return known;
     const id = `${revision} ${etcdKey}`;
     let read = this.reading.get(id);
     if (!read) {
@@ -50,7 +51,7 @@ export class PreviousStates {
     return read;
   }
 
-  private async read(key: string, etcdKey: string, revision: number): Promise<KObject | undefined> {
+  private async read(key: string, etcdKey: string, revision: number): Promise<Revisioned | undefined> {
     for (let attempt = 0; ; attempt++) {
       let kv: KeyValue | undefined;
       try {
@@ -61,7 +62,9 @@ export class PreviousStates {
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, 50 * 2 ** attempt)));
         continue;
       }
-      return kv && this.deps.open(key, etcdKey, kv.value, Number(kv.mod_revision));
+      if (!kv) return undefined;
+      const stored = Number(kv.mod_revision);
+      return { object: await this.deps.open(key, etcdKey, kv.value, stored), revision: stored };
     }
   }
 }
