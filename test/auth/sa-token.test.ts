@@ -251,6 +251,8 @@ describe('service-account JWTs', () => {
     expect((await tokens.authenticate(plain)).error).toBe('[invalid bearer token, service account UID (sa-uid-2) does not match claim (sa-uid-1)]');
     objects.remove(SERVICE_ACCOUNTS, 'default', 'builder');
     expect((await tokens.authenticate(plain)).error).toBe('[invalid bearer token, serviceaccounts "builder" not found]');
+    // The account and the Secret are read together, and checked in upstream's order: the account first.
+    expect((await tokens.authenticate(secretBound)).error).toBe('[invalid bearer token, serviceaccounts "builder" not found]');
   });
 
   it('keeps a verified token in the memo no longer than its expiry', async () => {

@@ -6,7 +6,6 @@
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { KObject, UserInfo } from '../../api/meta.js';
-import type { ResourceInfo } from '../../api/resources.js';
 import type { ObjectReader } from './types.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
 import { isRecord, record, str, strings } from '../../lib/json.js';
@@ -43,11 +42,16 @@ function pastExpiry(claims: ServiceAccountClaims, now: Date): boolean {
   return Math.floor(now.getTime() / 1000) - LEEWAY_SECONDS > claims.exp;
 }
 
-/** The token's claims once its signature verified, remembered in `o.verified`; undefined: not ours. */
-async function signedClaims(token: string, o: VerifyOptions): Promise<ServiceAccountClaims | undefined> {
+/** The claims `o.verified` holds for the token while it is not past its expiry. */
+function rememberedClaims(token: string, o: VerifyOptions): ServiceAccountClaims | undefined {
   const known = o.verified?.get(token);
-  if (known && !pastExpiry(known, o.now)) return known;
-  if (known) o.verified?.delete(token);
+  if (!known || !pastExpiry(known, o.now)) return known;
+  o.verified?.delete(token);
+  return undefined;
+}
+
+/** The token's claims once its signature verified, then remembered in `o.verified`; undefined: not ours. */
+async function signedClaims(token: string, o: VerifyOptions): Promise<ServiceAccountClaims | undefined> {
   if (ownIssuer(token, o.issuers) === undefined) return undefined;
   const claims = parseClaims(await verifySignature(token, o.keys));
   if (o.verified && !pastExpiry(claims, o.now)) o.verified.set(token, claims);
@@ -151,16 +155,8 @@ function parseClaims(payload: Uint8Array): ServiceAccountClaims {
   return claims;
 }
 
-/**
- * Signature, issuer, audience and time checks; returns the verified claims and the audiences they
- * share with the target. Throws an Error carrying upstream's message; undefined means "not mine".
- */
-export async function verifyServiceAccountToken(
-  token: string,
-  o: VerifyOptions,
-): Promise<{ claims: ServiceAccountClaims; audiences: string[] } | undefined> {
-  const claims = await signedClaims(token, o);
-  if (!claims) return undefined;
+/** Issuer, audience and time checks of signed claims; returns the audiences they share with the target. */
+function checkClaims(claims: ServiceAccountClaims, o: VerifyOptions): string[] {
   if (!o.issuers.includes(claims.iss)) throw new Error(`token issuer "${claims.iss}" is invalid`);
   const audiences = intersect(claims.aud, o.audiences);
   if (audiences.length === 0) {
@@ -174,7 +170,19 @@ export async function verifyServiceAccountToken(
   if (!k8s.serviceaccount.name || claims.sub !== serviceAccountUsername(k8s.namespace, k8s.serviceaccount.name)) {
     throw new Error(INVALID);
   }
-  return { claims, audiences };
+  return audiences;
+}
+
+/**
+ * Signature, issuer, audience and time checks; returns the verified claims and the audiences they
+ * share with the target. Throws an Error carrying upstream's message; undefined means "not mine".
+ */
+export async function verifyServiceAccountToken(
+  token: string,
+  o: VerifyOptions,
+): Promise<{ claims: ServiceAccountClaims; audiences: string[] } | undefined> {
+  const claims = rememberedClaims(token, o) ?? (await signedClaims(token, o));
+  return claims && { claims, audiences: checkClaims(claims, o) };
 }
 
 export interface ServiceAccountAuthenticatorOptions {
@@ -187,28 +195,11 @@ export interface ServiceAccountAuthenticatorOptions {
 const GRACE_MS = LEEWAY_SECONDS * 1000;
 
 /** The live object a bound claim names must exist, not be long deleting, and keep its uid. */
-async function checkBound(
-  objects: ObjectReader,
-  kind: 'secret' | 'pod' | 'node',
-  ref: ObjectRefClaim,
-  namespace: string,
-  now: Date,
-): Promise<string | undefined> {
-  // Only the metadata of the three kinds is read.
-  const info: ResourceInfo = kind === 'secret' ? SECRETS : kind === 'pod' ? PODS : NODES;
-  const live = await objects.get(info, kind === 'node' ? undefined : namespace, ref.name ?? '');
+function checkBound(live: KObject | undefined, kind: 'secret' | 'pod' | 'node', ref: ObjectRefClaim, now: Date): void {
   if (!live || deletedBefore(live, now, GRACE_MS)) throw new Error('service account token has been invalidated');
   const uid = live.metadata?.uid ?? '';
   const claimName = kind === 'secret' ? 'service account secret ref claim' : `service account ${kind} ref claim`;
   if (ref.uid && ref.uid !== uid) throw new Error(`${kind} UID (${uid}) does not match ${claimName} (${ref.uid})`);
-  return uid;
-}
-
-/** Secret, pod, or (for tokens not bound to a pod) node bindings must still hold. */
-async function checkBindings(objects: ObjectReader, k8s: KubernetesClaim, now: Date): Promise<void> {
-  if (k8s.secret) await checkBound(objects, 'secret', k8s.secret, k8s.namespace, now);
-  if (k8s.pod) await checkBound(objects, 'pod', k8s.pod, k8s.namespace, now);
-  else if (k8s.node) await checkBound(objects, 'node', k8s.node, k8s.namespace, now);
 }
 
 function extraOf(k8s: KubernetesClaim, jti: string | undefined): Record<string, string[]> {
@@ -252,19 +243,40 @@ function userOf(claims: ServiceAccountClaims): UserInfo {
   return user;
 }
 
-/** The token's user once its account and bound objects are checked live, as they are on every use. */
-async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): Promise<UserInfo> {
-  const k8s: KubernetesClaim = claims['kubernetes.io'];
+/** The token's account, and the objects it is bound to: the Secret, and the Pod or else the Node. */
+function readLive(objects: ObjectReader, k8s: KubernetesClaim): Promise<[KObject | undefined, KObject | undefined, KObject | undefined]> {
+  const ns = k8s.namespace;
+  return Promise.all([
+    objects.get(SERVICE_ACCOUNTS, ns, k8s.serviceaccount.name ?? ''),
+    k8s.secret && objects.get(SECRETS, ns, k8s.secret.name ?? ''),
+    k8s.pod ? objects.get(PODS, ns, k8s.pod.name ?? '') : k8s.node && objects.get(NODES, undefined, k8s.node.name ?? ''),
+  ]);
+}
+
+/** The account must exist, not be long deleting, and keep the claim's uid. */
+function checkAccount(sa: KObject | undefined, k8s: KubernetesClaim, now: Date): void {
   const ns = k8s.namespace;
   const saName = k8s.serviceaccount.name ?? '';
-  const sa = await objects.get(SERVICE_ACCOUNTS, ns, saName);
   if (!sa) throw new Error(`serviceaccounts "${saName}" not found`);
   if (deletedBefore(sa, now, GRACE_MS)) throw new Error(`service account ${ns}/${saName} has been deleted`);
   const saUid = sa.metadata?.uid ?? '';
   if (k8s.serviceaccount.uid !== saUid) {
     throw new Error(`service account UID (${saUid}) does not match claim (${k8s.serviceaccount.uid ?? ''})`);
   }
-  await checkBindings(objects, k8s, now);
+}
+
+/**
+ * The token's user once its account and bound objects are checked live, as they are on every use,
+ * in upstream's order: the account, the bound Secret, then the bound Pod or (for a token bound to
+ * no pod) Node. Their reads start together.
+ */
+async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): Promise<UserInfo> {
+  const k8s: KubernetesClaim = claims['kubernetes.io'];
+  const [sa, secret, podOrNode] = await readLive(objects, k8s);
+  checkAccount(sa, k8s, now);
+  if (k8s.secret) checkBound(secret, 'secret', k8s.secret, now);
+  if (k8s.pod) checkBound(podOrNode, 'pod', k8s.pod, now);
+  else if (k8s.node) checkBound(podOrNode, 'node', k8s.node, now);
   return userOf(claims);
 }
 
@@ -273,9 +285,12 @@ export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenti
   return {
     async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
       const now = o.now();
-      const verified = await verifyServiceAccountToken(token, { keys: o.keys, issuers: o.issuers, audiences, now, verified: signed });
-      if (!verified) return undefined;
-      return { user: await liveUser(o.objects, verified.claims, now), audiences: verified.audiences };
+      const v: VerifyOptions = { keys: o.keys, issuers: o.issuers, audiences, now, verified: signed };
+      // A remembered token (the usual case) goes on without waiting for a turn of the event loop.
+      const claims = rememberedClaims(token, v) ?? (await signedClaims(token, v));
+      if (!claims) return undefined;
+      const shared = checkClaims(claims, v);
+      return { user: await liveUser(o.objects, claims, now), audiences: shared };
     },
   };
 }

@@ -16,7 +16,7 @@ export interface TokenResponse {
  * Error whose message is the reason when the token is of this kind but invalid.
  */
 export interface TokenAuthenticator {
-  authenticateToken(token: string, audiences: string[]): Promise<TokenResponse | undefined>;
+  authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResponse | undefined>;
 }
 
 /** A token kind that knows nothing of audiences (static file, bootstrap tokens). */
@@ -68,19 +68,20 @@ export function createTokenChain(authenticators: TokenAuthenticator[], apiAudien
   return {
     apiAudiences,
     async authenticate(token, audiences) {
-      const target = audiences && audiences.length > 0 ? audiences : [...apiAudiences];
+      const target = audiences && audiences.length > 0 ? audiences : apiAudiences;
       // The loopback-token authenticator upstream always contributes this message first.
-      const errs = [INVALID_BEARER_TOKEN];
+      let errs: string[] | undefined;
       for (const a of authenticators) {
         try {
           const response = await a.authenticateToken(token, target);
           if (response) return { response };
         } catch (err) {
           const text = message(err);
+          errs ??= [INVALID_BEARER_TOKEN];
           if (!errs.includes(text)) errs.push(text);
         }
       }
-      return { error: errs.length === 1 ? errs[0] : `[${errs.join(', ')}]` };
+      return { error: errs && errs.length > 1 ? `[${errs.join(', ')}]` : INVALID_BEARER_TOKEN };
     },
   };
 }
