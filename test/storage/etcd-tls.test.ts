@@ -1,8 +1,9 @@
 /**
  * The store on an etcd member that serves TLS and requires client certificates (kube-apiserver's
- * --etcd-cafile, --etcd-certfile, --etcd-keyfile): the unary calls (node:http2) and the watch stream
- * (grpc-js) both present the client certificate and verify the member against the given CA; without a
- * client certificate, or trusting only the system's roots, nothing is read or written.
+ * --etcd-cafile, --etcd-certfile, --etcd-keyfile): the unary calls, the members' Status and the watch
+ * stream (the client's own HTTP/2 over TLS, ALPN h2) present the client certificate and verify the
+ * member against the given CA; without a client certificate, or trusting only the system's roots,
+ * nothing is read or written.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,6 +72,7 @@ describeWithTools(['etcd', 'openssl'])('the store on etcd over TLS with client c
       await until('the watch event', async () => events.length === 1);
       expect([events[0]!.type, events[0]!.revision]).toEqual(['ADDED', created.revision]);
       watch.stop();
+      expect(await store!.sizeBytes()).toEqual([{ endpoint, bytes: expect.any(Number) }]);
     } finally {
       await store!.close();
     }
