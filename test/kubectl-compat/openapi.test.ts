@@ -91,7 +91,7 @@ describe('OpenAPI v3', () => {
   });
 });
 
-/** The fields a body's decode finds its kind's schema does not declare (it removes them, too). */
+/** The fields a body's decode finds its kind's schema does not declare. */
 const unknownFields = (obj: Record<string, unknown>, group: string, version: string, kind: string): string[] =>
   decodeWalk(obj, { group, version, kind }, { typed: false, unknownFields: true }).unknownFields;
 

@@ -11,7 +11,7 @@ import { decodeProtobufObject } from '../codec/protobuf.js';
 import { normalizeTimeFields } from '../codec/time-fields.js';
 import { duplicateFields, nestingError, parseJson, unrecognizedObject } from '../validation/json-body.js';
 import { depthSyntaxError, MAX_NESTING_DEPTH, parseYamlCapped, tooDeepAt } from '../validation/depth.js';
-import { type DecodeFindings, decodeWalk } from '../validation/object-decode.js';
+import { type DecodeFindings, decodeWalk, removeUnknownFields } from '../validation/object-decode.js';
 import { NestingTooDeep } from '../openapi/schema-walk.js';
 import { goJsonKind } from '../../lib/json.js';
 import { jsonTypeError, unstructuredTypeError } from '../validation/field-types.js';
@@ -150,6 +150,7 @@ export function decodeObject(contentType: string | undefined, body: Buffer, gvk:
     typeError = (e as Error).message;
   }
   if (typeError) throw cannotHandle(gvk, typeError);
+  removeUnknownFields(found);
   return { object, duplicateFields: duplicates, unknownFields: found.unknownFields };
 }
 

@@ -300,11 +300,7 @@ class Walk<T> {
 
   /** A value (not null) at `key` of the current container, expected to decode as `node`; `owner` is the struct declaring it. */
   private value(item: unknown, key: string | number, node: Node | undefined, owner: string | undefined, mark: FieldMark<T> | undefined): void {
-    let child = node;
-    if (child !== undefined && !fits(child.kind, item)) {
-      this.mismatch(item, child, key, owner);
-      child = undefined;
-    }
+    const child = node === undefined ? undefined : this.checked(item, node, key, owner);
     if (typeof item !== 'object' || (child === undefined && mark?.next === undefined && !this.full)) return;
     this.segs.push(key);
     this.owners.push(owner);
@@ -312,6 +308,15 @@ class Walk<T> {
     else this.object(item as Record<string, unknown>, child, mark?.list === true ? undefined : mark?.next);
     this.segs.pop();
     this.owners.pop();
+  }
+
+  /** The node to walk `item` with: none when it does not fit `node` (reported) or is free-form (nothing below is checked). */
+  private checked(item: unknown, node: Node, key: string | number, owner: string | undefined): Node | undefined {
+    if (!fits(node.kind, item)) {
+      this.mismatch(item, node, key, owner);
+      return undefined;
+    }
+    return node.kind === 'any' ? undefined : node;
   }
 
   /** The JSON path of `key` under the current container, as upstream prints it: `.spec.ports[0].port`. */

@@ -15,7 +15,7 @@ import { zeroNullItem } from './field-types.js';
 export interface DecodeWalkOptions {
   /** Check field types and zero null list items (not for protobuf, typed by its wire format). */
   typed: boolean;
-  /** Report the fields the kind's schema does not declare, and remove them. */
+  /** Report the fields the kind's schema does not declare (removeUnknownFields removes them). */
   unknownFields?: boolean;
   /** A request body: null fields are absent. */
   dropNulls?: boolean;
@@ -30,6 +30,8 @@ export interface DecodeFindings {
   mismatches: Mismatch[];
   /** Unknown fields as the decoders name them (`spec.foo`, `spec.containers[0].bar`), in document order. */
   unknownFields: string[];
+  /** Where each unknown field is, for removeUnknownFields. */
+  unknownAt: [parent: Record<string, unknown>, key: string][];
   /** The time fields present, for codec/time-fields.ts `normalizeTimeFields`. */
   times: TimeHit[];
 }
@@ -55,8 +57,7 @@ function kindDecode(gvk: GVK): KindDecode {
 
 /** Walks `object`, a decoded object of kind `gvk`, once; see DecodeWalkOptions for what it changes in place. */
 export function decodeWalk(object: Record<string, unknown>, gvk: GVK, options: DecodeWalkOptions): DecodeFindings {
-  const found: DecodeFindings = { keys: 0, mismatches: [], unknownFields: [], times: [] };
-  const unknown: [Record<string, unknown>, string][] = [];
+  const found: DecodeFindings = { keys: 0, mismatches: [], unknownFields: [], unknownAt: [], times: [] };
   const visitor: SchemaVisitor = {};
   if (options.typed) {
     visitor.mismatch = (m) => found.mismatches.push(m);
@@ -66,7 +67,7 @@ export function decodeWalk(object: Record<string, unknown>, gvk: GVK, options: D
     visitor.unknown = (path, parent, key) => {
       // The walk spells `.spec.foo`; decoders name fields without the leading dot.
       found.unknownFields.push(path.slice(1));
-      unknown.push([parent, key]);
+      found.unknownAt.push([parent, key]);
     };
   }
   const { schema, marks } = kindDecode(gvk);
@@ -75,7 +76,13 @@ export function decodeWalk(object: Record<string, unknown>, gvk: GVK, options: D
     maxDepth: options.maxDepth,
     marks: { marks, marked: (parent, key, mark) => found.times.push({ parent, key, mark }) },
   });
-  // Removed once walked: their keys count toward the duplicate check too.
-  for (const [parent, key] of unknown) delete parent[key];
   return found;
+}
+
+/**
+ * Removes the unknown fields a walk found, once the decode is done with the object (Go's decoder
+ * never stores them; fieldValidation only decides whether the client hears of them).
+ */
+export function removeUnknownFields(found: DecodeFindings): void {
+  for (const [parent, key] of found.unknownAt) delete parent[key];
 }
