@@ -9,11 +9,11 @@ import type { KObject, UserInfo } from '../../api/meta.js';
 import type { ObjectReader } from './types.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from './resource-infos.js';
 import { isRecord, record, str, strings } from '../../lib/json.js';
-import { BoundedMap } from '../../lib/bounded-map.js';
 import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
 import { serviceAccountUsername } from './sa-token.js';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-union.js';
+import { type TokenMemo, VerifiedTokens } from './verified-tokens.js';
 
 export const LEEWAY_SECONDS = 60;
 const MAX_KID_LENGTH = 128;
@@ -25,7 +25,7 @@ export interface VerifyOptions {
   audiences: readonly string[];
   now: Date;
   /** Claims of tokens whose signature already verified against `keys`, by token text. */
-  verified?: Map<string, ServiceAccountClaims>;
+  verified?: TokenMemo;
 }
 
 /**
@@ -281,7 +281,7 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
 }
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
-  const signed = new BoundedMap<string, ServiceAccountClaims>(VERIFIED_MEMO_SIZE);
+  const signed = new VerifiedTokens(VERIFIED_MEMO_SIZE);
   return {
     async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
       const now = o.now();
