@@ -70,16 +70,16 @@ function readQuantum(src: Buffer, si: number): Quantum | undefined {
   return { values, next: si, length: 4 };
 }
 
-/** Padded standard base64 without newlines: nothing Go would reject or read differently. */
-const CANONICAL = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /**
  * base64.StdEncoding.DecodeString: padding required, CR/LF ignored anywhere, anything after the
  * padding is an error, non-zero trailing bits are tolerated. Offsets in errors are Go's.
  */
 export function decodeStdBase64(text: string): Buffer {
-  // Canonical padded base64 (what clients send) decodes the same in node; it is a hot path on every CSR write.
-  if (CANONICAL.test(text)) return Buffer.from(text, 'base64');
+  // Canonical padded base64 (what clients send) decodes the same in node, and is exactly the text that
+  // node's decode encodes back to itself. A hot path on every CSR write: testing the ~1.3 KB text with
+  // a regular expression first cost about ten times this decode and encode.
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.toString('base64') === text) return bytes;
   const src = Buffer.from(text, 'utf8');
   const out: number[] = [];
   for (let q = readQuantum(src, 0); q; q = readQuantum(src, q.next)) {
