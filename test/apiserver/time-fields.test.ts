@@ -7,6 +7,9 @@
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { timeFieldsOf } from '../../src/apiserver/codec/time-fields.js';
+import { goTypeName, type Schema } from '../../src/apiserver/openapi/builder.js';
+import { schemaFor } from '../../src/apiserver/openapi/schema-for.js';
+import { goKindOf } from '../../src/apiserver/openapi/schema-walk.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -139,5 +142,45 @@ describe('the time field table', () => {
     [{ group: '', version: 'v1', kind: 'Secret' }, ['metadata.creationTimestamp', 'metadata.deletionTimestamp', 'metadata.managedFields[].time']],
   ])('covers %o', (gvk, paths) => {
     expect(timeFieldsOf(gvk).map((f) => f[0])).toEqual(expect.arrayContaining(paths));
+  });
+});
+
+describe('the time field table against the schemas', () => {
+  const KINDS = [
+    ['', 'v1', 'Namespace'],
+    ['', 'v1', 'Pod'],
+    ['', 'v1', 'Node'],
+    ['', 'v1', 'Event'],
+    ['events.k8s.io', 'v1', 'Event'],
+    ['coordination.k8s.io', 'v1', 'Lease'],
+    ['certificates.k8s.io', 'v1', 'CertificateSigningRequest'],
+    ['authentication.k8s.io', 'v1', 'TokenRequest'],
+  ].map(([group = '', version = '', kind = '']) => ({ group, version, kind }));
+
+  /** Where the kind's schema puts a table path: the field's schema and the Go struct holding it, or 'free-form' above it. */
+  function resolve(schema: Schema, path: string): { field: Schema; goStruct: string } | 'free-form' | undefined {
+    let node: Schema | undefined = schema;
+    let goStruct = '';
+    for (const segment of path.split('.')) {
+      goStruct = (goTypeName(node) ?? '').replace(/^.*\./, '');
+      node = (node.properties as Record<string, Schema> | undefined)?.[segment.replace('[]', '')];
+      if (!node) return undefined;
+      if (goKindOf(node) === 'any') return 'free-form';
+      if (segment.endsWith('[]')) {
+        if (goKindOf(node) !== 'slice') return undefined;
+        node = node.items as Schema;
+      }
+    }
+    return { field: node, goStruct };
+  }
+
+  // The decode finds them by path, schema or not; a path the schema misplaces would go unchecked there.
+  it.each(KINDS)('every time field of %o is a Time or MicroTime of the schema, in the Go struct the table names, or lies under a free-form part', (gvk) => {
+    const schema = schemaFor(gvk.group, gvk.version, gvk.kind) as Schema;
+    for (const [path, type, goStruct] of timeFieldsOf(gvk)) {
+      const at = resolve(schema, path);
+      if (at === 'free-form') continue;
+      expect([path, at && goTypeName(at.field), at?.goStruct]).toEqual([path, `v1.${type}`, goStruct]);
+    }
   });
 });
