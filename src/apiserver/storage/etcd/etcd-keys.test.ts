@@ -36,4 +36,17 @@ it('refuses prefixes above a resource and groups it could not read back', () => 
   expect(() => keys.toEtcd('/registry/core/')).toThrow('above a resource');
   expect(() => keys.toEtcd('/registry/batch/jobs/')).toThrow('unknown undotted group');
   expect(() => new EtcdKeys('/registry/')).toThrow();
+  // Refused every time, not only the first.
+  expect(() => keys.toEtcd('/registry/batch/jobs/')).toThrow('unknown undotted group');
+  expect(() => keys.toEtcd('/registry/core')).toThrow('above a resource');
+});
+
+it("maps a resource's keys and prefixes alike however often it is asked, each prefix to its own etcd prefix", () => {
+  const other = new EtcdKeys('/other');
+  for (let i = 0; i < 3; i++) {
+    expect(keys.toEtcd('/registry/core/nodes')).toBe('/registry/minions');
+    expect(keys.toEtcd(`/registry/core/nodes/n${i}`)).toBe(`/registry/minions/n${i}`);
+    expect(other.toEtcd(`/registry/core/nodes/n${i}`)).toBe(`/other/minions/n${i}`);
+    expect(keys.toEtcd(`/registry/example.com/widgets/ns/w${i}`)).toBe(`/registry/example.com/widgets/ns/w${i}`);
+  }
 });

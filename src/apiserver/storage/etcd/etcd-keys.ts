@@ -26,6 +26,9 @@ function resourcePath(group: string, plural: string): string {
 }
 
 export class EtcdKeys {
+  /** The etcd path of each `<group>/<plural>` seen, under the prefix: every write and watch event names one. */
+  private readonly resources = new Map<string, string>();
+
   /** `prefix` without a trailing '/', e.g. `/registry`. */
   constructor(readonly prefix: string) {
     if (!prefix.startsWith('/') || prefix.endsWith('/')) throw new Error(`etcd prefix must start and not end with '/': ${prefix}`);
@@ -35,13 +38,26 @@ export class EtcdKeys {
   toEtcd(key: string): string {
     if (!key.startsWith(REGISTRY)) return this.prefix + key;
     if (key === REGISTRY) return `${this.prefix}/`;
-    const [group, plural, ...rest] = key.slice(REGISTRY.length).split('/');
+    const groupEnd = key.indexOf('/', REGISTRY.length);
+    const pluralEnd = groupEnd < 0 ? -1 : key.indexOf('/', groupEnd + 1);
+    const resource = pluralEnd < 0 ? key.slice(REGISTRY.length) : key.slice(REGISTRY.length, pluralEnd);
+    let path = this.resources.get(resource);
+    if (path === undefined) {
+      path = this.resourcePrefix(key, resource);
+      this.resources.set(resource, path);
+    }
+    return pluralEnd < 0 ? path : path + key.slice(pluralEnd);
+  }
+
+  /** `<prefix>/<path>` of the resource `<group>/<plural>` that `key` names; throws for one it could not read back. */
+  private resourcePrefix(key: string, resource: string): string {
+    const [group, plural] = resource.split('/');
     if (!group || plural === undefined || plural === '') throw new Error(`storage key above a resource: ${key}`);
     if (group !== 'core' && !group.includes('.') && BUILTIN_GROUPS.get(plural) !== group) {
       // An undotted group would be read back as a core plural.
       throw new Error(`storage key of an unknown undotted group: ${key}`);
     }
-    return [`${this.prefix}/${resourcePath(group, plural)}`, ...rest].join('/');
+    return `${this.prefix}/${resourcePath(group, plural)}`;
   }
 
   /** How to turn the etcd keys a range or watch on `storePrefix` returns back into Store keys. */
