@@ -5,9 +5,8 @@
  * `etcdctl get` shows the same `k8s:enc:...` values).
  */
 import type { KObject } from '../../../api/meta.js';
-import { rememberJson } from '../../../lib/frozen-json.js';
-import { deepFreeze, freezePlainJson } from '../../../lib/json.js';
-import { parseFrozen } from '../frozen.js';
+import { deepFreeze } from '../../../lib/json.js';
+import { adoptFrozen, parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 import type { Revisioned } from './recent-objects.js';
 
@@ -145,10 +144,7 @@ export function adopt(object: KObject, json: Buffer, revision: number, stampedJs
   const text = stampedJson ?? stampedText(json.toString('utf8'), revision);
   if (text === undefined) return decode(json, revision);
   const { resourceVersion: _, ...metadata } = object.metadata ?? {};
-  const stamped: KObject = { ...object, metadata: { ...metadata, resourceVersion: String(revision) } };
-  if (!freezePlainJson(stamped)) return parseFrozen(text);
-  rememberJson(stamped, text);
-  return stamped;
+  return adoptFrozen({ ...object, metadata: { ...metadata, resourceVersion: String(revision) } }, text);
 }
 
 /** A decoded object as it reads at another revision (a deleted one at the delete's). */
