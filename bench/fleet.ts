@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
+import { acceptQueueLength } from './lib/accept-queue.js';
 import { bareConnectionCpuMs } from './lib/bare-connections.js';
 import { freePort } from './lib/free-port.js';
 import { HttpClient } from './lib/http-client.js';
@@ -77,6 +78,11 @@ export interface PhaseResult {
   throttled: number;
   /** TLS connections the simulated kubelets opened in the phase. */
   connectionsOpened: number;
+  /**
+   * The most connections seen waiting in the kernel to be accepted on up's port (sampled every
+   * second): where a connect wait is spent before any TLS, libuv accepting one per loop turn.
+   */
+  acceptQueueMax: number;
   /**
    * up's CPU over the phase, in % of one core; its main thread's alone (the API server's event loop and
    * native TLS work); its controller thread's alone; per node, in ms.
@@ -189,9 +195,11 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   const phases: Partial<Record<Phase, PhaseResult>> = {};
   let phase: Phase = 'join';
   let peakRss = 0;
+  let acceptQueueMax = 0;
   let ticks = 0;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, up.proc.memory().rss);
+    acceptQueueMax = Math.max(acceptQueueMax, acceptQueueLength(port));
     if (++ticks % 5 === 0 && fleet) {
       void fleet.counts().then(
         (c) => log(`${phase} +${ticks}s: client ${c.client}, serving ${c.serving}, watching ${c.watching}, rotated ${c.rotated}, requests ${c.requests}`),
@@ -227,6 +235,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       firstError: d.firstError,
       throttled: d.throttled,
       connectionsOpened: d.connections,
+      acceptQueueMax,
       upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
       upMainThreadCpuPercent: round((mainCpu / (seconds * 1000)) * 100, 1),
       upControllerThreadCpuPercent: round(((up.proc.threadCpuMs('controller') - controllerStart) / (seconds * 1000)) * 100, 1),
@@ -243,6 +252,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     log(`${phase}: ${JSON.stringify(r)}`);
     phase = next;
     peakRss = 0;
+    acceptQueueMax = 0;
     phaseStart = performance.now();
     cpuStart = up.proc.cpuMs();
     mainStart = up.proc.mainThreadCpuMs();
@@ -383,6 +393,7 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.getMs.p99),
         String(x.listMs.p99),
         String(x.connectWaitMs.p99),
+        String(x.acceptQueueMax),
         String(x.maxLeaseAgeSeconds),
         String(x.errors),
         String(x.throttled),
@@ -397,7 +408,7 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'accept queue max', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

@@ -16,6 +16,8 @@ describe('bench/fleet', () => {
     // The first request on each new connection (two per join) waited for its handshakes, counted apart.
     expect(r.phases.join?.connectWaitMs.count).toBeGreaterThanOrEqual(3 * 2);
     expect(r.connectWaitP99Ms).toBeGreaterThan(0);
+    // The kernel's accept queue on up's port, sampled in every phase.
+    expect(Object.values(r.phases).every((p) => Number.isInteger(p.acceptQueueMax) && p.acceptQueueMax >= 0)).toBe(true);
     expect(r.errors).toBe(0);
     // up serves h2, so as client-go: one connection per credential (the bootstrap token's, then the
     // certificate's; a rotation adds the new certificate's).
