@@ -197,7 +197,7 @@ const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== nul
 
 /**
  * Fields collected wherever they sit, whatever the schema says of them: a tree of keys; `mark`
- * ends a path (its value goes to `SchemaVisitor.marked`), `list` descends into a list's items,
+ * ends a path (its value goes to `MarkVisitor.marked`), `list` descends into a list's items,
  * otherwise into an object's keys.
  */
 export interface FieldMark<T> {
