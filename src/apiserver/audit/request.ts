@@ -11,6 +11,7 @@ import type { UserInfo } from '../../api/meta.js';
 import type { ApiError } from '../http/errors.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { peerOf } from '../http/connection.js';
+import { plainExtra } from '../authentication/request-authenticator.js';
 import type { AuditAttributes, RequestAuditConfig } from './policy.js';
 import { AUDIT_API_VERSION, levelAtLeast, type AuditEvent, type ObjectReference, type ResponseStatus, type Stage } from './types.js';
 
@@ -59,7 +60,8 @@ function sourceIPs(req: IncomingMessage): string[] {
 function userOf(u: UserInfo): UserInfo {
   const out: UserInfo = { username: u.username, groups: [...u.groups] };
   if (u.uid) out.uid = u.uid;
-  if (u.extra && Object.keys(u.extra).length > 0) out.extra = u.extra;
+  // Copied: a shared user's extra is frozen, which JSON.stringify serializes off its fast path.
+  if (u.extra && Object.keys(u.extra).length > 0) out.extra = plainExtra(u.extra);
   return out;
 }
 

@@ -3,10 +3,10 @@
  * resource), in kube-apiserver's order of checks and with its messages (apiserver.md §5.1, §5.4).
  */
 import type { BoundObjectReference, TokenRequest, TokenReview } from '../../../api/authentication.js';
-import type { KObject } from '../../../api/meta.js';
+import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo, type ResourceOf } from '../../../api/resources.js';
 import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../authentication/resource-infos.js';
-import { withAuthenticatedGroup } from '../../authentication/request-authenticator.js';
+import { plainExtra, withAuthenticatedGroup } from '../../authentication/request-authenticator.js';
 import type { SigningKey } from '../../authentication/sa-keys.js';
 import { issueServiceAccountToken, type ObjectRefClaim } from '../../authentication/sa-token.js';
 import type { TokenChain } from '../../authentication/token-union.js';
@@ -183,6 +183,11 @@ function resourceInfo(group: string, plural: string): ResourceInfo {
   return r;
 }
 
+/** The review's status.user, in fresh arrays (a token's user is shared and frozen; see plainExtra). */
+function reviewedUser(u: UserInfo): UserInfo {
+  return { username: u.username, uid: u.uid, groups: [...u.groups], extra: u.extra && plainExtra(u.extra) };
+}
+
 /** TokenReview: runs the token through the same chain as request authentication. */
 export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
   return {
@@ -198,8 +203,7 @@ export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
         const outcome = await tokens.authenticate(token, spec.audiences ?? []);
         const status: Record<string, unknown> = { authenticated: outcome.response !== undefined };
         if (outcome.response) {
-          const u = withAuthenticatedGroup(outcome.response.user);
-          status.user = { username: u.username, uid: u.uid, groups: u.groups, extra: u.extra };
+          status.user = reviewedUser(withAuthenticatedGroup(outcome.response.user));
           status.audiences = outcome.response.audiences;
         }
         if (outcome.error) status.error = outcome.error;
