@@ -51,6 +51,15 @@ it('patches with --type json, merge and strategic', async () => {
   expect(failed).toEqual({ code: 1, stdout: '', stderr: 'Error from server (NotFound): serviceaccounts "nope" not found\n' });
 });
 
+it('patch warns of fields the kind does not declare and does not store them (kubectl patch has no --validate)', async () => {
+  expect((await kubectl('create', 'configmap', 'pv1', '--from-literal=k=v1')).stderr).toBe('');
+  const res = await kubectl('patch', 'cm', 'pv1', '--type', 'merge', '-p', '{"bogus":1,"data":{"k":"v2"}}');
+  expect(res).toEqual({ code: 0, stdout: 'configmap/pv1 patched\n', stderr: 'Warning: unknown field "bogus"\n' });
+  const cm = await getJson('cm', 'pv1');
+  expect(cm.data).toEqual({ k: 'v2' });
+  expect(cm).not.toHaveProperty('bogus');
+});
+
 it('labels and annotates', async () => {
   expect((await kubectl('create', 'configmap', 'l1', '--from-literal=k=v')).stderr).toBe('');
   expect(await kubectl('label', 'cm', 'l1', 'team=a')).toEqual(ok('configmap/l1 labeled'));

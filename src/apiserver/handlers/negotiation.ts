@@ -179,19 +179,27 @@ const STRATEGIC = 'application/strategic-merge-patch+json';
  * <error>`). A strategic merge patch result goes through the unstructured converter upstream,
  * not the JSON decoder, hence its own wording of a type error.
  */
-export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string): void {
-  let detail = typeMetaTypeError(object);
-  if (detail === undefined) {
-    checkTypeMeta(object, gvk);
-    detail = patchedTypeError(object, gvk, mediaType(patchType) === STRATEGIC);
-  }
-  if (detail === undefined) return;
-  throw errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
+export function checkPatchedObject(object: KObject, gvk: Gvk, patchType: string, options: DecodeOptions = {}): DecodeFindings {
+  const sniff = typeMetaTypeError(object);
+  if (sniff !== undefined) throw invalidPatch(object, sniff);
+  checkTypeMeta(object, gvk);
+  // The one walk also finds the unknown fields (left in place: the caller reports, then removes them).
+  const found = decodeWalk(object, gvk, { typed: true, unknownFields: options.unknownFields });
+  const detail = patchedTypeError(found, mediaType(patchType) === STRATEGIC);
+  if (detail !== undefined) throw invalidPatch(object, detail);
+  return found;
+}
+
+/**
+ * Upstream's 422 for a patch result its decoder refused: `patch: Invalid value: <patched object>:
+ * <error>`, with neither kind nor name.
+ */
+export function invalidPatch(object: KObject, detail: string): Error {
+  return errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(object), detail }]);
 }
 
 /** Time fields parsed and field types checked, as the decoder that reads this patch result would. */
-function patchedTypeError(object: KObject, gvk: Gvk, strategic: boolean): string | undefined {
-  const found = decodeWalk(object, gvk, { typed: true });
+function patchedTypeError(found: DecodeFindings, strategic: boolean): string | undefined {
   try {
     if (strategic) {
       // The converter meets a non-string time as any other mistyped field, then parses the times.

@@ -48,22 +48,24 @@ export function parseWriteParams(query: URLSearchParams, kind: OptionsKind, appl
 }
 
 /**
- * Applies fieldValidation to the problems found while decoding: Strict fails with 400, Warn adds
- * one Warning per problem, Ignore drops them.
+ * Applies fieldValidation to the problems found while decoding: Strict fails (a body's decoder
+ * with 400; `strictError` words other failures, such as a patch's 422), Warn adds one Warning per
+ * problem, Ignore drops them. A patch retried on a conflict finds them again: as upstream's
+ * warning recorder, a warning already given is not repeated.
  */
 export function checkFieldProblems(
   gvk: { version: string; kind: string },
   problems: string[],
   mode: FieldValidation,
   ctx: RequestContext,
+  strictError?: (detail: string) => Error,
 ): void {
   if (problems.length === 0 || mode === 'Ignore') return;
   if (mode === 'Strict') {
-    throw errors.badRequest(
-      `${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: strict decoding error: ${problems.join(', ')}`,
-    );
+    const detail = `strict decoding error: ${problems.join(', ')}`;
+    throw strictError ? strictError(detail) : errors.badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: ${detail}`);
   }
-  ctx.warnings.push(...problems);
+  for (const problem of problems) if (!ctx.warnings.includes(problem)) ctx.warnings.push(problem);
 }
 
 /** The decoding problems of a body: duplicate fields plus unknown ones found by the schema hook. */

@@ -13,6 +13,7 @@ import { strategicMergePatch } from './strategic-merge-patch.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { goJsonKind, isRecord } from '../../lib/json.js';
 import { dropNullFields } from '../validation/nulls.js';
+import { parseJsonStrict } from '../validation/json-body.js';
 
 export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
@@ -41,6 +42,21 @@ function patchResultTooDeep(result: unknown): '{' | '[' | undefined {
   if (!isRecord(result) || !isRecord(result.metadata)) return tooDeepAt(result);
   const { managedFields: _, ...metadata } = result.metadata;
   return tooDeepAt({ ...result, metadata });
+}
+
+/**
+ * The repeated keys of a merge or strategic merge patch, which upstream's strict unmarshal of the
+ * patch into a map reports (fieldValidation Warn or Strict) ahead of the patched object's
+ * unknown fields. A patch that does not parse has none: applyPatch words its error.
+ */
+export function patchDuplicateFields(patchType: string, text: string): string[] {
+  const type = patchMediaType(patchType);
+  if (type !== MERGE_PATCH && type !== STRATEGIC_MERGE_PATCH) return [];
+  try {
+    return parseJsonStrict(text).duplicateFields;
+  } catch {
+    return [];
+  }
 }
 
 /**
