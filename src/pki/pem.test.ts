@@ -33,11 +33,22 @@ describe('encodePem / decodePemBlocks', () => {
     expect(decodePemBlocks(pem)[0]?.headers).toEqual({ 'Proc-Type': '4,ENCRYPTED', 'DEK-Info': 'AES-128-CBC,00' });
   });
 
+  // Canonical base64 takes a shortcut; everything else the full check, with the same outcome as before.
+  it('reads non-canonical but valid base64: blanks inside lines, non-zero trailing bits', () => {
+    const block = (body: string): number[] => [...(decodePemBlocks(`-----BEGIN X-----\n${body}\n-----END X-----\n`)[0]?.der ?? [])];
+    expect(block('AQID BA==')).toEqual([1, 2, 3, 4]);
+    expect(block('AQ\tID\nBA== ')).toEqual([1, 2, 3, 4]);
+    expect(block('AR==')).toEqual([1]);
+    expect(block('')).toEqual([]);
+  });
+
   it.each([
     ['no END line', '-----BEGIN CERTIFICATE-----\nAAAA\n'],
     ['mismatched END type', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END PRIVATE KEY-----\n'],
     ['invalid base64 characters', '-----BEGIN CERTIFICATE-----\nAA*A\n-----END CERTIFICATE-----\n'],
     ['truncated base64', '-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----\n'],
+    ['padding inside the text', '-----BEGIN CERTIFICATE-----\nAA==AA==\n-----END CERTIFICATE-----\n'],
+    ['too much padding', '-----BEGIN CERTIFICATE-----\nA===\n-----END CERTIFICATE-----\n'],
   ])('rejects a malformed block: %s', (_name, text) => {
     expect(() => decodePemBlocks(text)).toThrow(PkiError);
   });

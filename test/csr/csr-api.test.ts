@@ -3,6 +3,7 @@
  * embedded server with the CSR strategy registered. Every rejected write is followed by a read
  * proving the stored object did not change.
  */
+import { jest } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { b64, certificatePem, csrPem } from './helpers.js';
 import { startCsrServer, type CsrTestServer } from './server.js';
@@ -212,6 +213,29 @@ describe('status subresource and main resource', () => {
     expect(approve.status).toBe(422);
     expect(approve.json.message).toContain('updates may not add a condition of type "Approved"');
     expect(await stored('st1')).toEqual(before);
+  });
+
+  // The write reads each []byte field several times (decode check, canonical form, validation, the
+  // sign admission check); they must share one decode of each text.
+  it('decodes status.certificate and spec.request at most once per /status write', async () => {
+    await alice.createCertificateSigningRequest({ body: body('st-once') });
+    const cert = b64(await certificatePem('once'));
+    const csr = await signer.readCertificateSigningRequest({ name: 'st-once' });
+    csr.status = { certificate: cert };
+    const request = csr.spec.request;
+    const from = jest.spyOn(Buffer, 'from');
+    let issued: k8s.V1CertificateSigningRequest;
+    let calls: unknown[][];
+    try {
+      issued = await signer.replaceCertificateSigningRequestStatus({ name: 'st-once', body: csr });
+    } finally {
+      calls = [...from.mock.calls];
+      from.mockRestore();
+    }
+    const decodes = (text: string): number => calls.filter((c) => c[0] === text && c[1] === 'base64').length;
+    expect(issued.status?.certificate).toBe(cert);
+    expect(decodes(cert)).toBe(1);
+    expect(decodes(request)).toBeLessThanOrEqual(1);
   });
 
   it('rejects bad certificate content with 422', async () => {

@@ -12,12 +12,11 @@ import {
 import type { KObject } from '../../api/meta.js';
 import { parseCertificateRequestPem } from '../../pki/csr.js';
 import { errors, type ApiError } from '../http/errors.js';
-import { sameBytes } from '../registry/certificates/bytes.js';
+import { bytesText, sameBytes } from '../registry/certificates/bytes.js';
 import type { AdmissionAttributes } from '../registry/generic/admission.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 import { isAuthorizedForSignerName } from '../authorization/signers.js';
 import type { AdmissionPlugin } from './chain.js';
-import { bytesText } from '../registry/certificates/validation.js';
 
 const signerNameOf = (obj: KObject): string => (obj.spec as Partial<CertificateSigningRequestSpec> | undefined)?.signerName ?? '';
 

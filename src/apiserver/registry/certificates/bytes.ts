@@ -75,11 +75,11 @@ function readQuantum(src: Buffer, si: number): Quantum | undefined {
  * padding is an error, non-zero trailing bits are tolerated. Offsets in errors are Go's.
  */
 export function decodeStdBase64(text: string): Buffer {
-  // Canonical padded base64 (what clients send) decodes the same in node, and is exactly the text that
-  // node's decode encodes back to itself. A hot path on every CSR write: testing the ~1.3 KB text with
-  // a regular expression first cost about ten times this decode and encode.
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.toString('base64') === text) return bytes;
+  return decoded(text).bytes;
+}
+
+/** Go's decoder, for text that is not canonical padded base64. */
+function goDecode(text: string): Buffer {
   const src = Buffer.from(text, 'utf8');
   const out: number[] = [];
   for (let q = readQuantum(src, 0); q; q = readQuantum(src, q.next)) {
@@ -92,11 +92,63 @@ export function decodeStdBase64(text: string): Buffer {
   return Buffer.from(out);
 }
 
-/** The bytes of a []byte JSON field: absent, null and "" are empty. Throws Base64Error. */
-export function fieldBytes(value: unknown): Buffer {
-  if (value === undefined || value === null || value === '') return Buffer.alloc(0);
+/** One decoded text. The bytes are shared by every caller: read them, never write them. */
+interface Decoded {
+  text: string;
+  bytes: Buffer;
+  /** Whether `text` is exactly what Go would print for the bytes. */
+  canonical: boolean;
+  /** The bytes as latin1 text (one character per byte), made when first asked for. */
+  latin1?: string;
+}
+
+/**
+ * The most recent decodes. One CSR write reads its []byte fields five or six times (the decoder's
+ * check, the canonical form, validation's comparisons and PEM checks, admission's sign check), and
+ * each is a 1-2 KB text; remembering the last few texts makes that one decode per field per write.
+ * The bytes are a function of the text, so a hit changes nothing but the cost.
+ */
+const recent: Decoded[] = [];
+const RECENT = 4;
+
+function decoded(text: string): Decoded {
+  for (const d of recent) if (d.text === text) return d;
+  // Canonical padded base64 (what clients send) decodes the same in node, and is exactly the text that
+  // node's decode encodes back to itself. Testing the ~1.3 KB text with a regular expression first
+  // cost about ten times this decode and encode. Anything else takes Go's decoder, with Go's errors.
+  let bytes: Buffer = Buffer.from(text, 'base64');
+  const canonical = bytes.toString('base64') === text;
+  if (!canonical) bytes = goDecode(text);
+  const d: Decoded = { text, bytes, canonical };
+  if (recent.unshift(d) > RECENT) recent.pop();
+  return d;
+}
+
+const EMPTY: Decoded = { text: '', bytes: Buffer.alloc(0), canonical: true, latin1: '' };
+
+/** The decode of a []byte JSON field: absent, null and "" are empty. Throws Base64Error. */
+function decodedField(value: unknown): Decoded {
+  if (value === undefined || value === null || value === '') return EMPTY;
   if (typeof value !== 'string') throw new TypeError('not a string');
-  return decodeStdBase64(value);
+  return decoded(value);
+}
+
+/** The bytes of a []byte JSON field: absent, null and "" are empty. Throws Base64Error. Read only. */
+export function fieldBytes(value: unknown): Buffer {
+  return decodedField(value).bytes;
+}
+
+/** The PEM text held by a []byte field; latin1 keeps every byte as one character. */
+export function bytesText(value: unknown): string {
+  const d = decodedField(value);
+  return (d.latin1 ??= d.bytes.toString('latin1'));
+}
+
+/** A []byte field re-encoded as Go prints it (canonical base64), undefined when empty. */
+export function canonicalBytes(value: unknown): string | undefined {
+  const d = decodedField(value);
+  if (d.bytes.length === 0) return undefined;
+  return d.canonical ? d.text : d.bytes.toString('base64');
 }
 
 /** Whether two []byte JSON fields hold the same bytes (Go's bytes.Equal: nil equals empty). */

@@ -7,7 +7,7 @@ import type { CertificateSigningRequestCondition, CertificateSigningRequestSpec 
 import { CERTIFICATES_GROUP, CONDITION_APPROVED, CONDITION_DENIED, CSR_RESOURCE } from '../../../api/certificates.js';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
-import { checkBytesFields, fieldBytes } from './bytes.js';
+import { canonicalBytes, checkBytesFields } from './bytes.js';
 import { populateConditionTimestamps, preserveConditionInstances, readConditions } from './conditions.js';
 import { csrTable } from './table.js';
 import { cloneObject } from '../../../lib/json-value.js';
@@ -21,12 +21,6 @@ const info: ResourceInfo = (() => {
 })();
 
 type Json = Record<string, unknown>;
-
-/** A []byte field re-encoded as Go prints it (canonical base64), omitted when empty. */
-function canonicalBytes(value: unknown): string | undefined {
-  const bytes = fieldBytes(value);
-  return bytes.length > 0 ? bytes.toString('base64') : undefined;
-}
 
 /** The spec with Go's field order, omissions and the requester's identity (PrepareForCreate). */
 function specForCreate(spec: Json, user: UserInfo | undefined): Json {

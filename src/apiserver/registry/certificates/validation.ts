@@ -14,7 +14,7 @@ import type { KObject } from '../../../api/meta.js';
 import { certificateDers } from '../../../pki/certificate.js';
 import { parseCertificateRequestPem } from '../../../pki/csr.js';
 import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../http/field-errors.js';
-import { fieldBytes, goBytesLiteral } from './bytes.js';
+import { bytesText, fieldBytes, goBytesLiteral } from './bytes.js';
 import { type ConditionOptions, conditionOptions, readConditions, validateConditionUpdate, validateConditions } from './conditions.js';
 import { validateSignerName } from './signer-name.js';
 import { BoundedMap } from '../../../lib/bounded-map.js';
@@ -43,9 +43,6 @@ const specOf = (obj: KObject): Partial<CertificateSigningRequestSpec> =>
   (obj.spec ?? {}) as Partial<CertificateSigningRequestSpec>;
 const statusOf = (obj: KObject): CertificateSigningRequestStatus => (obj.status ?? {}) as CertificateSigningRequestStatus;
 const usagesOf = (obj: KObject): string[] => (Array.isArray(specOf(obj).usages) ? (specOf(obj).usages as string[]) : []);
-
-/** The PEM text held by a []byte field; latin1 keeps every byte as one character. */
-export const bytesText = (value: unknown): string => fieldBytes(value).toString('latin1');
 
 /**
  * Why spec.request is not an acceptable PKCS#10 request (first PEM block must be a CERTIFICATE
