@@ -121,6 +121,29 @@ describe.each([
   });
 });
 
+describe('a JSON patch decoded strictly as operations', () => {
+  // Upstream's integration test (field_validation_test.go) words these as below.
+  const body = '[{"op":"add","path":"/data/a","value":"1","foo":"bar"},{"op":"add","path":"/data/b","path":"/data/c","value":"1"},{"op":"add","path":"/bogus","value":1}]';
+
+  it('Strict reports unknown and repeated operation fields, then the result\'s unknown fields', async () => {
+    await configMap('ops-strict');
+    expectStrictFailure(
+      await patch('ops-strict', 'Strict', JSON_PATCH, body),
+      'json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "bogus"',
+    );
+  });
+
+  it('Warn warns of each and applies the operations as parsed', async () => {
+    await configMap('ops-warn');
+    const res = await patch('ops-warn', 'Warn', JSON_PATCH, body);
+    expect(res.status).toBe(200);
+    expect(String(res.headers.warning)).toBe(
+      '299 - "json patch unknown field \\"[0].foo\\"", 299 - "json patch duplicate field \\"[1].path\\"", 299 - "unknown field \\"bogus\\""',
+    );
+    expect((await stored('ops-warn')).data).toEqual({ k: 'v1', a: '1', c: '1' });
+  });
+});
+
 it('a type error in the patched object is reported alone, ahead of any unknown field (as upstream)', async () => {
   await configMap('type-first');
   const res = await patch('type-first', 'Strict', MERGE, '{"bogus":1,"data":{"k":1}}');

@@ -2,7 +2,7 @@
 import type { KObject } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
 import { readBody } from '../http/http-io.js';
-import { PATCH_TYPES, applyPatch, patchDuplicateFields } from '../patch/index.js';
+import { PATCH_TYPES, applyPatch, patchTextProblems } from '../patch/index.js';
 import { type Gvk, checkPatchedObject, checkTypeMeta, decodeObject, invalidPatch, mediaType } from './negotiation.js';
 import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
@@ -109,16 +109,16 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
   const name = scope.info.name ?? '';
   const gvk = gvkOf(scope);
   const applier = apply ? { manager: params.fieldManager ?? '', force: params.force, now: scope.ctx.now, subresource: scope.info.subresource } : undefined;
-  // fieldValidation, as upstream's patcher: the patch's repeated keys, then the patched object's
-  // unknown fields in the order its decoder meets them in the patched JSON, which Go writes with
-  // sorted keys (apply reports undeclared fields itself).
+  // fieldValidation, as upstream's patcher: what the patch's own strict decoding finds, then the
+  // patched object's unknown fields in the order its decoder meets them in the patched JSON,
+  // which Go writes with sorted keys (apply reports undeclared fields itself).
   const { fieldValidation } = params;
-  const duplicates = fieldValidation === 'Ignore' ? [] : patchDuplicateFields(type, body.toString('utf8'));
+  const textProblems = fieldValidation === 'Ignore' ? [] : patchTextProblems(type, body.toString('utf8'));
   const unknownFields = scope.unknownFields === true && !apply;
   const patched = (current: KObject): KObject => {
     const out = applyPatch(type, current, body, gvk, applier);
     const found = checkPatchedObject(out, gvk, type, { unknownFields });
-    const problems = [...fieldProblems(duplicates, []), ...fieldProblems([], [...found.unknownFields].sort())];
+    const problems = [...textProblems, ...fieldProblems([], [...found.unknownFields].sort())];
     checkFieldProblems(gvk, problems, fieldValidation, scope.ctx, (detail) => invalidPatch(out, detail));
     removeUnknownFields(found);
     checkName(out, name);

@@ -6,14 +6,14 @@ import type { KObject } from '../../api/meta.js';
 import { type ApplyOptions, serverSideApply } from '../apply/index.js';
 import { errors } from '../http/errors.js';
 import { invalid } from '../http/field-errors.js';
-import { applyJsonPatch } from './json-patch.js';
+import { applyJsonPatch, jsonPatchOpProblems } from './json-patch.js';
 import { patchSchemaFor } from './merge-keys.js';
 import { applyMergePatch, decodeObjectPatch } from './merge-patch.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { goJsonKind, isRecord } from '../../lib/json.js';
 import { dropNullFields } from '../validation/nulls.js';
-import { parseJsonStrict } from '../validation/json-body.js';
+import { type StrictJson, duplicateFieldMessage, parseJsonStrict } from '../validation/json-body.js';
 
 export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
@@ -45,18 +45,22 @@ function patchResultTooDeep(result: unknown): '{' | '[' | undefined {
 }
 
 /**
- * The repeated keys of a merge or strategic merge patch, which upstream's strict unmarshal of the
- * patch into a map reports (fieldValidation Warn or Strict) ahead of the patched object's
- * unknown fields. A patch that does not parse has none: applyPatch words its error.
+ * What upstream's strict unmarshal of the patch text reports (fieldValidation Warn or Strict),
+ * ahead of the patched object's unknown fields: a merge or strategic merge patch's repeated keys
+ * (decoded into a map), a JSON patch's unknown and repeated operation fields, prefixed
+ * `json patch`. A patch that does not parse has none: applyPatch words its error.
  */
-export function patchDuplicateFields(patchType: string, text: string): string[] {
+export function patchTextProblems(patchType: string, text: string): string[] {
   const type = patchMediaType(patchType);
-  if (type !== MERGE_PATCH && type !== STRATEGIC_MERGE_PATCH) return [];
+  if (type !== MERGE_PATCH && type !== STRATEGIC_MERGE_PATCH && type !== JSON_PATCH) return [];
+  let parsed: StrictJson;
   try {
-    return parseJsonStrict(text).duplicateFields;
+    parsed = parseJsonStrict(text);
   } catch {
     return [];
   }
+  if (type !== JSON_PATCH) return parsed.duplicateFields.map(duplicateFieldMessage);
+  return jsonPatchOpProblems(parsed.value, parsed.duplicateFields).map((problem) => `json patch ${problem}`);
 }
 
 /**

@@ -7,6 +7,7 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { errors } from '../http/errors.js';
 import { goJsonSyntaxError } from '../validation/json-syntax.js';
+import { duplicateFieldMessage } from '../validation/json-body.js';
 import { depthSyntaxError, tooDeepAt } from '../validation/depth.js';
 import { patchRejected } from './patch-errors.js';
 import { goJsonKind } from '../../lib/json.js';
@@ -47,6 +48,28 @@ export function decodeJsonPatch(text: string): unknown[] {
     }
   }
   return doc;
+}
+
+const OP_FIELDS: readonly string[] = [...STRING_FIELDS, 'value'];
+
+/**
+ * What strict decoding into `[]jsonPatchOp` reports of a parsed JSON patch (fieldValidation Warn
+ * or Strict): per operation, the fields jsonPatchOp does not have, then the operation's repeated
+ * keys (`duplicates`, paths such as `[1].path` or `[0].value.k`), without upstream's `json patch `
+ * prefix.
+ */
+export function jsonPatchOpProblems(ops: unknown, duplicates: readonly string[]): string[] {
+  if (!Array.isArray(ops)) return [];
+  const problems: string[] = [];
+  let next = 0;
+  ops.forEach((op: unknown, i) => {
+    if (op !== null && typeof op === 'object' && !Array.isArray(op)) {
+      for (const key of Object.keys(op)) if (!OP_FIELDS.includes(key)) problems.push(`unknown field "[${i}].${key}"`);
+    }
+    // The duplicates come in document order, so an operation's are the next ones with its index.
+    while (next < duplicates.length && duplicates[next]?.startsWith(`[${i}]`)) problems.push(duplicateFieldMessage(duplicates[next++] ?? ''));
+  });
+  return problems;
 }
 
 /** Applies a JSON Patch document to `doc` (which it may modify) and returns the result. */
