@@ -7,6 +7,7 @@ import type { CertificateSigningRequestCondition, CertificateSigningRequestSpec 
 import { CERTIFICATES_GROUP, CONDITION_APPROVED, CONDITION_DENIED, CSR_RESOURCE } from '../../../api/certificates.js';
 import type { KObject, UserInfo } from '../../../api/meta.js';
 import { findResource, type ResourceInfo } from '../../../api/resources.js';
+import { plainExtra } from '../../authentication/request-authenticator.js';
 import { canonicalBytes, checkBytesFields } from './bytes.js';
 import { populateConditionTimestamps, preserveConditionInstances, readConditions } from './conditions.js';
 import { csrTable } from './table.js';
@@ -38,7 +39,7 @@ function identity(user: UserInfo | undefined): Json {
   if (user?.uid) out.uid = user.uid;
   if (user && user.groups.length > 0) out.groups = [...user.groups];
   if (user?.extra && Object.keys(user.extra).length > 0) {
-    out.extra = Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, [...v]]));
+    out.extra = plainExtra(user.extra);
   }
   return out;
 }
