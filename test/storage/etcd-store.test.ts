@@ -330,7 +330,7 @@ describeWithTools(['etcd'])('EtcdStore on a real etcd', () => {
       // The watch keeps trying to reconnect, waiting longer each time (up to 2 s).
       await new Promise((r) => setTimeout(r, 3_000));
       await store.close();
-      // etcd3 keeps a channel it closes while connecting open up to 1 s (its workaround for a grpc-js bug); nothing else may linger.
+      // Sockets being closed get a moment to finish closing; nothing of the store's may linger after it.
       expect(await handles.settle(1_200)).toEqual([]);
     } finally {
       handles.stop();
