@@ -27,19 +27,19 @@ export class TurnBatch<T> {
  * after all of them asked; a key's batch is forgotten once it starts, so keys seen once leave nothing behind.
  */
 export class KeyedTurnBatch<T> {
-  private readonly next = new Map<string, Promise<T>>();
+  private readonly next = new Map<string, TurnBatch<T>>();
 
   constructor(private readonly start: (key: string) => T | PromiseLike<T>) {}
 
   join(key: string): Promise<T> {
     let batch = this.next.get(key);
     if (!batch) {
-      batch = new Promise((resolve) => setImmediate(resolve)).then(() => {
+      batch = new TurnBatch(() => {
         this.next.delete(key);
         return this.start(key);
       });
       this.next.set(key, batch);
     }
-    return batch;
+    return batch.join();
   }
 }
