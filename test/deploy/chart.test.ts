@@ -102,9 +102,12 @@ describeWithTools(RENDERER_TOOLS)('rendering with default values', () => {
     for (const doc of docs.filter((d) => !String(d.kind).startsWith('Cluster'))) expect((doc.metadata as Obj).namespace).toBe('kube-identity');
   });
 
-  it('grants exactly the RBAC that deploy/ grants', () => {
+  it('grants exactly the RBAC that deploy/ grants, when it signs what deploy/ signs', () => {
+    // deploy/ signs the three Kubernetes signers with one CA; the chart signs the client signers
+    // only with the cluster CA given.
     const fromDeploy = normaliseRbac(readKustomizeResources(join(DEPLOY_DIR, 'kustomization.yaml')));
-    expect(Object.fromEntries(normaliseRbac(docs))).toEqual(Object.fromEntries(fromDeploy));
+    const withClusterCa = docsOf({ values: { ca: { existingSecret: 'cluster-ca' } } });
+    expect(Object.fromEntries(normaliseRbac(withClusterCa))).toEqual(Object.fromEntries(fromDeploy));
   });
 
   it('hardens the controller pod and probes the metrics listener', () => {
@@ -321,7 +324,35 @@ describeWithTools(RENDERER_TOOLS)('rendering with other values', () => {
   it('derives signer resourceNames from values', () => {
     const docs = docsOf({ values: { rbac: { extraSignerNames: ['example.com/internal', 'kubernetes.io/kubelet-serving'] } } });
     const sign = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').find((r) => (r.verbs as string[]).includes('sign'));
-    expect(sign?.resourceNames).toEqual(['example.com/internal', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']);
+    expect(sign?.resourceNames).toEqual(['example.com/internal', 'kubernetes.io/kubelet-serving']);
+  });
+
+  it('grants sign and attest on exactly the signers the rendered configuration signs, and no signers rule when it signs none', async () => {
+    const shared = { clusterSigningCertFile: '/etc/ca/tls.crt', clusterSigningKeyFile: '/etc/ca/tls.key' };
+    const cases: [Obj, string[]][] = [
+      [{}, ['kubernetes.io/kubelet-serving']],
+      [{ ca: { existingSecret: 'cluster-ca' } }, ['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']],
+      [{ ca: { existingSecret: 'cluster-ca', generate: false } }, ['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet']],
+      [{ ca: { generate: false } }, []],
+      [{ signing: { customSigners: ['example.com/a'] } }, ['example.com/a', 'kubernetes.io/kubelet-serving']],
+      [{ config: { customSigners: 'example.com/own=/etc/own/tls.crt:/etc/own/tls.key' } }, ['example.com/own', 'kubernetes.io/kubelet-serving']],
+      // `config` overriding the chart's keys with one shared pair: every Kubernetes signer runs, legacy-unknown too.
+      [
+        { ca: { generate: false }, config: { ...shared, customSigners: 'example.com/shared' } },
+        ['example.com/shared', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving', 'kubernetes.io/legacy-unknown'],
+      ],
+    ];
+    for (const [values, names] of cases) {
+      const docs = docsOf({ values });
+      const signed = signingPlan(await loadMountedConfig(findDoc(docs, 'Deployment'), docs)).map((e) => e.policy.signerName);
+      const signerRules = rulesOf(normaliseRbac(docs), 'ClusterRole', ':signer').filter((r) => (r.resources as string[]).includes('signers'));
+      const expected = names.length === 0 ? [] : [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: names, verbs: ['attest', 'sign'], nonResourceURLs: [] }];
+      expect({ values, signed: signed.sort(), signerRules }).toEqual({ values, signed: names, signerRules: expected });
+    }
+  });
+
+  it('refuses the removed rbac.signerNames instead of ignoring it', () => {
+    expect(() => render({ values: { rbac: { signerNames: ['kubernetes.io/kube-apiserver-client'] } } })).toThrow(/rbac.signerNames was removed.*rbac.extraSignerNames/);
   });
 
   it('creates no RBAC with rbac.create=false and requires a ServiceAccount name without serviceAccount.create', () => {

@@ -1,6 +1,6 @@
 /**
  * One controller, two installations, one set of grants: what the Helm chart's roles give the
- * controller (every part on: serving approver, workload signer, secure metrics) is what the API
+ * controller (every part on: the cluster CA, serving approver, workload signer, secure metrics) is what the API
  * server's default policy gives `up`'s controller, system:kube-identity-controller, for the same
  * configuration: the same verbs on the same resources, and the same signers for each signer verb.
  * Names narrow the same rules in both (its own Lease and ConfigMap); this compares verbs and signers.
@@ -34,7 +34,8 @@ function grants(roles: Obj[]): { verbs: Set<string>; signers: Set<string> } {
 }
 
 it("grants up's controller identity what the chart grants the controller, for the same configuration", () => {
-  const values = { servingApprover: { enabled: true }, workloadSigner: { enabled: true }, metrics: { secure: { enabled: true } } };
+  // up signs the client signers with the cluster CA: the chart does with ca.existingSecret.
+  const values = { ca: { existingSecret: 'cluster-ca' }, servingApprover: { enabled: true }, workloadSigner: { enabled: true }, metrics: { secure: { enabled: true } } };
   const chart = renderChart(CHART_DIR, { releaseName: 'kube-identity', namespace: 'kube-identity', values }).docs.map((d) => d.doc);
   // metrics-reader is for Prometheus, bound by the operator: not the controller's.
   const chartRoles = chart.filter((d) => (d.kind === 'ClusterRole' || d.kind === 'Role') && !String((d.metadata as Obj).name).endsWith(':metrics-reader'));
