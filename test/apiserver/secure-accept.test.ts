@@ -5,26 +5,35 @@
  * turn, and a second server still cannot take the port.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
-import { createSecureServer, type SecureServer } from '../../src/apiserver/server/secure-server.js';
+import { createSecureServer, type SecureServer, type SecureServingOptions } from '../../src/apiserver/server/secure-server.js';
+import { ACCEPTORS, HANDSHAKES_PER_TURN } from '../../src/apiserver/server/secure-accept.js';
 import { servingTls } from '../../src/pki/serving-cert-files.js';
 import { silentLogger } from '../../src/log/logger.js';
 
 const QUEUED = 48;
 
-/** Connections waiting in the kernel's accept queues of the sockets listening on `port` (/proc/net/tcp: a LISTEN socket's rx_queue). */
-function waitingToBeAccepted(port: number): number {
-  let waiting = 0;
+/** The rx_queue of each socket listening on `port` (/proc/net/tcp): the connections waiting to be accepted there. */
+function listeners(port: number): number[] {
+  const queues: number[] = [];
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const [, local, , state, queues] = line.trim().split(/\s+/);
+    const [, local, , state, queue] = line.trim().split(/\s+/);
     if (state !== '0A' || Number.parseInt(local?.split(':')[1] ?? '', 16) !== port) continue;
-    waiting += Number.parseInt(queues?.split(':')[1] ?? '0', 16);
+    queues.push(Number.parseInt(queue?.split(':')[1] ?? '0', 16));
   }
-  return waiting;
+  return queues;
+}
+
+/** Connections waiting in the kernel's accept queues of the sockets listening on `port`. */
+const waitingToBeAccepted = (port: number): number => listeners(port).reduce((a, b) => a + b, 0);
+
+/** Until the kernel has handed every connection to `port` to the server (turns of this loop). */
+async function allAccepted(port: number): Promise<void> {
+  while (waitingToBeAccepted(port) > 0) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 let dataDir: string;
@@ -45,8 +54,8 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function secureServer(): SecureServer {
-  const server = createSecureServer(contextOptions, {}, silentLogger(), async (_req, res) => {
+function secureServer(opts: SecureServingOptions = {}): SecureServer {
+  const server = createSecureServer(contextOptions, opts, silentLogger(), async (_req, res) => {
     res.end('{}');
   });
   servers.push(server);
@@ -92,4 +101,106 @@ it('serves what every listening socket accepts', async () => {
     }),
   );
   expect(new Set(answers)).toEqual(new Set(['HTTP/1.1 200 OK']));
+});
+
+/** A raw connection to `port` that records what the server sends and whether the server closed it. */
+interface RawClient {
+  socket: Socket;
+  received: number;
+  closed: Promise<void>;
+}
+
+function rawClient(port: number): RawClient {
+  const socket = connect(port, '127.0.0.1').on('error', () => undefined);
+  clients.push(socket);
+  const c: RawClient = { socket, received: 0, closed: new Promise<void>((resolve) => socket.once('close', () => resolve())) };
+  socket.on('data', (chunk: Buffer) => (c.received += chunk.length));
+  return c;
+}
+
+/** The bytes of a real ClientHello (ALPN h2 and http/1.1), as a client sends it first on a connection. */
+async function clientHello(): Promise<Buffer> {
+  const hello = new Promise<Buffer>((resolve) => {
+    const capture = createNetServer((socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        resolve(chunk);
+        socket.destroy();
+        capture.close();
+      }),
+    );
+    capture.listen(0, '127.0.0.1', () => {
+      const port = (capture.address() as AddressInfo).port;
+      tlsConnect({ host: '127.0.0.1', port, ca: caPem, ALPNProtocols: ['h2', 'http/1.1'] }).on('error', () => undefined);
+    });
+  });
+  return hello;
+}
+
+/** A real client's TLS handshake and one HTTP/1.1 request: the status line it gets. */
+async function realRequest(port: number): Promise<string | undefined> {
+  const socket = tlsConnect({ host: '127.0.0.1', port, ca: caPem, ALPNProtocols: ['http/1.1'] });
+  clients.push(socket);
+  await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+  socket.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+  let text = '';
+  for await (const chunk of socket) text += String(chunk);
+  return text.split('\r\n')[0];
+}
+
+describe.each([
+  ['on its own thread', {}],
+  ['behind two TLS fronts', { tlsFrontWorkers: 2 }],
+] as const)('a secure port %s', (_where, serving) => {
+  it(`listens on ${ACCEPTORS} sockets per accepting thread`, async () => {
+    const port = await secureServer(serving).listen('127.0.0.1', 0, 511);
+    expect(listeners(port)).toHaveLength(ACCEPTORS * ('tlsFrontWorkers' in serving ? serving.tlsFrontWorkers : 1));
+  });
+
+  it('serves a real client while hundreds of connections send nothing and more send a ClientHello and stall', async () => {
+    const port = await secureServer(serving).listen('127.0.0.1', 0, 511);
+    const hello = await clientHello();
+    const silent = Array.from({ length: 300 }, () => rawClient(port));
+    const stalled = Array.from({ length: 100 }, () => rawClient(port));
+    await allAccepted(port);
+    for (const c of stalled) c.socket.write(hello);
+    // Each stalled connection got its server's first flight and now holds a handshake that waits for
+    // it; none of them, and none of the silent ones, keeps the real client's handshake from starting.
+    await Promise.all(stalled.map((c) => new Promise<void>((resolve) => c.socket.once('data', () => resolve()))));
+    expect(await realRequest(port)).toBe('HTTP/1.1 200 OK');
+    expect(silent.every((c) => !c.socket.destroyed && c.received === 0)).toBe(true);
+  });
+
+  it('closes, unread, a connection that waited past the limit, and serves one that did not', async () => {
+    const port = await secureServer({ ...serving, handshakeWaitMs: 300 }).listen('127.0.0.1', 0, 511);
+    const hello = await clientHello();
+    const silent = rawClient(port);
+    await silent.closed;
+    expect(silent.received).toBe(0);
+    // The limit is the server's: a connection that sends its ClientHello at once is served.
+    const prompt = rawClient(port);
+    prompt.socket.write(hello);
+    await new Promise<void>((resolve) => prompt.socket.once('data', () => resolve()));
+    expect(prompt.received).toBeGreaterThan(0);
+    expect(await realRequest(port)).toBe('HTTP/1.1 200 OK');
+  });
+});
+
+it(`starts the newest connections' handshakes first, ${HANDSHAKES_PER_TURN} per turn, and in time every one`, async () => {
+  const port = await secureServer().listen('127.0.0.1', 0, 511);
+  const hello = await clientHello();
+  const waiting: RawClient[] = [];
+  // Accepted one after another, so each is newer than the one before.
+  for (let i = 0; i < 3 * HANDSHAKES_PER_TURN; i++) {
+    waiting.push(rawClient(port));
+    await new Promise<void>((resolve) => waiting.at(-1)!.socket.once('connect', resolve));
+    await allAccepted(port);
+  }
+  const answered: number[] = [];
+  waiting.forEach((c, i) => c.socket.once('data', () => answered.push(i)));
+  // Every ClientHello is in the kernel before the server's loop turns again: it reads them all in one turn.
+  for (const c of waiting) c.socket.write(hello);
+  await Promise.all(waiting.map((c) => new Promise<void>((resolve) => (c.received > 0 ? resolve() : c.socket.once('data', () => resolve())))));
+  const newest = waiting.map((_, i) => i).slice(-HANDSHAKES_PER_TURN);
+  expect(answered.slice(0, HANDSHAKES_PER_TURN).sort((a, b) => a - b)).toEqual(newest);
+  expect(answered).toHaveLength(waiting.length);
 });

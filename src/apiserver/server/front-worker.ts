@@ -1,8 +1,9 @@
 /**
  * A TLS front (a worker thread started by fronts.ts): listens on the secure port beside its sibling
- * fronts (SO_REUSEPORT: the kernel spreads new connections over them), does each TLS handshake as the
- * server's own listener would, and hands the plaintext stream to the back, the store-owning thread,
- * over its private unix socket, preceded by the preamble (front-preamble.ts). Everything HTTP is the
+ * fronts (SO_REUSEPORT: the kernel spreads new connections over them), accepts and admits connections
+ * to TLS as the main thread's own listener does (secure-accept.ts), does each handshake, and hands the
+ * plaintext stream to the back, the store-owning thread, over its private unix socket, preceded by
+ * the preamble (front-preamble.ts). Everything HTTP is the
  * back's: this thread only accepts, handshakes, encrypts and decrypts.
  */
 import { connect, type Socket } from 'node:net';
@@ -10,6 +11,7 @@ import { createServer, type SecureContextOptions, type TLSSocket } from 'node:tl
 import { parentPort, workerData } from 'node:worker_threads';
 import { peerChain } from '../http/connection.js';
 import { encodePreamble } from './front-preamble.js';
+import { acceptForTls, type Accepting } from './secure-accept.js';
 
 export interface FrontWorkerData {
   /** The secure context's options (certificate, key, client CAs, versions, suites). */
@@ -20,7 +22,11 @@ export interface FrontWorkerData {
   ticketKeys: Buffer;
   host: string;
   port: number;
+  /** Whether to check the port is no other server's first (the first front), or join a sibling's. */
+  exclusive: boolean;
   backlog: number;
+  /** How long an accepted connection may wait for its handshake to start (secure-accept.ts). */
+  handshakeWaitMs?: number;
   /** The back's unix socket and the secret that proves a connection to it comes from a front. */
   backPath: string;
   secret: Buffer;
@@ -67,13 +73,17 @@ server.on('secureConnection', (tls: TLSSocket) => {
 // A handshake that fails is the client's problem; node:tls closes its socket.
 server.on('tlsClientError', () => undefined);
 
+let accepting: Accepting | undefined;
 port.on('message', (m: ToFrontMessage) => {
   if (m.type === 'context') server.setSecureContext(m.context);
-  else server.close(() => port.close());
+  // (The connections under way keep this thread alive until they end.)
+  else void accepting?.close().then(() => port.close());
 });
 
-server.once('error', (err: NodeJS.ErrnoException) => port.postMessage({ type: 'listen-error', code: err.code, message: err.message } satisfies FromFrontMessage));
-server.listen({ host: data.host, port: data.port, backlog: data.backlog, reusePort: true }, () => {
-  const address = server.address();
-  port.postMessage({ type: 'listening', port: typeof address === 'object' && address ? address.port : 0 } satisfies FromFrontMessage);
-});
+acceptForTls(server, { host: data.host, port: data.port, backlog: data.backlog, exclusive: data.exclusive, waitMs: data.handshakeWaitMs }).then(
+  (a) => {
+    accepting = a;
+    port.postMessage({ type: 'listening', port: a.port } satisfies FromFrontMessage);
+  },
+  (err: NodeJS.ErrnoException) => port.postMessage({ type: 'listen-error', code: err.code, message: err.message } satisfies FromFrontMessage),
+);

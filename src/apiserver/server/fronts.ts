@@ -35,6 +35,8 @@ export interface FrontsOptions {
   /** 0: the first front picks a free port, the others join it. */
   port: number;
   backlog: number;
+  /** How long an accepted connection may wait for its handshake to start (secure-accept.ts). */
+  handshakeWaitMs?: number;
   logger: Logger;
   /** Serves a connection a front handed over (its peer is set on the socket). */
   serve(socket: Socket, connection: FrontedConnection): void;
@@ -69,16 +71,26 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
   });
   await new Promise<void>((resolve, reject) => back.once('error', reject).listen(backPath, () => resolve()));
 
-  const common: Omit<FrontWorkerData, 'port'> = { context: o.context, alpnProtocols: o.alpnProtocols, ticketKeys: randomBytes(48), host: o.host, backlog: o.backlog, backPath, secret };
+  const common: Omit<FrontWorkerData, 'port' | 'exclusive'> = {
+    context: o.context,
+    alpnProtocols: o.alpnProtocols,
+    ticketKeys: randomBytes(48),
+    host: o.host,
+    backlog: o.backlog,
+    handshakeWaitMs: o.handshakeWaitMs,
+    backPath,
+    secret,
+  };
   const workers: Worker[] = [];
   /** Each worker's exit, settled once it has ended (asked or not). */
   const exits: Promise<void>[] = [];
   let closing = false;
   let reportBroken: (err: Error) => void = () => undefined;
   const broken = new Promise<Error>((resolve) => (reportBroken = resolve));
-  const start = (port: number): Promise<number> => {
+  /** Starts a front on `port`; the first checks that no other server holds it, the others join the first. */
+  const start = (port: number, exclusive: boolean): Promise<number> => {
     const module = workerModule(import.meta.url, 'front-worker');
-    const worker = new Worker(module.url, { name: `tls-front-${workers.length}`, workerData: { ...common, port } satisfies FrontWorkerData, execArgv: module.execArgv });
+    const worker = new Worker(module.url, { name: `tls-front-${workers.length}`, workerData: { ...common, port, exclusive } satisfies FrontWorkerData, execArgv: module.execArgv });
     workers.push(worker);
     exits.push(new Promise((resolve) => worker.once('exit', () => resolve())));
     const threadId = worker.threadId;
@@ -108,8 +120,8 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const port = await start(o.port);
-    await Promise.all(Array.from({ length: o.workers - 1 }, () => start(port)));
+    const port = await start(o.port, true);
+    await Promise.all(Array.from({ length: o.workers - 1 }, () => start(port, false)));
     return {
       port,
       broken,

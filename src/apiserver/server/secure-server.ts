@@ -6,18 +6,19 @@
  * types (node:http2's compatibility layer); src/apiserver/http/connection.ts answers what differs.
  *
  * TLS is done on this thread's own listener, or (`--tls-front-workers`) by front threads which hand
- * each connection over in plaintext (fronts.ts); either way connection-serving.ts serves it.
+ * each connection over in plaintext (fronts.ts); either way secure-accept.ts accepts the connections
+ * and admits them to TLS, and connection-serving.ts serves them.
  */
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createHttpServer } from 'node:http';
 import { createSecureServer as createHttp2SecureServer, createServer as createHttp2Server } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type ListenOptions, type Server as NetServer } from 'node:net';
 import type { Server as TlsServer, SecureContextOptions, TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../log/logger.js';
 import { answerClientError, CLOSE_GRACE_MS, connectionServing, type ConnectionServing } from './connection-serving.js';
 import { startFronts, type Fronts } from './fronts.js';
+import { acceptForTls, type Accepting } from './secure-accept.js';
 
 export interface SecureServingOptions {
   /** --disable-http2-serving: offer only http/1.1 in ALPN. */
@@ -34,6 +35,8 @@ export interface SecureServingOptions {
   requestTimeoutMs?: number;
   /** --tls-front-workers: threads that accept and do TLS for this one (0 or absent: it does both itself). */
   tlsFrontWorkers?: number;
+  /** How long an accepted connection may wait for its TLS handshake to start before it is closed unread (default 10 s, a client's handshake timeout; tests shorten it). */
+  handshakeWaitMs?: number;
 }
 
 /** Serves one request; settles once its work is done (never rejects). */
@@ -81,75 +84,23 @@ function ownTlsServer(tls: SecureContextOptions, opts: SecureServingOptions, log
     serving.connection(socket, protocol);
   });
   server.on('clientError', onClientError(logger));
-  let acceptors: NetServer[] = [];
+  // The server never listens itself (secure-accept.ts hands it its connections); node:http checks
+  // its header and request timeouts from a timer it starts on 'listening'.
+  server.emit('listening');
+  let accepting: Accepting | undefined;
   return {
     async listen(host, port, backlog) {
-      const bound = await freePort(host, port);
-      await listenOn(server, { port: bound, host, backlog, reusePort: true });
-      // The others hand what they accept to the TLS server, as its own listening socket does.
-      const { noDelay, keepAlive, keepAliveInitialDelay, highWaterMark } = server as TlsServer & NetSocketDefaults;
-      acceptors = Array.from({ length: ACCEPTORS - 1 }, () =>
-        createNetServer({ noDelay, keepAlive, keepAliveInitialDelay, highWaterMark }, (socket) => server.emit('connection', socket)),
-      );
-      try {
-        await Promise.all(acceptors.map((a) => listenOn(a, { port: bound, host, backlog, reusePort: true })));
-      } catch (err) {
-        for (const s of [server, ...acceptors]) if (s.listening) s.close();
-        throw err;
-      }
-      return bound;
+      accepting = await acceptForTls(server, { host, port, backlog, exclusive: true, waitMs: opts.handshakeWaitMs });
+      return accepting.port;
     },
     setSecureContext: (options) => server.setSecureContext(options),
     broken: new Promise<Error>(() => undefined),
     close: async () => {
-      const closed = (s: NetServer): Promise<void> => new Promise<void>((resolve) => s.close(() => resolve()));
-      await Promise.all([closed(server), ...acceptors.map(closed), serving.close()]);
+      // (Stops node:http's timer; the server has no socket of its own to close.)
+      server.close();
+      await Promise.all([accepting?.close(), serving.close()]);
     },
   };
-}
-
-/**
- * Listening sockets the secure port accepts on, bound together with SO_REUSEPORT (the kernel spreads
- * new connections over them). libuv accepts one connection per listening socket per event-loop turn
- * (libuv#3696, in Node since libuv 1.45), and under a join storm this loop's turns take tens of
- * milliseconds: connections waited in the kernel's accept queue, 700 of them for 10 s at 1,000 nodes
- * while the loop turned at least every 0.6 s, until the kubelets' 10 s handshake timeout gave up on
- * them. Go's server accepts as fast as connections come (a goroutine blocked in accept); N sockets
- * take N per turn. (What the kernel's queue also did was admit no more handshakes than the loop could
- * finish: on an overloaded host a cap on handshakes in progress is still missing, docs/performance.md.)
- */
-const ACCEPTORS = 16;
-
-/** The options node:net copies from a server onto each socket it accepts. */
-interface NetSocketDefaults {
-  noDelay: boolean;
-  keepAlive: boolean;
-  keepAliveInitialDelay: number;
-  highWaterMark: number;
-}
-
-function listenOn(server: NetServer, options: ListenOptions): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-/**
- * The port to bind (a free one for 0), checked free with a listener that shares nothing: the
- * acceptors' SO_REUSEPORT must not let a second server on the same port start and split the
- * connections with this one (upstream's --permit-port-sharing is off by default); it fails with
- * EADDRINUSE as before. A port the probe found free is bound again at once.
- */
-async function freePort(host: string, port: number): Promise<number> {
-  const probe = createNetServer();
-  await listenOn(probe, { port, host });
-  const bound = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return bound;
 }
 
 /**
@@ -178,6 +129,7 @@ function frontedServer(tls: SecureContextOptions, opts: SecureServingOptions, lo
         host,
         port,
         backlog,
+        handshakeWaitMs: opts.handshakeWaitMs,
         logger,
         serve(socket, connection) {
           logger.debug({ protocol: connection.protocol, remoteAddress: connection.remoteAddress }, 'TLS connection');

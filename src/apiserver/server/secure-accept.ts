@@ -1,0 +1,215 @@
+/**
+ * How the secure port takes its connections and admits them to TLS, on the main thread's listener and
+ * on each TLS front alike (secure-server.ts, front-worker.ts).
+ *
+ * Accepting: sixteen listening sockets share the port (SO_REUSEPORT; the kernel spreads new
+ * connections over them), because libuv accepts one connection per listening socket per event-loop
+ * turn (libuv#3696, in Node since libuv 1.45). With one socket, a join storm's connections waited in
+ * the kernel's accept queue, in the order they came, past the kubelets' 10 s handshake timeout.
+ *
+ * Admitting: connections are accepted paused (`pauseOnConnect`) into a queue of our own, so the one
+ * queue that decides which handshake runs next is ours, not the kernel's first-come one. A connection
+ * joins it once its ClientHello has arrived; at most HANDSHAKES_PER_TURN handshakes are started per
+ * loop turn, newest connection first; a connection that waited past a client's handshake timeout is
+ * closed unread. So an overloaded loop spends its turns on handshakes whose clients still wait, and
+ * finishes the ones it starts, instead of dividing its turns among every connection that came until
+ * each finishes too late (the collapse seen in session 11, docs/performance.md).
+ *
+ * The cap counts handshakes started per turn, not handshakes in progress: a handshake waiting for
+ * its client costs nothing, and a count of them could be held by clients that send a ClientHello and
+ * stall (64 such connections every 10 s would lock everyone out). A connection that sends nothing
+ * never reaches the queue, and is closed once it has waited as long.
+ */
+import { createServer, type AddressInfo, type ListenOptions, type Server as NetServer, type Socket } from 'node:net';
+import type { Server as TlsServer } from 'node:tls';
+
+/** Listening sockets per listener (the main thread's, or each front's). */
+export const ACCEPTORS = 16;
+
+/**
+ * Handshakes started per loop turn: a server's first flight (key exchange and signature) costs
+ * 0.5–0.6 ms of CPU here, so sixteen keep a turn's new handshake work near 10 ms, and the
+ * handshakes started the turn before finish (their clients' flights are read) in the turns between.
+ */
+export const HANDSHAKES_PER_TURN = 16;
+
+/** Go's TLSHandshakeTimeout (client-go's, the kubelet's, kubectl's): a client gives up after 10 s. */
+export const HANDSHAKE_WAIT_MS = 10_000;
+
+export interface AcceptOptions {
+  host: string;
+  port: number;
+  backlog: number;
+  /**
+   * Check first that no other server holds the port: SO_REUSEPORT must not let a second server start
+   * on it and split the connections with this one (upstream's --permit-port-sharing is off by
+   * default). False for a listener joining one of this process's own (a second TLS front).
+   */
+  exclusive: boolean;
+  /** How long an accepted connection may wait for its handshake to start (default HANDSHAKE_WAIT_MS; tests shorten it). */
+  waitMs?: number;
+}
+
+export interface Accepting {
+  port: number;
+  /** Stops accepting and closes the connections still waiting; resolves once every connection accepted here has closed. */
+  close(): Promise<void>;
+}
+
+/** An accepted connection waiting for its handshake to start. */
+interface Waiting {
+  socket: Socket;
+  /** When it was accepted (performance.now()). */
+  since: number;
+  /** Removes the listeners the queue put on it. */
+  release(): void;
+}
+
+/** The options node:net copies from a server onto each socket it accepts. */
+interface NetSocketDefaults {
+  noDelay: boolean;
+  keepAlive: boolean;
+  keepAliveInitialDelay: number;
+  highWaterMark: number;
+  allowHalfOpen: boolean;
+}
+
+/** Accepts for `server` (which never listens itself) on ACCEPTORS sockets sharing the port. */
+export async function acceptForTls(server: TlsServer, o: AcceptOptions): Promise<Accepting> {
+  const queue = handshakeQueue(server, o.waitMs ?? HANDSHAKE_WAIT_MS);
+  const { noDelay, keepAlive, keepAliveInitialDelay, highWaterMark, allowHalfOpen } = server as TlsServer & NetSocketDefaults;
+  const acceptors = Array.from({ length: ACCEPTORS }, () =>
+    createServer({ noDelay, keepAlive, keepAliveInitialDelay, highWaterMark, allowHalfOpen, pauseOnConnect: true }, queue.accepted),
+  );
+  const port = o.exclusive ? await freePort(o.host, o.port) : o.port;
+  try {
+    await Promise.all(acceptors.map((a) => listenOn(a, { port, host: o.host, backlog: o.backlog, reusePort: true })));
+  } catch (err) {
+    for (const a of acceptors) if (a.listening) a.close();
+    queue.close();
+    throw err;
+  }
+  return {
+    port,
+    async close() {
+      const closed = Promise.all(acceptors.map((a) => new Promise<void>((resolve) => a.close(() => resolve()))));
+      queue.close();
+      await closed;
+    },
+  };
+}
+
+/**
+ * The connections accepted and not yet handed to TLS: `unheard` until their first bytes arrive (in
+ * the order accepted), then `heard`, ordered by when they were accepted, the newest last.
+ */
+function handshakeQueue(server: TlsServer, waitMs: number) {
+  const unheard = new Set<Waiting>();
+  let heard: Waiting[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+
+  const admit = (): void => {
+    scheduled = undefined;
+    const now = performance.now();
+    let started = 0;
+    while (started < HANDSHAKES_PER_TURN && heard.length > 0) {
+      const w = heard.pop()!;
+      w.release();
+      if (w.socket.destroyed) continue;
+      if (now - w.since >= waitMs) {
+        w.socket.destroy();
+        continue;
+      }
+      server.emit('connection', w.socket);
+      started++;
+    }
+    if (heard.length > 0) scheduled = setImmediate(admit);
+  };
+
+  const hear = (w: Waiting): void => {
+    unheard.delete(w);
+    // Insert by accept time; first bytes mostly come in that order, so this is nearly always the end.
+    let i = heard.length;
+    while (i > 0 && heard[i - 1]!.since > w.since) i--;
+    heard.splice(i, 0, w);
+    scheduled ??= setImmediate(admit);
+  };
+
+  /** Closes, unread, what waited too long (checked ten times per wait limit). */
+  const sweep = (): void => {
+    const oldest = performance.now() - waitMs;
+    for (const w of unheard) {
+      if (w.since > oldest) break;
+      unheard.delete(w);
+      w.release();
+      w.socket.destroy();
+    }
+    if (heard.length === 0 || heard[0]!.since > oldest) return;
+    heard = heard.filter((w) => {
+      if (w.since > oldest && !w.socket.destroyed) return true;
+      w.release();
+      w.socket.destroy();
+      return false;
+    });
+  };
+  const sweeper = setInterval(sweep, waitMs / 10).unref();
+
+  return {
+    accepted(socket: Socket): void {
+      const onReadable = (): void => {
+        // 'readable' with nothing buffered is the end of the stream: read() lets 'end' follow.
+        if (socket.readableLength === 0) {
+          socket.read();
+          return;
+        }
+        socket.off('readable', onReadable);
+        hear(w);
+      };
+      const onGone = (): void => {
+        unheard.delete(w);
+        socket.destroy();
+      };
+      const w: Waiting = {
+        socket,
+        since: performance.now(),
+        release() {
+          socket.off('readable', onReadable).off('end', onGone).off('error', onGone).off('close', onGone);
+        },
+      };
+      socket.on('readable', onReadable).once('end', onGone).once('error', onGone).once('close', onGone);
+      unheard.add(w);
+    },
+    close(): void {
+      clearInterval(sweeper);
+      if (scheduled) clearImmediate(scheduled);
+      for (const w of [...unheard, ...heard]) {
+        w.release();
+        w.socket.destroy();
+      }
+      unheard.clear();
+      heard = [];
+    },
+  };
+}
+
+function listenOn(server: NetServer, options: ListenOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * The port to bind (a free one for 0), checked free with a listener that shares nothing, so a second
+ * server fails with EADDRINUSE as before. A port the probe found free is bound again at once.
+ */
+async function freePort(host: string, port: number): Promise<number> {
+  const probe = createServer();
+  await listenOn(probe, { port, host });
+  const bound = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return bound;
+}
