@@ -50,10 +50,14 @@ export class FieldSet {
     return out;
   }
 
-  /** The members of this set that `other` does not have. */
-  difference(other: FieldSet): FieldSet {
+  /** The members of this set that `other` does not have (nodes that lead to none are left out). */
+  difference(other: FieldSet | undefined): FieldSet {
     const out = new FieldSet();
-    for (const p of this.paths()) if (!other.has(p)) out.insert(p);
+    out.member = this.member && !other?.member;
+    for (const [el, child] of this.children) {
+      const rest = child.difference(other?.children.get(el));
+      if (!rest.isEmpty()) out.children.set(el, rest);
+    }
     return out;
   }
 

@@ -152,26 +152,39 @@ function findItem(list: unknown[], el: string, lt: ListType): number {
   return list.findIndex((item) => elementKey(item, lt) === el);
 }
 
+/** A value reached by following path elements from a root, with its schema; `found: false` once a step missed. */
+export interface Step {
+  found?: false;
+  value?: unknown;
+  schema: Schema | undefined;
+}
+
+const MISSED: Step = { found: false, schema: undefined };
+
+/** One path element down from `at` (a field of an object, an item of a keyed or set list). */
+export function stepInto(at: Step, el: string): Step {
+  if (at.found === false) return MISSED;
+  const cur = at.value;
+  if (el.startsWith('f:')) {
+    if (!isRecord(cur)) return MISSED;
+    const name = el.slice(2);
+    if (!(name in cur) || cur[name] === undefined) return MISSED;
+    return { value: cur[name], schema: fieldSchema(at.schema, name) };
+  }
+  if (!Array.isArray(cur)) return MISSED;
+  const i = findItem(cur, el, listType(at.schema));
+  if (i < 0) return MISSED;
+  return { value: cur[i], schema: itemSchema(at.schema) };
+}
+
 /** The value at a path, or `{ found: false }`. */
 export function valueAt(root: unknown, path: readonly string[], schema: Schema | undefined): { found: boolean; value?: unknown } {
-  let cur: unknown = root;
-  let s = schema;
+  let at: Step = { value: root, schema };
   for (const el of path) {
-    if (el.startsWith('f:')) {
-      if (!isRecord(cur)) return { found: false };
-      const name = el.slice(2);
-      if (!(name in cur) || cur[name] === undefined) return { found: false };
-      cur = cur[name];
-      s = fieldSchema(s, name);
-    } else {
-      if (!Array.isArray(cur)) return { found: false };
-      const i = findItem(cur, el, listType(s));
-      if (i < 0) return { found: false };
-      cur = cur[i];
-      s = itemSchema(s);
-    }
+    at = stepInto(at, el);
+    if (at.found === false) return { found: false };
   }
-  return { found: true, value: cur };
+  return { found: true, value: at.value };
 }
 
 /**

@@ -1,5 +1,11 @@
 import type { KObject } from '../../api/meta.js';
+import { deepEqual } from '../../lib/json-value.js';
+import { prng } from '../../../test/helpers/prng.js';
+import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
+import { FieldSet } from './field-set.js';
+import { objectFieldSet } from './managers.js';
+import { valueAt } from './typed.js';
 import { compareObjects, trackUpdate } from './update.js';
 
 const CSR = { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest' };
@@ -81,5 +87,84 @@ describe('trackUpdate on a subresource write', () => {
       ...old.metadata!.managedFields,
       { manager: 'ctl', operation: 'Update', apiVersion: 'certificates.k8s.io/v1', time: '2024-05-01T10:00:00Z', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:certificate': {} } } },
     ]);
+  });
+});
+
+/** The comparison path by path, each leaf's values looked up from the root: the reference the tree walk must equal. */
+function comparedPathByPath(oldObj: KObject, newObj: KObject, s: Schema | undefined): { changed: string; removed: string } {
+  const newSet = objectFieldSet(newObj, s);
+  const oldSet = objectFieldSet(oldObj, s);
+  const changed = new FieldSet();
+  for (const p of newSet.paths()) {
+    if (!oldSet.has(p)) changed.insert(p);
+    else if ((newSet.at(p)?.children.size ?? 0) === 0 && !deepEqual(valueAt(oldObj, p, s).value, valueAt(newObj, p, s).value)) changed.insert(p);
+  }
+  const removed = new FieldSet();
+  for (const p of oldSet.paths()) if (!newSet.has(p)) removed.insert(p);
+  return { changed: JSON.stringify(changed.toFieldsV1()), removed: JSON.stringify(removed.toFieldsV1()) };
+}
+
+describe('compareObjects against the path-by-path comparison', () => {
+  const item: Schema = { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' }, sub: { type: 'object' } } };
+  const random = prng(2911);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const scalar = (): unknown => pick(['a', 'b', 1, 2, true, null]);
+  const value = (depth: number): unknown => {
+    const r = random();
+    if (depth > 3 || r < 0.3) return scalar();
+    if (r < 0.45) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
+    const out: Record<string, unknown> = {};
+    for (let i = Math.floor(random() * 4); i > 0; i--) out[pick(['name', 'port', 'sub', 'a', 'b'])] = random() < 0.1 ? undefined : value(depth + 1);
+    return out;
+  };
+  /** A copy of `v` with a few random edits: values replaced, fields added or dropped, list items reordered. */
+  const edit = (v: unknown, depth: number): unknown => {
+    if (random() < 0.15) return value(depth);
+    if (Array.isArray(v)) return random() < 0.3 ? [...v].reverse() : v.map((x) => (random() < 0.3 ? edit(x, depth + 1) : x));
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (random() > 0.1) out[k] = random() < 0.4 ? edit(x, depth + 1) : x;
+    if (random() < 0.2) out[pick(['name', 'port', 'sub', 'a', 'b', 'c'])] = value(depth + 1);
+    return out;
+  };
+
+  it('gives the same changed and removed sets, in the same order, on random related objects', () => {
+    const schema: Schema = {
+      type: 'object',
+      properties: {
+        keyed: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'port'], items: item },
+        set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+        atomic: { type: 'array', items: { type: 'string' } },
+        sealed: { type: 'object', 'x-kubernetes-map-type': 'atomic' },
+        free: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    };
+    const field = (name: string): unknown => {
+      if (name === 'keyed') return Array.from({ length: Math.floor(random() * 5) }, () => ({ name: pick(['x', 'y', undefined]), port: pick([1, 2]), sub: value(2) }));
+      if (name === 'set') return Array.from({ length: Math.floor(random() * 4) }, () => pick(['a', 'b', 'c']));
+      return value(1);
+    };
+    let differing = 0;
+    for (let i = 0; i < 1500; i++) {
+      const old: Record<string, unknown> = {};
+      for (const name of ['keyed', 'set', 'atomic', 'sealed', 'free', 'extra']) if (random() < 0.6) old[name] = field(name);
+      const next = edit(old, 0) as KObject;
+      const want = comparedPathByPath(old, next, schema);
+      const { changed, removed } = compareObjects(old, next, schema);
+      expect({ changed: JSON.stringify(changed.toFieldsV1()), removed: JSON.stringify(removed.toFieldsV1()) }).toEqual(want);
+      if (want.changed !== '{}' || want.removed !== '{}') differing++;
+    }
+    // The pairs exercise both answers, not only "nothing changed".
+    expect(differing).toBeGreaterThan(500);
+  });
+
+  it('gives the same sets for CSR writes through /approval and /status', () => {
+    const created = csr({});
+    const approvedCsr = csr({ conditions: [approved] }, { app: 'x' });
+    const issued = csr({ conditions: [approved, { type: 'Failed', status: 'False' }], certificate: 'Q0VSVA==' });
+    for (const [a, b] of [[created, approvedCsr], [approvedCsr, issued], [issued, approvedCsr], [issued, created]] as const) {
+      const { changed, removed } = compareObjects(a, b, schema);
+      expect({ changed: JSON.stringify(changed.toFieldsV1()), removed: JSON.stringify(removed.toFieldsV1()) }).toEqual(comparedPathByPath(a, b, schema));
+    }
   });
 });

@@ -9,7 +9,7 @@ import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { FieldSet } from './field-set.js';
 import { type Manager, decodeManagers, encodeManagers, objectFieldSet, putManager, sameManager, stripForFieldSet } from './managers.js';
-import { fieldsV1Of, valueAt } from './typed.js';
+import { type Step, fieldsV1Of, stepInto } from './typed.js';
 
 export interface Comparison {
   /** Fields added, or leaves whose value changed. */
@@ -24,12 +24,18 @@ export function compareObjects(oldObj: KObject | undefined, newObj: KObject, sch
   if (!oldObj) return { changed: newSet, removed: new FieldSet() };
   const oldSet = objectFieldSet(oldObj, schema);
   const changed = new FieldSet();
-  for (const p of newSet.paths()) {
-    if (!oldSet.has(p)) changed.insert(p);
-    else if ((newSet.at(p)?.children.size ?? 0) === 0 && !deepEqual(valueAt(oldObj, p, schema).value, valueAt(newObj, p, schema).value)) {
-      changed.insert(p);
+  // The new set's tree walked with both objects' values at each node, one step per edge: a leaf's
+  // values are reached from its parent's instead of from the root (valueAt) for every member.
+  const path: string[] = [];
+  const visit = (node: FieldSet, was: FieldSet | undefined, o: Step, n: Step): void => {
+    if (node.member && (!was?.member || (node.children.size === 0 && !deepEqual(o.value, n.value)))) changed.insert(path);
+    for (const [el, child] of node.children) {
+      path.push(el);
+      visit(child, was?.children.get(el), stepInto(o, el), stepInto(n, el));
+      path.pop();
     }
-  }
+  };
+  visit(newSet, oldSet, { value: oldObj, schema }, { value: newObj, schema });
   return { changed, removed: oldSet.difference(newSet) };
 }
 
