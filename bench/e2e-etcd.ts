@@ -2,11 +2,13 @@
  * Issue 26's throughput figures in one run: `e2e` on SQLite, on etcd with one API server and on etcd
  * with two, back to back, and their ratios (etcd ÷ SQLite, two replicas ÷ one). On a shared machine
  * only figures taken minutes apart compare; with `--runs=N` each round gives its own ratios and the
- * summary their medians (every other round in reverse order). The fixed-rate phase is shortened: these
- * figures are about the closed loop.
+ * summary their medians (every other round in reverse order). Each row also gives every process's CPU per
+ * CSR at e2e's fixed rate (100/s by default, `--rate`), which one replica and two both sustain on two
+ * cores: there the second replica's added cost per CSR is measured at the same work per second, without
+ * the closed loop's batching, which falls with its throughput.
  * Run: `node dist/bench/run.js e2e-etcd [--runs=3]`.
  */
-import { runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
+import { type CpuMsPerCsr, runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
 import { formatTable, round, type Machine, machine } from './lib/report.js';
 
 interface Config {
@@ -25,7 +27,9 @@ export interface EtcdRatioRow {
   csrsPerSec: number;
   p99Ms: number;
   errors: number;
-  cpuMsPerCsr: E2eBenchResult['cpuMsPerCsr'];
+  cpuMsPerCsr: CpuMsPerCsr;
+  /** At the fixed rate: CSRs/s issued (the offered rate when the setup keeps up) and each process's CPU per CSR. */
+  fixedRate: { csrsPerSec: number; cpuMsPerCsr: CpuMsPerCsr };
 }
 
 export interface EtcdRatioResult extends Machine {
@@ -35,10 +39,25 @@ export interface EtcdRatioResult extends Machine {
   etcdX2: EtcdRatioRow;
   /** Issue 26's targets: etcd ÷ SQLite ≥ 0.7, two replicas ÷ one ≥ 1. */
   ratios: { etcdToSqlite: number; twoReplicasToOne: number };
+  /** What the second replica adds per CSR at the fixed rate, by process (two replicas' CPU per CSR minus one's) and in all. */
+  secondReplicaMsPerCsr: { apiserver: number; controller: number; clients: number; etcd: number; total: number };
+}
+
+/** Two replicas' CPU per CSR minus one's, by process (a process missing from a row counts 0), and the sum. */
+export function secondReplicaCost(one: CpuMsPerCsr, two: CpuMsPerCsr): EtcdRatioResult['secondReplicaMsPerCsr'] {
+  const d = (k: 'apiserver' | 'controller' | 'clients' | 'etcd'): number => round((two[k] ?? 0) - (one[k] ?? 0));
+  const parts = { apiserver: d('apiserver'), controller: d('controller'), clients: d('clients'), etcd: d('etcd') };
+  return { ...parts, total: round(parts.apiserver + parts.controller + parts.clients + parts.etcd) };
 }
 
 function row(r: E2eBenchResult): EtcdRatioRow {
-  return { csrsPerSec: r.sustained.csrsPerSec, p99Ms: r.sustained.latencyMs.p99, errors: r.sustained.errors, cpuMsPerCsr: r.cpuMsPerCsr };
+  return {
+    csrsPerSec: r.sustained.csrsPerSec,
+    p99Ms: r.sustained.latencyMs.p99,
+    errors: r.sustained.errors,
+    cpuMsPerCsr: r.cpuMsPerCsr,
+    fixedRate: { csrsPerSec: r.fixedRate.csrsPerSec, cpuMsPerCsr: r.fixedRate.cpuMsPerCsr },
+  };
 }
 
 /** Rounds run so far in this process: every other round runs the three in reverse, so a host getting busier or quieter favours none. */
@@ -47,7 +66,7 @@ let rounds = 0;
 export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<EtcdRatioResult> {
   const rows: Partial<Record<Config['label'], EtcdRatioRow>> = {};
   for (const c of rounds++ % 2 === 0 ? CONFIGS : [...CONFIGS].reverse()) {
-    rows[c.label] = row(await runE2eBench({ fixedRateMs: 3000, ...params, storage: c.storage, replicas: c.replicas }, opts));
+    rows[c.label] = row(await runE2eBench({ ...params, storage: c.storage, replicas: c.replicas }, opts));
   }
   const { sqlite, etcd, etcdX2 } = rows as Record<Config['label'], EtcdRatioRow>;
   return {
@@ -56,16 +75,21 @@ export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: {
     etcd,
     etcdX2,
     ratios: { etcdToSqlite: round(etcd.csrsPerSec / Math.max(1, sqlite.csrsPerSec)), twoReplicasToOne: round(etcdX2.csrsPerSec / Math.max(1, etcd.csrsPerSec)) },
+    secondReplicaMsPerCsr: secondReplicaCost(etcd.fixedRate.cpuMsPerCsr, etcdX2.fixedRate.cpuMsPerCsr),
     ...machine(),
   };
 }
 
 export function formatEtcdRatioTable(r: EtcdRatioResult): string {
   const cpu = (c: EtcdRatioRow['cpuMsPerCsr']): string => `${c.apiserver}${c.replicas ? ` (${c.replicas.join(' + ')})` : ''} / ${c.controller} / ${c.clients} / ${c.etcd ?? '-'}`;
-  const line = (label: string, x: EtcdRatioRow): string[] => [label, String(x.csrsPerSec), String(x.p99Ms), String(x.errors), cpu(x.cpuMsPerCsr)];
+  const line = (label: string, x: EtcdRatioRow): string[] => [label, String(x.csrsPerSec), String(x.p99Ms), String(x.errors), cpu(x.cpuMsPerCsr), `${x.fixedRate.csrsPerSec}: ${cpu(x.fixedRate.cpuMsPerCsr)}`];
   return [
-    'e2e-etcd: closed loop x64, the same run on SQLite, etcd and etcd with two API servers',
-    formatTable(['store', 'CSRs/s', 'p99 ms', 'errors', 'CPU ms per CSR: apiserver / controller / clients / etcd'], [line('SQLite', r.sqlite), line('etcd', r.etcd), line('etcd x2', r.etcdX2)]),
+    'e2e-etcd: closed loop x64, the same run on SQLite, etcd and etcd with two API servers; then each at one fixed rate',
+    formatTable(
+      ['store', 'CSRs/s', 'p99 ms', 'errors', 'CPU ms per CSR: apiserver / controller / clients / etcd', 'fixed rate CSRs/s: CPU ms per CSR, as before'],
+      [line('SQLite', r.sqlite), line('etcd', r.etcd), line('etcd x2', r.etcdX2)],
+    ),
     `etcd ÷ SQLite ${r.ratios.etcdToSqlite} (goal 0.7); two replicas ÷ one ${r.ratios.twoReplicasToOne} (goal 1)`,
+    `the second replica adds per CSR at the fixed rate: ${r.secondReplicaMsPerCsr.total} ms (apiservers ${r.secondReplicaMsPerCsr.apiserver}, controller ${r.secondReplicaMsPerCsr.controller}, clients ${r.secondReplicaMsPerCsr.clients}, etcd ${r.secondReplicaMsPerCsr.etcd})`,
   ].join('\n');
 }

@@ -59,6 +59,15 @@ export interface E2eMode {
   latencyMs: LoadResult['latencyMs'];
 }
 
+/** CPU time (user + system) per CSR by process: see `E2eBenchResult.cpuMsPerCsr`. */
+export interface CpuMsPerCsr {
+  apiserver: number;
+  controller: number;
+  clients: number;
+  etcd?: number;
+  replicas?: number[];
+}
+
 export interface E2eBenchResult extends Machine {
   name: 'e2e';
   params: E2eParams;
@@ -68,7 +77,7 @@ export interface E2eBenchResult extends Machine {
    * second there, so on a loaded host this compares builds better than the closed loop, whose CPU
    * per CSR falls as its throughput rises (fewer events and replies share each wake-up).
    */
-  fixedRate: E2eMode & { offeredPerSec: number; cpuMsPerCsr: { apiserver: number; controller: number } };
+  fixedRate: E2eMode & { offeredPerSec: number; cpuMsPerCsr: CpuMsPerCsr };
   /** Creates/s of the same CSR bodies on the bare server in this run. */
   bareCreatesPerSec: number;
   /** sustained CSRs/s ÷ (bare creates/s ÷ 4): issue 29's ratio (goal 0.5), comparable across machines. */
@@ -87,7 +96,7 @@ export interface E2eBenchResult extends Machine {
    * CPU time (user + system) each process spent per CSR in the sustained run; `clients` is this process
    * (the load generator), `etcd` the bench's etcd (on etcd), `replicas` each API server's share of `apiserver` (several replicas).
    */
-  cpuMsPerCsr: { apiserver: number; controller: number; clients: number; etcd?: number; replicas?: number[] };
+  cpuMsPerCsr: CpuMsPerCsr;
   /** On etcd: the API servers' calls to etcd per CSR in the sustained run (etcd_requests_total), by operation. */
   etcdRequestsPerCsr?: Record<string, number>;
 }
@@ -157,10 +166,21 @@ function etcdRequestsPerCsr(before: Record<string, number> | undefined, after: R
   return { etcdRequestsPerCsr: Object.fromEntries(Object.entries(after).map(([op, n]) => [op, perCsr(n - (before[op] ?? 0))])) };
 }
 
-function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<E2eBenchResult['cpuMsPerCsr']> {
+function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<CpuMsPerCsr> {
   const self = process.cpuUsage();
   const replicas = servers.map((s) => s.proc.cpuMs());
   return { apiserver: replicas.reduce((a, b) => a + b, 0), controller: ctl.proc.cpuMs(), clients: (self.user + self.system) / 1000, etcd: etcd?.cpuMs() ?? 0, replicas };
+}
+
+/** Each process's CPU between two `cpuNow` readings, per CSR (etcd only on etcd, `replicas` only with several). */
+function cpuPerCsr(before: Required<CpuMsPerCsr>, after: Required<CpuMsPerCsr>, perCsr: (x: number) => number, onEtcd: boolean): CpuMsPerCsr {
+  return {
+    apiserver: perCsr(after.apiserver - before.apiserver),
+    controller: perCsr(after.controller - before.controller),
+    clients: perCsr(after.clients - before.clients),
+    ...(onEtcd ? { etcd: perCsr(after.etcd - before.etcd) } : {}),
+    ...(after.replicas.length > 1 ? { replicas: after.replicas.map((c, i) => perCsr(c - (before.replicas[i] ?? 0))) } : {}),
+  };
 }
 
 /** The API server process(es), and what stops them (and the bench's etcd). */
@@ -298,20 +318,14 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       fixedRate: {
         ...mode(fixed),
         offeredPerSec: p.fixedRate,
-        cpuMsPerCsr: { apiserver: perFixedCsr(cpu2.apiserver - cpu1.apiserver), controller: perFixedCsr(cpu2.controller - cpu1.controller) },
+        cpuMsPerCsr: cpuPerCsr(cpu1, cpu2, perFixedCsr, started.etcd !== undefined),
       },
       bareCreatesPerSec: bareCreates,
       csrsToQuarterBareCreates: round(sustained.perSec / Math.max(1, bareCreates / 4)),
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
       controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
       peakRssMb: { apiserver: mb(servers.reduce((sum, s) => sum + s.proc.memory().peakRss, 0)), controller: mb(ctl.proc.memory().peakRss) },
-      cpuMsPerCsr: {
-        apiserver: perCsr(cpu1.apiserver - cpu0.apiserver),
-        controller: perCsr(cpu1.controller - cpu0.controller),
-        clients: perCsr(cpu1.clients - cpu0.clients),
-        ...(started.etcd ? { etcd: perCsr(cpu1.etcd - cpu0.etcd) } : {}),
-        ...(servers.length > 1 ? { replicas: cpu1.replicas.map((c, i) => perCsr(c - (cpu0.replicas[i] ?? 0))) } : {}),
-      },
+      cpuMsPerCsr: cpuPerCsr(cpu0, cpu1, perCsr, started.etcd !== undefined),
       ...etcdRequestsPerCsr(etcd0, etcd1, perCsr),
       ...machine(),
     };

@@ -21,6 +21,9 @@ describe('bench/e2e', () => {
     // /proc ticks are 10 ms: a few CSRs through both processes cost more than one tick in total.
     expect(r.cpuMsPerCsr.apiserver + r.cpuMsPerCsr.controller).toBeGreaterThan(0);
     expect(r.cpuMsPerCsr.clients).toBeGreaterThanOrEqual(0);
+    // The fixed rate's CPU comes by process too; on SQLite there is no etcd and one replica.
+    expect(Object.keys(r.fixedRate.cpuMsPerCsr).sort()).toEqual(['apiserver', 'clients', 'controller']);
+    expect(r.fixedRate.cpuMsPerCsr.clients).toBeGreaterThanOrEqual(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(r.bareCreatesPerSec).toBeGreaterThan(0);
     expect(r.csrsToQuarterBareCreates).toBeCloseTo(r.sustained.csrsPerSec / (r.bareCreatesPerSec / 4), 2);

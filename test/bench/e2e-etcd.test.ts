@@ -1,0 +1,37 @@
+import { formatEtcdRatioTable, secondReplicaCost, type EtcdRatioResult, type EtcdRatioRow } from '../../bench/e2e-etcd.js';
+
+const row = (csrsPerSec: number, fixed: EtcdRatioRow['fixedRate']['cpuMsPerCsr']): EtcdRatioRow => ({
+  csrsPerSec,
+  p99Ms: 100,
+  errors: 0,
+  cpuMsPerCsr: { apiserver: 2, controller: 1, clients: 0.3, etcd: 1 },
+  fixedRate: { csrsPerSec: 100, cpuMsPerCsr: fixed },
+});
+
+describe('bench/e2e-etcd', () => {
+  it("gives the second replica's added CPU per CSR by process, and in all", () => {
+    const one = { apiserver: 1.71, controller: 1, clients: 0.32, etcd: 0.93 };
+    const two = { apiserver: 2.59, controller: 1.17, clients: 0.42, etcd: 1.16, replicas: [1.89, 0.7] };
+    expect(secondReplicaCost(one, two)).toEqual({ apiserver: 0.88, controller: 0.17, clients: 0.1, etcd: 0.23, total: 1.38 });
+    // SQLite's row has no etcd: it counts as 0, never NaN.
+    expect(secondReplicaCost({ apiserver: 1, controller: 1, clients: 0 }, { apiserver: 1.5, controller: 1, clients: 0 }).total).toBe(0.5);
+  });
+
+  it('prints each store on its line, with the fixed rate and the added cost', () => {
+    const one = { apiserver: 1.7, controller: 1, clients: 0.3, etcd: 0.9 };
+    const two = { apiserver: 2.4, controller: 1.1, clients: 0.35, etcd: 1.1, replicas: [1.6, 0.8] };
+    const r: EtcdRatioResult = {
+      name: 'e2e-etcd',
+      sqlite: row(400, { apiserver: 1.8, controller: 1, clients: 0.3 }),
+      etcd: row(450, one),
+      etcdX2: row(350, two),
+      ratios: { etcdToSqlite: 1.125, twoReplicasToOne: 0.778 },
+      secondReplicaMsPerCsr: secondReplicaCost(one, two),
+      cores: 2,
+      node: 'v24',
+    };
+    const table = formatEtcdRatioTable(r);
+    expect(table).toContain('100: 2.4 (1.6 + 0.8) / 1.1 / 0.35 / 1.1');
+    expect(table).toContain('the second replica adds per CSR at the fixed rate: 1.05 ms (apiservers 0.7, controller 0.1, clients 0.05, etcd 0.2)');
+  });
+});
