@@ -87,7 +87,9 @@ export type StoreErrorCode =
   /** the backend cannot be reached or has no quorum (etcd down): 503 */
   | 'Unavailable'
   /** the backend did not answer in time: 504 */
-  | 'Timeout';
+  | 'Timeout'
+  /** a stored value cannot be decoded (another writer's, or damaged): 500 InternalError, as upstream */
+  | 'Undecodable';
 
 export class StoreError extends Error {
   constructor(
@@ -140,8 +142,8 @@ export interface WatchOptions {
    * The watcher sends an event's `text` when it has one and reads `object` and `prevObject` only when
    * it needs them (a watcher without a selector, sending objects as they are): a store may deliver
    * events whose objects are built when first read (etcd relays what it receives without parsing it).
-   * A stored value that is not JSON then reaches such a watcher as it is; every other watch ends
-   * with an error at it. A hint: a store that ignores it builds every object before delivery.
+   * A stored value that is not JSON still ends every watch, this one too, with 'Undecodable'. A hint:
+   * a store that ignores it builds every object before delivery.
    */
   relay?: boolean;
 }

@@ -6,6 +6,7 @@
  */
 import type { KObject } from '../../../api/meta.js';
 import { deepFreeze } from '../../../lib/json.js';
+import { isJsonText } from '../../../lib/json-syntax.js';
 import { adoptFrozen, parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 import type { Revisioned } from './recent-objects.js';
@@ -125,11 +126,17 @@ export class RelayedValue implements Revisioned {
   }
 }
 
-/** The value `json` (from `encode`) at `revision` for a watch: a RelayedValue when its text can be stamped where it lies, else decoded now. */
+/**
+ * The value `json` (from `encode`) at `revision` for a watch: a RelayedValue when its text can be
+ * stamped where it lies, else decoded now. Either way a value that is not JSON (another tool may have
+ * written anything) throws, as its decode would: a relayed text reaches clients as it is.
+ */
 export function relay(json: Uint8Array, revision: number): Revisioned {
   const text = utf8(json);
   const stamped = stampedText(text, revision);
-  return stamped !== undefined ? new RelayedValue(stamped, revision) : { object: decodeUnstamped(text, revision), revision };
+  if (stamped === undefined) return { object: decodeUnstamped(text, revision), revision };
+  if (!isJsonText(text)) throw new SyntaxError(`the value at revision ${revision} is not JSON`);
+  return new RelayedValue(stamped, revision);
 }
 
 /**

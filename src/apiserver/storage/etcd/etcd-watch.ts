@@ -128,9 +128,13 @@ export class EtcdWatch implements WatchHandle {
     if (!this.stopped) this.ctx.options.onEvent(event);
   }
 
-  /** A value this replica cannot decrypt (its KMS plugin is down, or its key is gone) ends the watch, as upstream's. */
+  /**
+   * A value this replica cannot read ends the watch, as upstream's: a KMS plugin that is down with
+   * its own StoreError (503), anything else (a key that is gone, a value that is not JSON) as
+   * upstream's InternalError.
+   */
   private undecodable(err: unknown): void {
-    this.fail(err instanceof StoreError ? err : new StoreError('Unavailable', this.ctx.etcdPrefix, `cannot decode a watched value: ${(err as Error).message}`));
+    this.fail(err instanceof StoreError ? err : new StoreError('Undecodable', this.ctx.etcdPrefix, `cannot decode a watched value: ${(err as Error).message}`));
   }
 
   private toEvent(ev: SharedEvent): StoreEvent | Promise<StoreEvent> {
