@@ -12,12 +12,14 @@ const FLEET_USAGE = `usage: npm run bench -- fleet [flags]   (or node dist/bench
 N simulated kubelets against kube-identity up: join storm, steady state, rotation wave, server restart.
   --nodes N[,N2...]        nodes per run, each N in turn (default 100); the largest N meeting every SLO is named
   --protocols h2,http1     run each N over each protocol back to back (default h2); --http1 alone forces HTTP/1.1
+  --join-seconds S         the window the N nodes start joining in (default 10)
   --steady-seconds S       length of the steady state (default 120)
   --timeout-seconds S      how long a scenario may take before it is reported as not reached (default 600)
   --workers W              simulator processes (default one per 250 nodes, at most 8)
   --out DIR                write each N's JSON to DIR/fleet-N.json
-  --stop-after SCENARIO    end the run after join, steady or rotation (A/B runs of one scenario)
+  --stop-after SCENARIO    end the run after join, steady, rotation or restart (A/B runs of one scenario)
   --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR); stops after the steady state unless --stop-after says
+                           (restart: both up processes profiled, one file each)
   --verbose                progress on stderr`;
 
 /**
@@ -43,14 +45,14 @@ export async function runFleetCli(argv: string[]): Promise<void> {
   if (o.counts.length > 1) console.log(`largest N meeting every SLO${which}: ${met.length ? Math.max(...met) : 'none'}`);
 }
 
-const STOP_AFTER = ['join', 'steady', 'rotation'] as const;
+const STOP_AFTER = ['join', 'steady', 'rotation', 'restart'] as const;
 
 function fleetOptions(argv: string[]) {
   const text = { type: 'string' } as const;
   const args = parseBenchArgs(argv, {
     command: 'bench fleet',
     usage: FLEET_USAGE,
-    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'stop-after': text, 'up-cpu-prof': text, verbose: { type: 'boolean' } },
+    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'join-seconds': text, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'stop-after': text, 'up-cpu-prof': text, verbose: { type: 'boolean' } },
   });
   const nodes = args.string('nodes') ?? '100';
   const counts = nodes.split(',').map(Number);
@@ -62,6 +64,8 @@ function fleetOptions(argv: string[]) {
     return s === undefined ? undefined : s * 1000;
   };
   const params: Partial<FleetParams> = {};
+  const joinSpreadMs = seconds('join-seconds');
+  if (joinSpreadMs !== undefined) params.joinSpreadMs = joinSpreadMs;
   const steadyMs = seconds('steady-seconds');
   if (steadyMs !== undefined) params.steadyMs = steadyMs;
   const timeoutMs = seconds('timeout-seconds');
@@ -71,7 +75,7 @@ function fleetOptions(argv: string[]) {
   const stopAfter = args.string('stop-after');
   if (stopAfter !== undefined) {
     const scenario = STOP_AFTER.find((x) => x === stopAfter);
-    params.stopAfter = scenario ?? args.fail(`--stop-after takes join, steady or rotation, got ${stopAfter}`);
+    params.stopAfter = scenario ?? args.fail(`--stop-after takes join, steady, rotation or restart, got ${stopAfter}`);
   }
   const cpuProf = args.string('up-cpu-prof');
   if (cpuProf !== undefined) params.upCpuProfDir = path.resolve(cpuProf);

@@ -21,7 +21,9 @@
  * most 8, by default), so no single event loop of the load generator is what is measured. They share the
  * machine with `up`: the worst worker's event-loop delay and the simulator's CPU are reported beside the figures.
  * With `upCpuProfDir`, `up` runs under `node --cpu-prof` (profile written there when it stops) and the run ends
- * after the steady state (its last seconds are the steady state's profile; `--steady-seconds 1` for the join's): `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
+ * after the steady state (its last seconds are the steady state's profile; `--steady-seconds 1` for the join's)
+ * unless `stopAfter` says: with `stopAfter: 'restart'` the restarted `up` is profiled too, into a second file.
+ * `node dist/bench/cpuprofile.js FILE` summarizes where up's main thread went.
  */
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -53,7 +55,7 @@ export interface FleetParams {
   /** Run `up` under `node --cpu-prof` writing into this directory (and stop after the steady state unless `stopAfter` says). */
   upCpuProfDir?: string;
   /** End the run after this scenario (A/B runs of the join and steady state need no rotation or restart). */
-  stopAfter?: 'join' | 'steady' | 'rotation';
+  stopAfter?: 'join' | 'steady' | 'rotation' | 'restart';
   /** Speak HTTP/1.1 even when the server offers h2 (the simulator before HTTP/2, for comparison). */
   http1: boolean;
 }
@@ -105,8 +107,9 @@ export interface PhaseResult {
    * /proc/pressure/cpu "some"): how contended the shared machine was, beside the load average.
    */
   cpuPressurePercent: number;
-  /** Restart only: from the stop of `up` until the new one answered. */
+  /** Restart only: from the stop of `up` until the new one answered; of which the old one's stop (SIGTERM to exit). */
   downtimeSeconds?: number;
+  stopSeconds?: number;
 }
 
 export interface FleetResult extends Machine {
@@ -181,6 +184,8 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   const nodes = params.nodes ?? DEFAULTS.nodes;
   const p: FleetParams = { ...DEFAULTS, workers: defaultWorkers(nodes), ...params };
   const stopAfter = p.stopAfter ?? (p.upCpuProfDir ? 'steady' : undefined);
+  // SIGKILL after this: a profiled up writes its profile as it exits, which takes seconds after a long run.
+  const stopGraceMs = p.upCpuProfDir ? 60_000 : 10_000;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fleet-'));
   const port = await freePort();
   let up = await startUp(dataDir, port, p.upCpuProfDir);
@@ -197,12 +202,18 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
   let peakRss = 0;
   let acceptQueueMax = 0;
   let ticks = 0;
+  let lastMainMs = 0;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, up.proc.memory().rss);
-    acceptQueueMax = Math.max(acceptQueueMax, acceptQueueLength(port));
+    const queued = acceptQueueLength(port);
+    acceptQueueMax = Math.max(acceptQueueMax, queued);
     if (++ticks % 5 === 0 && fleet) {
+      // up's main thread over the last 5 s (a restarted up starts from 0): where a phase's time went, second by second.
+      const mainMs = up.proc.mainThreadCpuMs();
+      const mainPercent = round((mainMs >= lastMainMs ? mainMs - lastMainMs : mainMs) / 50, 0);
+      lastMainMs = mainMs;
       void fleet.counts().then(
-        (c) => log(`${phase} +${ticks}s: client ${c.client}, serving ${c.serving}, watching ${c.watching}, rotated ${c.rotated}, requests ${c.requests}`),
+        (c) => log(`${phase} +${ticks}s: client ${c.client}, serving ${c.serving}, watching ${c.watching}, rotated ${c.rotated}, requests ${c.requests}, up main ${mainPercent}%, accept queue ${queued}`),
         () => undefined,
       );
     }
@@ -304,10 +315,11 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
     const controllerUsedBeforeStop = up.proc.threadCpuMs('controller') - controllerStart;
     const stoppedAt = performance.now();
-    await up.proc.stop(10_000);
+    await up.proc.stop(stopGraceMs);
+    const stopSeconds = round((performance.now() - stoppedAt) / 1000, 1);
     let startError: string | undefined;
     try {
-      up = await startUp(dataDir, port);
+      up = await startUp(dataDir, port, p.upCpuProfDir);
     } catch (err) {
       // Reported as the scenario's outcome: the figures of the other scenarios are kept.
       startError = `up did not start again: ${String(err).slice(0, 300)}`;
@@ -319,12 +331,12 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
     await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
-    if (restarted) restarted.downtimeSeconds = downtimeSeconds;
+    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds });
     if (restarted && startError) restarted.firstError = startError;
   } finally {
     clearInterval(sampler);
     await fleet?.stop();
-    await up.proc.stop(10_000);
+    await up.proc.stop(stopGraceMs);
     rmSync(dataDir, { recursive: true, force: true });
   }
   return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
@@ -385,7 +397,7 @@ export function formatFleetTable(r: FleetResult): string {
     if (!x) return [];
     return [
       [
-        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s)`}${x.reached ? '' : ' (not reached)'}`,
+        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'})`}${x.reached ? '' : ' (not reached)'}`,
         String(x.seconds),
         String(x.requests),
         String(x.mutatingMs.p99),

@@ -44,6 +44,7 @@ export interface Reply {
 /** A streamed response (a watch): its status, then its body until it ends or is aborted. */
 export interface StreamReply {
   status: number;
+  retryAfter: string | undefined;
   body: AsyncIterable<Buffer>;
   text(): Promise<string>;
 }
@@ -125,7 +126,7 @@ class Http1Transport implements Transport {
 
   async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply> {
     const res = await this.watches.request({ method: 'GET', path, headers, signal });
-    return { status: res.statusCode, body: res.body, text: () => res.body.text() };
+    return { status: res.statusCode, retryAfter: retryAfterOf(res.headers['retry-after']), body: res.body, text: () => res.body.text() };
   }
 
   close(now = false): void {
@@ -242,7 +243,7 @@ class Http2Transport implements Transport {
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString('utf8');
     };
-    return { status: Number(head[':status']), body: stream as AsyncIterable<Buffer>, text };
+    return { status: Number(head[':status']), retryAfter: retryAfterOf(head['retry-after']), body: stream as AsyncIterable<Buffer>, text };
   }
 
   close(now = false): void {

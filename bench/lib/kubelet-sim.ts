@@ -9,7 +9,7 @@
  * own transport (bench/lib/fleet-transport.ts): one HTTP/2 connection for everything when the server
  * offers h2, as client-go, else HTTP/1.1 keep-alive connections (one for requests, one per watch).
  * Every request goes through `FleetRecorder`, which keeps latencies by kind, counts errors, 429s
- * (honoured: the request is sent again after Retry-After, up to 10 times) and connections opened.
+ * (honoured: the request or watch is sent again after Retry-After, up to 10 times) and connections opened.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
@@ -208,10 +208,19 @@ export class SimKubelet {
     }
   }
 
-  /** Streams a watch until `done` says so or the stream ends; rejects on a non-200. */
+  /**
+   * Streams a watch until `done` says so or the stream ends; rejects on a non-200. A watch refused
+   * with 429 and Retry-After is started again after it, as client-go's Watch does (up to 10 times).
+   */
   private async watch(conn: Connection, path: string, done: (obj: Obj, type: string) => boolean, onOpen?: () => void): Promise<void> {
     const abort = new AbortController();
-    const res = await conn.transport.stream(path, conn.headers(false), abort.signal);
+    let res = await conn.transport.stream(path, conn.headers(false), abort.signal);
+    for (let attempt = 0; res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(Number(res.retryAfter)) && !this.stopped; attempt++) {
+      await res.text();
+      this.rec.throttled();
+      await sleep(Number(res.retryAfter) * 1000);
+      res = await conn.transport.stream(path, conn.headers(false), abort.signal);
+    }
     if (res.status !== 200) throw new HttpError(res.status, await res.text());
     onOpen?.();
     let buf = '';

@@ -2,9 +2,10 @@
  * Overload on one event loop is shed, not suffered: with the server's own flags at their defaults
  * (--max-event-loop-delay 250ms, 600 seats, so no seat is ever short), the test blocks the event
  * loop it shares with the server in 400 ms turns, as a storm of TLS handshakes would. Workload
- * requests (a bootstrap token's CSR create and list) are then answered 429 with Retry-After and a
- * Status at once, while a node's Lease renewal, the cluster admin and the readiness probe are served;
- * once the loop is free again, the bootstrap token is served again.
+ * requests (a bootstrap token's CSR create and list, a node's watch of its pods) are then answered 429
+ * with Retry-After and a Status at once, while a node's Lease renewal and the watch of its own Node,
+ * the cluster admin and the readiness probe are served; once the loop is free again, the bootstrap
+ * token and the pods watch are served again.
  */
 import { CSR_PATH, kubeletCsrObject, kubeletCsrPems } from '../../bench/lib/kubelet-csr.js';
 import { FLOW_CONTROL_DEFAULTS } from '../../src/apiserver/flowcontrol/flow-control.js';
@@ -18,6 +19,9 @@ const TOKENS = [
   `${BOOTSTRAP_TOKEN},system:bootstrap:abcdef,uid-abcdef,"system:bootstrappers,system:bootstrappers:kubeadm:default-node-token"`,
 ].join('\n');
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+/** A kubelet's two informers' watches (system-nodes at the workload level, system-node-high), ended by the server after a second. */
+const PODS_WATCH = `/api/v1/pods?watch=true&fieldSelector=${encodeURIComponent('spec.nodeName=n1')}&timeoutSeconds=1`;
+const NODE_WATCH = `/api/v1/nodes?watch=true&fieldSelector=${encodeURIComponent('metadata.name=n1')}&timeoutSeconds=1`;
 
 let server: TestServer;
 const target = () => ({ url: server.url, caPem: server.caPem, admin: server.admin });
@@ -76,6 +80,7 @@ it('answers workload requests 429 while the event loop is saturated, serves Leas
 
   const unblock = blockLoop(400);
   const shed: RawResponse[] = [];
+  let podsWatch: RawResponse | undefined;
   const served: string[] = [];
   try {
     // The smoothed delay needs about a second of a blocked loop to pass 250 ms.
@@ -85,43 +90,51 @@ it('answers workload requests 429 while the event loop is saturated, serves Leas
     expect(first?.status).toBe(429);
     shed.push(first as RawResponse);
     // Still saturated: the storm's requests are all shed; the node's heartbeat, the admin and the probe go on.
-    const [creates, lists, renewed, admin, ready] = await Promise.all([
+    const [creates, lists, pods, renewed, nodeWatch, admin, ready] = await Promise.all([
       Promise.all([createCsr(), createCsr(), createCsr()]),
       Promise.all([listCsrs(), listCsrs()]),
+      raw(target(), 'GET', PODS_WATCH, { token: NODE_TOKEN }),
       raw(target(), 'PUT', `${LEASES}/n1`, { token: NODE_TOKEN, body: lease(rv) }),
+      raw(target(), 'GET', NODE_WATCH, { token: NODE_TOKEN }),
       raw(target(), 'GET', CSR_PATH),
       raw(target(), 'GET', '/readyz', { anonymous: true }),
     ]);
     shed.push(...creates, ...lists);
-    served.push(`lease ${renewed.status}`, `admin ${admin.status}`, `readyz ${ready.status}`);
+    podsWatch = pods;
+    served.push(`lease ${renewed.status}`, `node watch ${nodeWatch.status}`, `admin ${admin.status}`, `readyz ${ready.status}`);
     if (renewed.status === 200) rv = String(renewed.json.metadata.resourceVersion);
   } finally {
     unblock();
   }
 
   expect(shed.map((r) => r.status)).toEqual([429, 429, 429, 429, 429, 429]);
-  for (const r of shed) {
+  // A watch refused before it starts is an ordinary 429, as any request's.
+  expect(podsWatch?.status).toBe(429);
+  for (const r of [...shed, podsWatch as RawResponse]) {
     expect(r.headers['retry-after']).toBe('1');
     expect(r.json).toEqual(TOO_MANY_REQUESTS);
   }
-  expect(served).toEqual(['lease 200', 'admin 200', 'readyz 200']);
+  expect(served).toEqual(['lease 200', 'node watch 200', 'admin 200', 'readyz 200']);
 
   // Recovered: a second after the loop is free, nothing is shed.
   await sleep(1_500);
   const after: number[] = [];
   for (let i = 0; i < 5; i++) after.push((await createCsr()).status, (await listCsrs()).status);
   after.push((await raw(target(), 'PUT', `${LEASES}/n1`, { token: NODE_TOKEN, body: lease(rv) })).status);
-  expect(after).toEqual([201, 200, 201, 200, 201, 200, 201, 200, 201, 200, 200]);
+  after.push((await raw(target(), 'GET', PODS_WATCH, { token: NODE_TOKEN })).status);
+  expect(after).toEqual([201, 200, 201, 200, 201, 200, 201, 200, 201, 200, 200, 200]);
 
   const metrics = (await raw(target(), 'GET', '/metrics')).text;
   const sample = (name: string, labels = ''): number => Number(new RegExp(`^${name}${labels ? `\\{${labels}\\}` : ''} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 'NaN');
   const timedOut = sample('apiserver_flowcontrol_rejected_requests_total', 'priority_level="workload",flow_schema="global-default",reason="time-out"');
+  const nodesTimedOut = sample('apiserver_flowcontrol_rejected_requests_total', 'priority_level="workload",flow_schema="system-nodes",reason="time-out"');
   const timeOuts = [...metrics.matchAll(/^apiserver_flowcontrol_rejected_requests_total\{[^}]*reason="time-out"\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-  // Every 429 is counted once, as a time-out of the workload level.
+  // Every 429 is counted once, as a time-out of the workload level: the pods watch under the nodes' flow schema.
   expect(timedOut).toBe(shed.length);
-  expect(timeOuts).toBe(timedOut);
+  expect(nodesTimedOut).toBe(1);
+  expect(timeOuts).toBe(timedOut + nodesTimedOut);
   expect(metrics).not.toMatch(/apiserver_flowcontrol_rejected_requests_total\{priority_level="(node-high|exempt)"/);
-  expect(sample('apiserver_dropped_requests_total', 'request_kind="mutating"') + sample('apiserver_dropped_requests_total', 'request_kind="readOnly"')).toBe(timedOut);
+  expect(sample('apiserver_dropped_requests_total', 'request_kind="mutating"') + sample('apiserver_dropped_requests_total', 'request_kind="readOnly"')).toBe(timeOuts);
   expect(sample('kube_identity_apiserver_event_loop_delay_seconds')).toBeLessThan(0.25);
   expect(sample('kube_identity_apiserver_event_loop_utilization')).toBeLessThan(0.9);
 }, 90_000);

@@ -59,7 +59,7 @@ describe('bench command lines', () => {
     const cases: [string[], RegExp][] = [
       [['fleet', '--nodes', '3', '--bogus'], /^bench fleet: Unknown option '--bogus' \(--help for usage\)$/],
       [['fleet', '--nodes', '3,x'], /^bench fleet: --nodes takes positive integers, got 3,x/],
-      [['fleet', '--stop-after', 'restart'], /^bench fleet: --stop-after takes join, steady or rotation, got restart/],
+      [['fleet', '--stop-after', 'reboot'], /^bench fleet: --stop-after takes join, steady, rotation or restart, got reboot/],
       [['pki', '--provider=aesgcm'], /^bench: --provider does not apply to pki/],
       [['e2e', '--storage=disk'], /^bench: --storage takes sqlite, memory or etcd, got disk/],
       [['api', '--runs=0'], /^bench: --runs takes an integer of at least 1, got "0"/],

@@ -3,13 +3,18 @@
  * waits in a queue of its priority level for a bounded time, or is answered 429 TooManyRequests with
  * `Retry-After: 1` (upstream's message, as a Status) and counted in upstream's metrics. It runs after
  * authentication (the user picks the level) and before authorization, as in upstream's chain.
- * Watches are long-running and take no seat, as upstream's max-in-flight filter leaves them out.
+ * Watches are long-running and take no seat, as upstream's max-in-flight filter leaves them out; with
+ * priority and fairness a watch is still classified, as upstream's filter classifies a watch before it
+ * starts, and shed like the other requests of its level while the loop is saturated (below).
  *
  * On one event loop a request holds its seat for microseconds, so the seats are not where overload
  * queues: the loop is (loop-saturation.ts). While it is saturated, the workload level's requests
  * (new joins' CSRs, lists, nodes' other requests, everybody else) are answered 429 at once, as
  * upstream answers a request that waited in its queue past the limit (reason `time-out`): their wait
- * was the loop's delay. node-high, leader-election, workload-high and exempt requests go on.
+ * was the loop's delay. Watches at that level are shed too: after a restart every kubelet's informers
+ * start their watches again at once, and each start (its history replayed or a 410 refused) is loop
+ * time taken from the Lease renewals. node-high (a node's own Node watch included), leader-election,
+ * workload-high and exempt requests go on.
  *
  * With priority and fairness (the default) --max-requests-inflight plus
  * --max-mutating-requests-inflight seats are shared out among the levels by their shares; without it
@@ -116,7 +121,8 @@ export class FlowControl {
   }
 
   /**
-   * Runs `execute` once the request may, or throws a 429 when it is shed. A watch takes no seat. The
+   * Runs `execute` once the request may, or throws a 429 when it is shed. A watch takes no seat (but
+   * is shed at the workload level while the loop is saturated). The
    * seat is held until `execute` has settled and the response has closed, whichever is later: as
    * upstream's handler goroutine keeps its seat after the --request-timeout 504 until it returns, and
    * its blocking writes keep it until a slow reader has the answer. A queued request waits until
@@ -124,12 +130,14 @@ export class FlowControl {
    */
   handle(user: UserInfo, info: RequestInfo, res: ServerResponse, queueUntil: number, execute: () => Promise<void>): Promise<void> {
     this.loop?.request();
-    if (info.isResourceRequest && info.verb === 'watch') return execute();
+    const watch = info.isResourceRequest && info.verb === 'watch';
+    if (watch && !this.loop?.saturated) return execute();
     const mutating = !NON_MUTATING_VERBS.has(info.verb);
     if (!this.fair) return this.handleMaxInFlight(user, mutating, res, execute);
     const c = classify(user, info);
     const series = this.metrics?.series(c.priorityLevel, c.flowSchema);
     if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject('time-out', mutating, series, this.loop.delayMs / 1000);
+    if (watch) return execute();
     const level = this.levels.get(c.priorityLevel);
     if (!level || level.tryAcquire()) return this.run(level, series, res, 0, execute);
     const started = performance.now();
