@@ -4,7 +4,7 @@
  * commits the groups of rows it is sent and answers once they are on disk. The groups that queued
  * while a commit ran are merged into the next transaction, so they share one fsync.
  */
-import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 export type RowType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -41,6 +41,11 @@ export interface WriterOptions {
   busyTimeoutMs: number;
   /** Largest size the file may grow to, like etcd's --quota-backend-bytes; commits beyond it fail. */
   quotaBytes?: number;
+}
+
+/** What the thread is started with: the file's options and its end of the writer's channel. */
+export interface WorkerData extends WriterOptions {
+  port: MessagePort;
 }
 
 /** An error as it crosses the thread boundary: its message and, for SQLite's, its code. */
@@ -271,4 +276,6 @@ function main(port: MessagePort, opts: WriterOptions): void {
   serve(port, db, commit, file.revision);
 }
 
-if (parentPort) main(parentPort, workerData as WriterOptions);
+// Started by SqliteWriter (imported elsewhere, e.g. by tests, it does nothing).
+const data = workerData as WorkerData | null;
+if (data?.port) main(data.port, data);

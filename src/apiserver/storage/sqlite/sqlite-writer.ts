@@ -6,11 +6,14 @@
  * before it: the thread starts the next commit the moment one is on disk, and merges what queued. The worker also loads the file at open, so there is only ever one connection
  * and it holds the file's exclusive lock from open to close.
  *
- * The thread's code is its own module, sqlite-worker.ts.
+ * The thread's code is its own module, sqlite-worker.ts. Both sides talk over a MessageChannel of
+ * their own rather than the Worker's: node:worker relays each of the Worker's messages through one
+ * more event and reads process.env (a lock and a copy of the variable) per message, a few µs of
+ * the main thread per commit.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { workerModule } from '../../../lib/worker-module.js';
-import type { Failure, Reply, Request, StoredFile, WriteRow, WriterOptions } from './sqlite-worker.js';
+import type { Failure, Reply, Request, StoredFile, WorkerData, WriteRow, WriterOptions } from './sqlite-worker.js';
 
 interface Waiter {
   resolve: () => void;
@@ -27,9 +30,14 @@ export class SqliteWriter {
   private stopped: Error | undefined;
   private readonly exited: Promise<void>;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly port: MessagePort,
+  ) {
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
-    worker.on('message', (reply: Reply) => this.onReply(reply));
+    port.on('message', (reply: Reply) => this.onReply(reply));
+    // Idle, the channel must not keep the process alive; commits in flight do (see commit).
+    port.unref();
     worker.on('error', (err) => this.stop(err));
     worker.on('exit', (code) => this.stop(new Error(`SQLite writer thread exited (code ${code})`)));
   }
@@ -37,22 +45,24 @@ export class SqliteWriter {
   /** Starts the thread, opens (creating if needed) and locks the file, and returns what it holds. */
   static start(opts: WriterOptions): Promise<{ writer: SqliteWriter; file: StoredFile }> {
     const module = workerModule(import.meta.url, 'sqlite-worker');
-    const worker = new Worker(module.url, { workerData: opts, execArgv: module.execArgv });
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(module.url, { workerData: { ...opts, port: port2 } satisfies WorkerData, transferList: [port2], execArgv: module.execArgv });
     return new Promise((resolve, reject) => {
       const failed = (err: Error): void => {
         worker.off('exit', exited);
+        port1.close();
         reject(err);
         void worker.terminate();
       };
       const exited = (code: number): void => failed(new Error(`SQLite writer thread exited (code ${code}) while opening ${opts.path}`));
       worker.once('error', failed);
       worker.once('exit', exited);
-      worker.once('message', (reply: Reply) => {
+      port1.once('message', (reply: Reply) => {
         worker.off('error', failed);
         worker.off('exit', exited);
         if (reply.type !== 'opened') return failed(replyError(reply as Failure));
-        const writer = new SqliteWriter(worker);
-        // Idle, the thread must not keep the process alive; commits in flight do (see commit).
+        const writer = new SqliteWriter(worker, port1);
+        // The thread never keeps the process alive by itself: the channel does while commits are in flight.
         worker.unref();
         resolve({ writer, file: reply.file });
       });
@@ -67,16 +77,16 @@ export class SqliteWriter {
   commit(rows: WriteRow[], revision: number, compactTo: number | undefined): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     const id = this.nextId++;
-    if (this.waiting.size === 0) this.worker.ref();
+    if (this.waiting.size === 0) this.port.ref();
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ type: 'commit', id, rows, revision, compactTo } satisfies Request);
+      this.port.postMessage({ type: 'commit', id, rows, revision, compactTo } satisfies Request);
     });
   }
 
   /** Closes the connection after the commits already sent, and ends the thread. */
   async close(): Promise<void> {
-    if (!this.stopped) this.worker.postMessage({ type: 'close' } satisfies Request);
+    if (!this.stopped) this.port.postMessage({ type: 'close' } satisfies Request);
     this.worker.ref();
     await this.exited;
   }
@@ -89,7 +99,7 @@ export class SqliteWriter {
   private settle(id: number): Waiter | undefined {
     const waiter = this.waiting.get(id);
     this.waiting.delete(id);
-    if (this.waiting.size === 0) this.worker.unref();
+    if (this.waiting.size === 0) this.port.unref();
     return waiter;
   }
 
