@@ -3,7 +3,8 @@
  * bound ServiceAccount token against
  * `kube-identity apiserver` (SQLite, its own process), each next to the same operation on a bare
  * node:https server (bench/lib/bare-server.ts) measured in the same run with the same client, and
- * reported as a ratio to that ceiling.
+ * reported as a ratio to that ceiling. GETs run on the two servers in alternating slices (getBoth);
+ * the other phases run on one server, then the other.
  * Run: `node dist/bench/api.js` after `npm run build`, or call runApiBench().
  */
 import 'reflect-metadata';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
 import { HttpClient, type StreamHandle } from './lib/http-client.js';
-import { closedLoop, type LoadResult } from './lib/load.js';
+import { alternatedClosedLoops, closedLoop, type LoadResult } from './lib/load.js';
 import { formatTable, isMain, machine, mb, printResult, round, type Machine } from './lib/report.js';
 import { parseBenchArgs } from './lib/cli.js';
 import { formatLatency, summarize, type LatencySummary } from './lib/stats.js';
@@ -21,7 +22,7 @@ export interface ApiBenchParams {
   objects: number;
   /** Concurrent clients for create and get. */
   concurrency: number;
-  /** How long the get phase runs. */
+  /** How long the get phase runs on each server (in slices alternating between them). */
   getMs: number;
   pageSize: number;
   /** Full paginated lists per side. */
@@ -145,9 +146,54 @@ async function create(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   return figures(await closedLoop({ concurrency: p.concurrency, maxOps: p.objects, maxMs: 120_000, op: (i) => side.client.json('POST', side.collection, configMap(`cm-${pad(i)}`)).then(() => undefined) }));
 }
 
-async function get(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
-  const op = (i: number): Promise<void> => side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined);
-  return figures(await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.getMs, op }));
+/** The bare server and the API server, each with its process. */
+type Sides = readonly [{ side: Side; proc: NodeProcess }, { side: Side; proc: NodeProcess }];
+type PhaseRun = (op: string, sides: Sides, p: ApiBenchParams) => Promise<OpFigures>;
+
+/** A phase on the bare server, then on the API server, each after its warm-up. */
+const oneAfterOther =
+  (run: (s: Side, p: ApiBenchParams) => Promise<PhaseFigures>): PhaseRun =>
+  async (op, [bare, api], p) => {
+    await warmUp(op, bare.side, p);
+    const b = await measured(bare.proc, () => run(bare.side, p));
+    await warmUp(op, api.side, p);
+    return compare(b, await measured(api.proc, () => run(api.side, p)));
+  };
+
+const getOp =
+  (side: Side, p: ApiBenchParams) =>
+  (i: number): Promise<void> =>
+    side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined);
+
+/** Slices of the GET phase per server: each side runs getMs in all, in turns of about a second. */
+const GET_SLICES = 5;
+
+/**
+ * GETs on both servers in alternating slices (lib/load.ts alternatedClosedLoops), each side's CPU
+ * summed over its slices: the GET phases one after the other read the bare server's rate in one
+ * window and the API server's in the next, and on a quiet host the bare server's alone went from
+ * 22,336 to 13,475 GETs/s between rounds (docs/bench/api-quiet-s11b.json).
+ */
+async function getBoth(op: string, sides: Sides, p: ApiBenchParams): Promise<OpFigures> {
+  await warmUp(op, sides[0].side, p);
+  await warmUp(op, sides[1].side, p);
+  const cpuMs = [0, 0];
+  const [bare, api] = await alternatedClosedLoops({
+    concurrency: p.concurrency,
+    msEach: p.getMs,
+    slices: GET_SLICES,
+    ops: [getOp(sides[0].side, p), getOp(sides[1].side, p)],
+    slice: async (k, run) => {
+      const before = sides[k].proc.cpuMs();
+      await run();
+      cpuMs[k] = (cpuMs[k] ?? 0) + sides[k].proc.cpuMs() - before;
+    },
+  });
+  const side = (r: LoadResult, k: 0 | 1): SideFigures => {
+    const f = figures(r);
+    return { ...f, cpuUsPerOp: round(((cpuMs[k] ?? 0) * 1000) / Math.max(1, f.done), 1) };
+  };
+  return compare(side(bare, 0), side(api, 1));
 }
 
 /** Objects/s over full paginated lists; latency per page. */
@@ -211,7 +257,7 @@ async function watch(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
 
 /** The warm-up of a phase: its operation (a bare review is a create, so on names the phase does not use). */
 const warmups: Partial<Record<string, (side: Side, p: ApiBenchParams) => (i: number) => Promise<void>>> = {
-  get: (side, p) => (i) => side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined),
+  get: getOp,
   tokenreview: (side) => (i) => side.review(WARMUP_INDEX + i),
 };
 const WARMUP_INDEX = 1_000_000_000;
@@ -302,15 +348,10 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
     clients.push(api.watchClient, bare.side.client, bare.side.watchClient);
 
     const results = {} as ApiBenchResult['results'];
-    const phases = { create, get, list, watch, tokenreview: tokenReview } as const;
-    const ceiling = bare;
-    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, (s: Side, p: ApiBenchParams) => Promise<PhaseFigures>][]) {
-      await warmUp(op, ceiling.side, p);
-      const b = await measured(ceiling.proc, () => run(ceiling.side, p));
-      await warmUp(op, api, p);
-      const a = await measured(server.proc, () => run(api, p));
-      results[op] = compare(b, a);
-    }
+    const ceiling = { side: bare.side, proc: bare.proc };
+    const tested = { side: api, proc: server.proc };
+    const phases = { create: oneAfterOther(create), get: getBoth, list: oneAfterOther(list), watch: oneAfterOther(watch), tokenreview: oneAfterOther(tokenReview) } as const;
+    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, PhaseRun][]) results[op] = await run(op, [ceiling, tested], p);
     const ratios: ApiRatios = {
       createToBareCreate: results.create.ratio,
       getToBareGet: results.get.ratio,

@@ -25,27 +25,76 @@ export interface ClosedLoopOptions {
 }
 
 export async function closedLoop(o: ClosedLoopOptions): Promise<LoadResult> {
-  const samples: number[] = [];
-  let next = 0;
-  let errors = 0;
-  let firstError: string | undefined;
+  const acc = accumulator();
   const start = performance.now();
-  const deadline = start + o.maxMs;
+  await closedLoopInto(acc, o);
+  return result(acc.samples, acc.errors, acc.firstError, performance.now() - start);
+}
+
+/** What a side's closed loops have done so far: the latencies of its successes, its errors and its next operation's index. */
+interface Accumulated {
+  samples: number[];
+  errors: number;
+  firstError?: string;
+  next: number;
+  /** How long its loops ran (alternated sides: the sum of the side's slices). */
+  ms: number;
+}
+
+const accumulator = (): Accumulated => ({ samples: [], errors: 0, next: 0, ms: 0 });
+
+/** Runs a closed loop, adding to `acc` and numbering operations on from `acc.next`. */
+async function closedLoopInto(acc: Accumulated, o: ClosedLoopOptions): Promise<void> {
+  const first = acc.next;
+  const deadline = performance.now() + o.maxMs;
   const worker = async (): Promise<void> => {
-    while (next < o.maxOps && performance.now() < deadline) {
-      const i = next++;
+    while (acc.next - first < o.maxOps && performance.now() < deadline) {
+      const i = acc.next++;
       const t0 = performance.now();
       try {
         await o.op(i);
-        samples.push(performance.now() - t0);
+        acc.samples.push(performance.now() - t0);
       } catch (err) {
-        errors++;
-        firstError ??= err instanceof Error ? err.message : String(err);
+        acc.errors++;
+        acc.firstError ??= err instanceof Error ? err.message : String(err);
       }
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, worker));
-  return result(samples, errors, firstError, performance.now() - start);
+}
+
+export interface AlternatedOptions {
+  concurrency: number;
+  /** How long each side runs in all. */
+  msEach: number;
+  /** In how many slices each side's time is cut. */
+  slices: number;
+  ops: readonly [(i: number) => Promise<void>, (i: number) => Promise<void>];
+  /** Runs one slice of side `k` (`run`): to read what that side spent on it. */
+  slice?: (k: 0 | 1, run: () => Promise<void>) => Promise<void>;
+}
+
+/**
+ * Two closed loops (two servers' sides of one phase) run in turn in short slices, in the order
+ * A B, B A, A B, ...: each side meets the host in the same states, where two phases one after the
+ * other may meet a host whose speed changed between them (back-to-back 5-second GET phases of one
+ * server varied by half on a quiet host). Each side's figures are over all its slices.
+ */
+export async function alternatedClosedLoops(o: AlternatedOptions): Promise<[LoadResult, LoadResult]> {
+  const acc = [accumulator(), accumulator()] as const;
+  const sliceMs = o.msEach / o.slices;
+  for (let s = 0; s < o.slices; s++) {
+    for (const k of s % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      const run = async (): Promise<void> => {
+        const start = performance.now();
+        await closedLoopInto(acc[k], { concurrency: o.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: sliceMs, op: o.ops[k] });
+        acc[k].ms += performance.now() - start;
+      };
+      await (o.slice ? o.slice(k, run) : run());
+    }
+  }
+  const done = (a: Accumulated): LoadResult => result(a.samples, a.errors, a.firstError, a.ms);
+  return [done(acc[0]), done(acc[1])];
 }
 
 export interface OpenLoopOptions {
