@@ -62,6 +62,11 @@ export class ScrapedHistogram<T extends string> {
     s.count++;
   }
 
+  /** Shows the series `key` names with no observations before its first, as prom-client's Histogram `zero` does. */
+  zero(key: string, labels: () => LabelValues<T>): void {
+    if (!this.series.has(key)) this.series.set(key, { labels: labels(), counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 });
+  }
+
   /** What the registry formats: the series' labels apart, as prom-client's Histogram hands them. */
   getForPromString(): { name: string; help: string; type: 'histogram'; values: Value<T>[]; aggregator: 'sum' } {
     const values: Value<T>[] = [];

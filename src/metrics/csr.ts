@@ -14,18 +14,21 @@
  *   (counted once per CSR and rule, dry runs included);
  * - kube_identity_csr_dry_run_decisions_total{signer,decision,reason}: what a dry-run approver would have done.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { ScrapedCounter } from '../lib/scraped-counter.js';
+import { ScrapedHistogram } from '../lib/scraped-histogram.js';
 import { once } from './registry.js';
 
 /** Supplies, on scrape, the oldest pending creation time (ms) per signer. */
 export type OldestPendingSource = () => Map<string, number>;
 
 export class CsrMetrics {
-  readonly approvals: Counter<'signer' | 'reason'>;
+  /** Counted once per CSR (ScrapedCounter, ScrapedHistogram: no label hashing per increment); see `approved`, `issued`. */
+  private readonly approvals: ScrapedCounter<'signer' | 'reason'>;
   readonly denials: Counter<'signer' | 'reason'>;
-  readonly issuances: Counter<'signer'>;
+  private readonly issuances: ScrapedCounter<'signer'>;
   readonly failures: Counter<'signer' | 'reason'>;
-  readonly issuanceLatency: Histogram<'signer'>;
+  private readonly issuanceLatency: ScrapedHistogram<'signer'>;
   readonly caExpiry: Gauge<'signer'>;
   readonly policyViolations: Counter<'signer' | 'rule'>;
   readonly dryRunDecisions: Counter<'signer' | 'decision' | 'reason'>;
@@ -35,11 +38,11 @@ export class CsrMetrics {
 
   private constructor(registry: Registry) {
     const registers = [registry];
-    this.approvals = new Counter({ name: 'kube_identity_csr_approvals_total', help: 'CSRs approved, by signer and reason', labelNames: ['signer', 'reason'], registers });
+    this.approvals = new ScrapedCounter({ name: 'kube_identity_csr_approvals_total', help: 'CSRs approved, by signer and reason', labelNames: ['signer', 'reason'], registers });
     this.denials = new Counter({ name: 'kube_identity_csr_denials_total', help: 'CSRs denied, by signer and reason', labelNames: ['signer', 'reason'], registers });
-    this.issuances = new Counter({ name: 'kube_identity_csr_issuances_total', help: 'Certificates issued, by signer', labelNames: ['signer'], registers });
+    this.issuances = new ScrapedCounter({ name: 'kube_identity_csr_issuances_total', help: 'Certificates issued, by signer', labelNames: ['signer'], registers });
     this.failures = new Counter({ name: 'kube_identity_csr_failures_total', help: 'CSRs marked Failed, by signer and reason', labelNames: ['signer', 'reason'], registers });
-    this.issuanceLatency = new Histogram({
+    this.issuanceLatency = new ScrapedHistogram({
       name: 'kube_identity_csr_issuance_latency_seconds',
       help: 'Time from CSR creation to its certificate being written',
       labelNames: ['signer'],
@@ -86,15 +89,26 @@ export class CsrMetrics {
    */
   initSigner(signer: string, failureReasons: readonly string[]): void {
     this.signers.add(signer);
-    this.issuances.inc({ signer }, 0);
-    this.issuanceLatency.zero({ signer });
+    this.issuances.zero(signer, () => ({ signer }));
+    this.issuanceLatency.zero(signer, () => ({ signer }));
     for (const reason of failureReasons) this.failures.inc({ signer, reason }, 0);
   }
 
   /** Zeroes an approver's approval series, for the same reason. */
   initApprovals(signer: string, reasons: readonly string[]): void {
     this.signers.add(signer);
-    for (const reason of reasons) this.approvals.inc({ signer, reason }, 0);
+    for (const reason of reasons) this.approvals.zero(`${signer} ${reason}`, () => ({ signer, reason }));
+  }
+
+  /** One approval written for `signer`, by the recognizer or policy `reason`. */
+  approved(signer: string, reason: string): void {
+    this.approvals.inc(`${signer} ${reason}`, () => ({ signer, reason }));
+  }
+
+  /** One certificate written by `signer`, `latencySeconds` after its CSR was created (when known). */
+  issued(signer: string, latencySeconds?: number): void {
+    this.issuances.inc(signer, () => ({ signer }));
+    if (latencySeconds !== undefined) this.issuanceLatency.observe(signer, () => ({ signer }), latencySeconds);
   }
 
   /** Zeroes a policy approver's refusal series: one per rule it checks, one denial per rule it may deny on. */

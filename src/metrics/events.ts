@@ -8,17 +8,19 @@
  * - kube_identity_event_queue_depth: writes waiting or in flight (rising: the Events API is slow).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { ScrapedCounter } from '../lib/scraped-counter.js';
 import { once } from './registry.js';
 
 export class EventMetrics {
-  readonly recorded: Counter<'type' | 'reason'>;
+  /** Counted for every occurrence (a CSR's approval and issuance each): no label hashing per increment. */
+  private readonly recorded: ScrapedCounter<'type' | 'reason'>;
   readonly writes: Counter<'operation' | 'result'>;
   readonly dropped: Counter;
   private readonly depthSources: (() => number)[] = [];
 
   private constructor(registry: Registry) {
     const registers = [registry];
-    this.recorded = new Counter({ name: 'kube_identity_events_recorded_total', help: 'Event occurrences recorded, by type and reason', labelNames: ['type', 'reason'], registers });
+    this.recorded = new ScrapedCounter({ name: 'kube_identity_events_recorded_total', help: 'Event occurrences recorded, by type and reason', labelNames: ['type', 'reason'], registers });
     this.writes = new Counter({ name: 'kube_identity_event_writes_total', help: 'Event writes to the API server, by operation and result', labelNames: ['operation', 'result'], registers });
     this.dropped = new Counter({ name: 'kube_identity_events_dropped_total', help: 'Event writes dropped because the write queue was full', registers });
     const sources = this.depthSources;
@@ -30,6 +32,11 @@ export class EventMetrics {
         this.set(sources.reduce((sum, depth) => sum + depth(), 0));
       },
     });
+  }
+
+  /** One occurrence recorded. */
+  record(type: string, reason: string): void {
+    this.recorded.inc(`${type} ${reason}`, () => ({ type, reason }));
   }
 
   /** Registers a broadcaster's queue, read on scrape. */

@@ -91,7 +91,7 @@ export class ApproverReconciler implements Reconciler {
     } catch (err) {
       throw wrapError('error updating approval for csr', err);
     }
-    this.o.metrics.approvals.inc({ signer: csr.spec.signerName, reason: r.subresource });
+    this.o.metrics.approved(csr.spec.signerName, r.subresource);
     ctx.logger.info({ csr: csr.metadata?.name, signer: csr.spec.signerName, decision: 'approved', reason: r.subresource, requester: csr.spec.username }, 'csr approved');
     this.o.events.event(updated, 'Normal', APPROVED_REASON, 'Approve', r.message);
   }

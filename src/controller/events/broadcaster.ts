@@ -133,7 +133,7 @@ export class EventBroadcaster implements Runnable {
   }
 
   private record(o: Occurrence): void {
-    this.metrics.recorded.inc({ type: o.type, reason: o.reason });
+    this.metrics.record(o.type, o.reason);
     const now = this.o.clock.now();
     const s = this.correlator.observe(o, now);
     const st = this.state.get(s);

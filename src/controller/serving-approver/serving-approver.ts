@@ -100,7 +100,7 @@ export class ServingApproverReconciler implements Reconciler {
       return;
     }
     const updated = await this.writeCondition(csr, { type: CONDITION_APPROVED, status: 'True', reason: SERVING_APPROVED_REASON, message: SERVING_APPROVED_MESSAGE });
-    this.o.metrics.approvals.inc({ signer, reason: SERVING_METRIC_REASON });
+    this.o.metrics.approved(signer, SERVING_METRIC_REASON);
     ctx.logger.info(fields, 'csr approved');
     this.o.events.event(updated, 'Normal', SERVING_APPROVED_REASON, 'Approve', SERVING_APPROVED_MESSAGE);
   }

@@ -136,9 +136,8 @@ export class SignerReconciler implements Reconciler {
   }
 
   private recordIssued(csr: CertificateSigningRequest, ctx: ReconcileContext): void {
-    this.o.metrics.issuances.inc({ signer: this.signerName });
     const created = Date.parse(csr.metadata?.creationTimestamp ?? '');
-    if (Number.isFinite(created)) this.o.metrics.issuanceLatency.observe({ signer: this.signerName }, Math.max(0, (this.o.clock.now() - created) / 1000));
+    this.o.metrics.issued(this.signerName, Number.isFinite(created) ? Math.max(0, (this.o.clock.now() - created) / 1000) : undefined);
     ctx.logger.info({ csr: csr.metadata?.name, signer: this.signerName, decision: 'issued' }, 'certificate issued');
     this.o.events.event(csr, 'Normal', ISSUED_EVENT_REASON, 'Sign', `Certificate issued by signer ${this.signerName}`);
   }
