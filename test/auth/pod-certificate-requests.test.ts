@@ -79,12 +79,15 @@ describe('NodeRestriction', () => {
       403,
       `pod "${NS}/pod-a" does not mount a podCertificate projected volume for signer "evil.example/any-identity"`,
     ]);
-    const mirror = await podOnNode(srv, NS, 'static', 'node-a', [SIGNER]);
-    const patched = await raw(srv, 'PATCH', `/api/v1/namespaces/${NS}/pods/static`, {
-      body: { metadata: { annotations: { 'kubernetes.io/config.mirror': 'hash' } } },
-      contentType: 'application/merge-patch+json',
+    // A mirror pod is one from its creation (the annotation cannot be added later), and names no service account.
+    const created = await raw(srv, 'POST', `/api/v1/namespaces/${NS}/pods`, {
+      body: {
+        metadata: { name: 'static', annotations: { 'kubernetes.io/config.mirror': 'hash' } },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'certs', projected: { sources: [{ podCertificate: { signerName: SIGNER, keyType: 'ECDSAP256', credentialBundlePath: 'b.pem' } }] } }] },
+      },
     });
-    expect(patched.status).toBe(200);
+    expect(created.status).toBe(201);
+    const mirror = { ...onA, podName: 'static', podUID: String(created.json.metadata.uid) };
     expect(refusal(await create(nodeA, mirror))).toEqual([403, `pod "${NS}/static" is a mirror pod`]);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Pods, minimal: enough for bound tokens (pod references) and `kubectl get`. Spec and status are
- * split between the main resource and /status, as upstream does (Nodes: node.ts).
+ * split between the main resource and /status, as upstream does (Nodes: node.ts); the spec is
+ * immutable but for what pod-update.ts lets an update change.
  */
 import { isMirrorPod, type Pod } from '../../../api/pods.js';
 import { findResource } from '../../../api/resources.js';
@@ -9,6 +10,7 @@ import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { isRecord, list } from '../../../lib/json.js';
 import { setPodDefaults } from './pod-defaults.js';
+import { validatePodUpdate } from './pod-update.js';
 
 const podInfo = findResource('', 'v1', 'pods');
 if (!podInfo) throw new Error('pods missing from RESOURCES');
@@ -60,6 +62,7 @@ export const podStrategy: Strategy<Pod> = {
   prepareForUpdate(obj, old) {
     obj.status = old.status;
   },
+  validateUpdate: validatePodUpdate,
   validate(obj) {
     const spec = obj.spec ?? {};
     const errs = (spec.containers ?? []).length === 0 ? [required('spec.containers')] : [];

@@ -1,0 +1,136 @@
+/**
+ * What an update of a pod may change, as upstream's ValidatePodUpdate: the spec is immutable but for
+ * container and init container images, activeDeadlineSeconds (set, or lowered), tolerations (added,
+ * or an existing one's tolerationSeconds), scheduling gates (removed) and a negative
+ * terminationGracePeriodSeconds set to 1; the mirror pod annotation can be neither added, changed nor
+ * removed. So `spec.nodeName` is set only through pods/binding, and nobody who may update a pod can
+ * move it to another node or make it name other Secrets, ConfigMaps or service accounts, which
+ * would hand them to the node it runs on (the Node authorizer's graph).
+ */
+import { MIRROR_POD_ANNOTATION, type Container, type Pod, type PodSpec } from '../../../api/pods.js';
+import { forbidden, invalid, required, type FieldError } from '../../http/field-errors.js';
+import { isRecord, list, record } from '../../../lib/json.js';
+
+/** Upstream's list, in its words (clients match on the message's start). */
+const MUTABLE_FIELDS =
+  '`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),' +
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+const MAX_INT32 = 2_147_483_647;
+/** Lines of the difference the Forbidden message shows. */
+const MAX_DIFF_LINES = 20;
+
+export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
+  const errs = mirrorAnnotationUpdates(pod, old);
+  const spec = pod.spec ?? {};
+  const oldSpec = old.spec ?? {};
+  for (const field of ['containers', 'initContainers'] as const) {
+    const found = containerUpdates(spec[field] ?? [], oldSpec[field] ?? [], `spec.${field}`);
+    errs.push(...found);
+    if (found.some((e) => e.type === 'FieldValueForbidden')) return errs;
+  }
+  const deadline = activeDeadlineUpdate(spec.activeDeadlineSeconds, oldSpec.activeDeadlineSeconds);
+  if (deadline) {
+    errs.push(deadline);
+    if (spec.activeDeadlineSeconds !== undefined) return errs;
+  }
+  errs.push(...onlyAddedTolerations(spec.tolerations ?? [], oldSpec.tolerations ?? []), ...onlyDeletedGates(list(spec.schedulingGates), list(oldSpec.schedulingGates)));
+  const munged = withAllowedChangesUndone(spec, oldSpec);
+  if (!sameJson(munged, oldSpec)) errs.push(forbidden('spec', `pod updates may not change fields other than ${MUTABLE_FIELDS}\n${difference(oldSpec, munged)}`));
+  return errs;
+}
+
+/** ValidatePodSpecificAnnotationUpdates: a pod cannot become, or stop being, a mirror pod. */
+function mirrorAnnotationUpdates(pod: Pod, old: Pod): FieldError[] {
+  const now = pod.metadata?.annotations ?? {};
+  const before = old.metadata?.annotations ?? {};
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(before)) {
+    if (k.startsWith(MIRROR_POD_ANNOTATION) && now[k] !== v) errs.push(forbidden(`metadata.annotations[${k}]`, 'may not remove or update mirror pod annotation'));
+  }
+  for (const k of Object.keys(now)) {
+    if (k.startsWith(MIRROR_POD_ANNOTATION) && !(k in before)) errs.push(forbidden(`metadata.annotations[${k}]`, 'may not add mirror pod annotation'));
+  }
+  return errs;
+}
+
+/** ValidateContainerUpdates: the same containers, each with an image. A Forbidden stops the validation. */
+function containerUpdates(now: Container[], before: Container[], path: string): FieldError[] {
+  if (now.length !== before.length) return [forbidden(path, 'pod updates may not add or remove containers')];
+  const errs: FieldError[] = [];
+  now.forEach((c, i) => {
+    const image = c.image ?? '';
+    if (image === '') errs.push(required(`${path}[${i}].image`));
+    if (image.trim() !== image) errs.push(invalid(`${path}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+  });
+  return errs;
+}
+
+/** activeDeadlineSeconds may be set, or lowered, never raised or removed. */
+function activeDeadlineUpdate(now: number | undefined, before: number | undefined): FieldError | undefined {
+  const path = 'spec.activeDeadlineSeconds';
+  if (now === undefined) return before === undefined ? undefined : invalid(path, null, 'must not update from a positive integer to nil value');
+  if (now < 0 || now > MAX_INT32) return invalid(path, now, `must be between 0 and ${MAX_INT32}, inclusive`);
+  return before !== undefined && before < now ? invalid(path, now, 'must be less than or equal to previous value') : undefined;
+}
+
+type Toleration = NonNullable<PodSpec['tolerations']>[number];
+
+/** Every existing toleration stays, changed in its tolerationSeconds at most. */
+function onlyAddedTolerations(now: Toleration[], before: Toleration[]): FieldError[] {
+  const kept = (old: Toleration): boolean => now.some((t) => sameJson({ ...old, tolerationSeconds: t.tolerationSeconds }, t));
+  return before.every(kept) ? [] : [forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
+}
+
+/** Scheduling gates can only be removed (the served schema leaves them free-form: names read as they are). */
+function onlyDeletedGates(now: unknown[], before: unknown[]): FieldError[] {
+  const old = new Set(before.map((g) => record(g).name));
+  return now.flatMap((g, i) => {
+    const name = record(g).name;
+    return old.has(name) ? [] : [forbidden(`spec.schedulingGates[${i}].name`, `only deletion is allowed, but found new scheduling gate '${String(name)}'`)];
+  });
+}
+
+/** The new spec with every change the update may make set back to the old value: what must equal the old spec. */
+function withAllowedChangesUndone(spec: PodSpec, old: PodSpec): PodSpec {
+  const images = (now: Container[] | undefined, before: Container[] | undefined): Container[] | undefined =>
+    now?.map((c, i) => ({ ...c, image: before?.[i]?.image }));
+  const munged: PodSpec = {
+    ...spec,
+    containers: images(spec.containers, old.containers),
+    initContainers: images(spec.initContainers, old.initContainers),
+    activeDeadlineSeconds: old.activeDeadlineSeconds,
+    tolerations: old.tolerations,
+    schedulingGates: old.schedulingGates,
+  };
+  const grace = old.terminationGracePeriodSeconds;
+  if (grace !== undefined && grace < 0 && spec.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = grace;
+  return munged;
+}
+
+/** Absent, null, empty lists and empty objects are one value, as Go's nil and empty slices and maps are to Semantic.DeepEqual. */
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (isEmpty(a) || isEmpty(b)) return isEmpty(a) && isEmpty(b);
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (isRecord(a) && isRecord(b)) return [...new Set([...Object.keys(a), ...Object.keys(b)])].every((k) => sameJson(a[k], b[k]));
+  return a === b;
+}
+
+/** The fields that differ, `path: old -> new`, for the message (upstream prints a Go diff of the specs). */
+function difference(old: unknown, now: unknown): string {
+  const lines: string[] = [];
+  const show = (v: unknown): string => (isEmpty(v) ? '<none>' : JSON.stringify(v));
+  const walk = (a: unknown, b: unknown, path: string): void => {
+    if (lines.length >= MAX_DIFF_LINES || sameJson(a, b)) return;
+    if (isRecord(a) && isRecord(b)) {
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${path}.${k}`);
+    } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+      a.forEach((x, i) => walk(x, b[i], `${path}[${i}]`));
+    } else lines.push(`  ${path}: ${show(a)} -> ${show(b)}`);
+  };
+  walk(old, now, 'spec');
+  return lines.join('\n');
+}
