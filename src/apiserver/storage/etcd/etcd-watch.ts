@@ -8,6 +8,7 @@
  * that reason later; etcd ending it for any other reason ends it with Unavailable (clients watch again).
  */
 import { Range } from 'etcd3';
+import type { KObject } from '../../../api/meta.js';
 import { atRevision, RelayedValue } from './etcd-value.js';
 import type { Revisioned } from './recent-objects.js';
 import type { SharedEvent, SharedWatches } from './shared-watches.js';
@@ -117,7 +118,8 @@ export class EtcdWatch implements WatchHandle {
       this.undecodable(err);
       return undefined;
     }
-    for (const [i, event] of decoded.entries()) {
+    for (let i = 0; i < decoded.length; i++) {
+      const event = decoded[i]!;
       if (event instanceof Promise) return Promise.all(decoded.slice(i)).then((rest) => rest.forEach((e) => this.emit(e)));
       this.emit(event);
     }
@@ -163,9 +165,12 @@ export class EtcdWatch implements WatchHandle {
       current = relay(key, etcdKey, ev.kv.value, revision);
       type = created ? 'ADDED' : 'MODIFIED';
     }
-    const build = (c: Revisioned, p: Revisioned | undefined): StoreEvent => (this.relays ? relayedEvent(type, key, revision, c, p) : parsedEvent(type, key, revision, c, p));
-    if (current instanceof Promise || prev instanceof Promise) return Promise.all([current, prev]).then(([c, p]) => build(c, p));
-    return build(current, prev);
+    if (current instanceof Promise || prev instanceof Promise) return Promise.all([current, prev]).then(([c, p]) => this.build(type, key, revision, c, p));
+    return this.build(type, key, revision, current, prev);
+  }
+
+  private build(type: StoreEvent['type'], key: string, revision: number, current: Revisioned, prev: Revisioned | undefined): StoreEvent {
+    return this.relays ? new RelayedEvent(type, key, revision, current, prev) : parsedEvent(type, key, revision, current, prev);
   }
 
   private compactedError(from: number): StoreError {
@@ -188,18 +193,29 @@ function parsedEvent(type: StoreEvent['type'], key: string, revision: number, cu
   return prev ? { type, key, object: current.object, prevObject: prev.object, revision } : { type, key, object: current.object, revision };
 }
 
-/** An event for a watcher that reads `text` when it can: its objects are parsed only if read (`prevObject` is undefined for ADDED). */
-function relayedEvent(type: StoreEvent['type'], key: string, revision: number, current: Revisioned, prev: Revisioned | undefined): StoreEvent {
-  return {
-    type,
-    key,
-    revision,
-    text: current instanceof RelayedValue ? current.text : undefined,
-    get object() {
-      return current.object;
-    },
-    get prevObject() {
-      return prev?.object;
-    },
-  };
+/**
+ * An event for a watcher that reads `text` when it can: its objects are parsed only if read (`prevObject`
+ * is undefined for ADDED). A class, so the getters live on its prototype rather than in two closures
+ * made for every event a replica relays.
+ */
+class RelayedEvent implements StoreEvent {
+  readonly text: string | undefined;
+
+  constructor(
+    readonly type: StoreEvent['type'],
+    readonly key: string,
+    readonly revision: number,
+    private readonly current: Revisioned,
+    private readonly prev: Revisioned | undefined,
+  ) {
+    this.text = current instanceof RelayedValue ? current.text : undefined;
+  }
+
+  get object(): KObject {
+    return this.current.object;
+  }
+
+  get prevObject(): KObject | undefined {
+    return this.prev?.object;
+  }
 }

@@ -164,7 +164,9 @@ export class WatchStream {
       }
       return;
     }
-    const fresh = events.filter((ev) => Number(ev.kv.mod_revision) > watch.last);
+    // After a resume etcd may repeat what was delivered; otherwise every event is new and kept as it came.
+    const last = watch.last;
+    const fresh = Number(events[0]!.kv.mod_revision) > last ? events : events.filter((ev) => Number(ev.kv.mod_revision) > last);
     if (fresh.length === 0) return;
     watch.last = Number(fresh[fresh.length - 1]!.kv.mod_revision);
     watch.sink.events(fresh);
