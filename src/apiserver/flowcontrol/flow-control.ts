@@ -17,7 +17,8 @@
  * workload-high and exempt requests go on.
  *
  * With priority and fairness (the default) --max-requests-inflight plus
- * --max-mutating-requests-inflight seats are shared out among the levels by their shares; without it
+ * --max-mutating-requests-inflight seats are shared out among the levels by their shares, and a level
+ * lends its idle lendable seats to a level whose own are all taken (priority-level.ts); without it
  * the two limits hold for read-only and mutating requests separately, with no queuing, and only
  * system:masters passes a full server (upstream's max-in-flight filter).
  */
@@ -30,7 +31,7 @@ import type { RequestInfo } from '../http/request-info.js';
 import { classify, type PriorityLevelName } from './classify.js';
 import { LoopSaturation } from './loop-saturation.js';
 import { FlowControlMetrics, type FlowSeries } from './metrics.js';
-import { PriorityLevel, type QueuingConfig, type Rejection } from './priority-level.js';
+import { LendingPool, PriorityLevel, type QueuingConfig, type Rejection } from './priority-level.js';
 
 export interface FlowControlOptions {
   /** --max-requests-inflight (0: no limit). */
@@ -52,6 +53,13 @@ type QueuedLevel = Exclude<PriorityLevelName, 'exempt'>;
 
 /** Each level's share of the seats (upstream's nominal concurrency shares; workload sums workload-low, global-default and catch-all). */
 const SHARES: Record<QueuedLevel, number> = { 'leader-election': 10, 'node-high': 40, 'workload-high': 40, workload: 125 };
+
+/**
+ * The share of each level's seats it lends while idle: upstream's suggested lendablePercent
+ * (workload's mixes workload-low's 90, global-default's 50 and catch-all's 0 by their shares), rounded
+ * down to whole seats, so a level of one seat lends none.
+ */
+const LENDABLE_PERCENT: Record<QueuedLevel, number> = { 'leader-election': 0, 'node-high': 25, 'workload-high': 50, workload: 80 };
 
 /** Upstream's suggested queuing of the corresponding levels. */
 const QUEUING: Record<QueuedLevel, QueuingConfig> = {
@@ -86,6 +94,20 @@ function whenClosed(res: ServerResponse, fn: () => void): void {
 }
 const NON_MUTATING_VERBS = new Set(['get', 'list', 'watch']);
 
+/** The seat a request holds: one of its level's own, or one another level lent it. */
+interface Seat {
+  level: PriorityLevel;
+  lender?: PriorityLevel;
+}
+
+/** A request on its way to a seat. */
+interface Seating {
+  series: FlowSeries | undefined;
+  res: ServerResponse;
+  mutating: boolean;
+  execute: () => Promise<void>;
+}
+
 export class FlowControl {
   private readonly metrics: FlowControlMetrics | undefined;
   private readonly levels: Map<string, PriorityLevel>;
@@ -104,11 +126,14 @@ export class FlowControl {
     if (this.fair) {
       const seats = opts.maxRequestsInflight + opts.maxMutatingRequestsInflight;
       const total = Object.values(SHARES).reduce((a, b) => a + b, 0);
+      const pool = new LendingPool();
+      // Lenders are asked in this order: the largest lendable share first.
       this.levels = new Map(
-        (Object.keys(SHARES) as QueuedLevel[]).map((name) => {
+        (['workload', 'workload-high', 'node-high', 'leader-election'] as const).map((name) => {
           const nominal = Math.ceil((seats * SHARES[name]) / total);
           this.metrics?.nominalSeats.set({ priority_level: name }, nominal);
-          return [name, new PriorityLevel(nominal, opts.queuing?.[name] ?? QUEUING[name])];
+          const lendable = Math.floor((nominal * LENDABLE_PERCENT[name]) / 100);
+          return [name, new PriorityLevel(nominal, opts.queuing?.[name] ?? QUEUING[name], lendable, pool)];
         }),
       );
     } else {
@@ -139,19 +164,27 @@ export class FlowControl {
     if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject('time-out', mutating, series, this.loop.delayMs / 1000);
     if (watch) return execute();
     const level = this.levels.get(c.priorityLevel);
-    if (!level || level.tryAcquire()) return this.run(level, series, res, 0, execute);
+    if (!level) return this.run(undefined, series, res, 0, execute);
+    return this.seat(level, user.username, { series, res, mutating, execute }, queueUntil);
+  }
+
+  /** A seat of the level's own, else one another level lends, else a place in its queues (or a 429). */
+  private seat(level: PriorityLevel, flow: string, r: Seating, queueUntil: number): Promise<void> {
+    if (level.tryAcquire()) return this.run({ level }, r.series, r.res, 0, r.execute);
+    const lender = level.tryBorrow();
+    if (lender) return this.run({ level, lender }, r.series, r.res, 0, r.execute);
     const started = performance.now();
-    const ticket = level.enqueue(user.username, Math.max(0, queueUntil - started));
-    if (typeof ticket === 'string') return this.reject(ticket, mutating, series, 0);
-    if (series) series.inQueue++;
+    const ticket = level.enqueue(flow, Math.max(0, queueUntil - started));
+    if (typeof ticket === 'string') return this.reject(ticket, r.mutating, r.series, 0);
+    if (r.series) r.series.inQueue++;
     const cancel = (): void => ticket.cancel();
-    whenClosed(res, cancel);
+    whenClosed(r.res, cancel);
     return ticket.admitted.then((rejection) => {
-      if (series) series.inQueue--;
-      res.off('close', cancel);
+      if (r.series) r.series.inQueue--;
+      r.res.off('close', cancel);
       const waited = (performance.now() - started) / 1000;
-      if (rejection) return this.reject(rejection, mutating, series, waited);
-      return this.run(level, series, res, waited, execute);
+      if (rejection) return this.reject(rejection, r.mutating, r.series, waited);
+      return this.run({ level, lender: ticket.lender }, r.series, r.res, waited, r.execute);
     });
   }
 
@@ -160,7 +193,7 @@ export class FlowControl {
     if (user.groups.includes(MASTERS_GROUP)) return execute();
     const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
     if (!level?.tryAcquire()) this.shed(mutating);
-    return this.run(level, undefined, res, 0, execute);
+    return this.run({ level }, undefined, res, 0, execute);
   }
 
   /** Stops sampling the event loop. */
@@ -173,15 +206,15 @@ export class FlowControl {
    * exempt request holds no seat and executes until its handler settles, as upstream's until its
    * handler returns: it waits for no close, so it needs no listener on the response.
    */
-  private run(level: PriorityLevel | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number, execute: () => Promise<void>): Promise<void> {
+  private run(seat: Seat | undefined, series: FlowSeries | undefined, res: ServerResponse, waited: number, execute: () => Promise<void>): Promise<void> {
     series?.dispatched(waited);
-    if (!level) return series ? this.runExempt(series, execute) : execute();
+    if (!seat) return series ? this.runExempt(series, execute) : execute();
     if (series) series.executing++;
     let holds = 2;
     const done = (): void => {
       if (--holds > 0) return;
       if (series) series.executing--;
-      level.release();
+      seat.level.release(seat.lender);
     };
     whenClosed(res, done);
     const work = execute();

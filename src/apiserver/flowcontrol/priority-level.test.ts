@@ -2,7 +2,7 @@ import type { UserInfo } from '../../api/meta.js';
 import { parseRequestInfo } from '../http/request-info.js';
 import { classify } from './classify.js';
 import { queueWaitLimitMs } from './flow-control.js';
-import { PriorityLevel, type Ticket } from './priority-level.js';
+import { LendingPool, PriorityLevel, type Ticket } from './priority-level.js';
 
 const queuing = { queues: 8, queueLengthLimit: 3, handSize: 2 };
 
@@ -47,6 +47,57 @@ describe('a priority level', () => {
     expect(order).toEqual(['a:cancelled', 'a:time-out']);
     expect([level.executing, level.waiting]).toEqual([1, 0]);
     expect(new PriorityLevel(1, { queues: 0, queueLengthLimit: 0, handSize: 0 }).enqueue('a', 30)).toBe('concurrency-limit');
+  });
+});
+
+describe('seats lent between levels', () => {
+  it('runs a full level\'s requests on another\'s idle lendable seats, never below the lender\'s own share', () => {
+    const pool = new LendingPool();
+    const workload = new PriorityLevel(4, queuing, 3, pool);
+    const nodeHigh = new PriorityLevel(2, queuing, 0, pool);
+    expect([nodeHigh.tryAcquire(), nodeHigh.tryAcquire(), nodeHigh.tryAcquire()]).toEqual([true, true, false]);
+    // Its own two seats taken: the next three Lease renewals run on the workload level's lendable seats, not a fourth.
+    expect([nodeHigh.tryBorrow(), nodeHigh.tryBorrow(), nodeHigh.tryBorrow(), nodeHigh.tryBorrow()]).toEqual([workload, workload, workload, undefined]);
+    // The workload level keeps its nominal less its lendable seats for itself: one.
+    expect([workload.tryAcquire(), workload.tryAcquire()]).toEqual([true, false]);
+    // node-high has no lendable seats, so the workload level finds none to borrow.
+    expect(workload.tryBorrow()).toBeUndefined();
+    nodeHigh.release(workload);
+    expect([workload.lent, workload.tryAcquire()]).toEqual([2, true]);
+  });
+
+  it('lends nothing while its own requests wait, and gives a returned seat to its own queue first', async () => {
+    const pool = new LendingPool();
+    const workload = new PriorityLevel(2, queuing, 1, pool);
+    const nodeHigh = new PriorityLevel(1, queuing, 0, pool);
+    expect([nodeHigh.tryAcquire(), nodeHigh.tryBorrow(), workload.tryAcquire()]).toEqual([true, workload, true]);
+    const order: string[] = [];
+    track(workload, 'storm', order);
+    track(nodeHigh, 'node', order);
+    // The lent seat comes back and goes to the workload level's own waiting request, not to node-high's.
+    nodeHigh.release(workload);
+    await tick();
+    expect(order).toEqual(['storm']);
+    expect([workload.executing, workload.lent, nodeHigh.waiting]).toEqual([2, 0, 1]);
+    // Once the workload level has a seat idle and nobody of its own waits, node-high's queue borrows it.
+    workload.release();
+    await tick();
+    expect(order).toEqual(['storm', 'node']);
+    expect([workload.executing, workload.lent, nodeHigh.executing, nodeHigh.waiting]).toEqual([1, 1, 1, 0]);
+  });
+
+  it('admits a queued request on a seat a lender frees, and tells it whose seat it holds', async () => {
+    const pool = new LendingPool();
+    const workload = new PriorityLevel(2, queuing, 1, pool);
+    const nodeHigh = new PriorityLevel(1, queuing, 0, pool);
+    expect([workload.tryAcquire(), workload.tryAcquire(), nodeHigh.tryAcquire(), nodeHigh.tryBorrow()]).toEqual([true, true, true, undefined]);
+    const order: string[] = [];
+    const waiting = track(nodeHigh, 'node', order);
+    workload.release();
+    await tick();
+    expect(order).toEqual(['node']);
+    expect(waiting.lender).toBe(workload);
+    expect([workload.executing, workload.lent]).toEqual([1, 1]);
   });
 });
 

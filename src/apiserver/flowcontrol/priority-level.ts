@@ -5,6 +5,16 @@
  * queues in turn, so a flow with one request waits behind at most one request of each busy flow.
  * A request is rejected when its queue is full, when it waited longer than its wait limit, or
  * (`concurrency-limit`) when the level does not queue at all.
+ *
+ * Seats are lent between levels, as APF's borrowing (KEP-1040) lends them: a level may lend up to its
+ * lendable seats while it does not use them and none of its own requests waits, and a level whose
+ * own seats are all taken runs its next request on a lent seat when one is free (`LendingPool`). A
+ * level thus always keeps its nominal seats less its lendable ones, and the levels together never
+ * hold more seats than the server has. Upstream readjusts each level's limit every few seconds from
+ * its demand; here a seat is lent the moment it is idle, which matters on one event loop: a request
+ * holds its seat through every loop turn it waits for, so when the loop is late a level's seats run
+ * out long before the loop's time does (kubelets' Lease renewals waited out node-high's queue while
+ * the workload level, shed at once, sat on idle seats: docs/flow-control.md).
  */
 
 export type Rejection = 'queue-full' | 'time-out' | 'cancelled' | 'concurrency-limit';
@@ -22,6 +32,8 @@ interface Waiter {
   queue: Waiter[];
   settle(rejection: Rejection | undefined): void;
   timer: NodeJS.Timeout;
+  /** The level whose seat it was admitted on, when that is not its own. */
+  lender?: PriorityLevel;
 }
 
 /** A request waiting for a seat: `admitted` says how its wait ended (undefined: it holds a seat). */
@@ -29,6 +41,30 @@ export interface Ticket {
   admitted: Promise<Rejection | undefined>;
   /** The client went away while the request waited. */
   cancel(): void;
+  /** Once admitted: the level that lent it its seat, or undefined for a seat of its own level. */
+  readonly lender: PriorityLevel | undefined;
+}
+
+/** The levels that lend each other seats: where a level without a free seat finds one. */
+export class LendingPool {
+  private readonly levels: PriorityLevel[] = [];
+
+  join(level: PriorityLevel): void {
+    this.levels.push(level);
+  }
+
+  /** A lender with an idle lendable seat for `borrower`, its seat counted as lent; undefined if none. */
+  borrowFor(borrower: PriorityLevel): PriorityLevel | undefined {
+    for (const lender of this.levels) {
+      if (lender !== borrower && lender.lendOne()) return lender;
+    }
+    return undefined;
+  }
+
+  /** A seat came free somewhere: levels with requests waiting may borrow it. */
+  freed(): void {
+    for (const level of this.levels) if (level.waiting > 0) level.dispatch();
+  }
 }
 
 /** FNV-1a, 32 bits: the flow's hand is fixed by its name alone. */
@@ -39,22 +75,41 @@ function hash(text: string, seed: number): number {
 }
 
 export class PriorityLevel {
+  /** This level's own seats held by its requests. */
   executing = 0;
   waiting = 0;
+  /** This level's seats other levels' requests hold. */
+  lent = 0;
   private readonly queues: Waiter[][];
   private turn = 0;
 
   constructor(
     readonly seats: number,
     private readonly queuing: QueuingConfig,
+    /** Seats it may lend while it does not use them (0 without a pool). */
+    readonly lendable = 0,
+    private readonly pool?: LendingPool,
   ) {
     this.queues = Array.from({ length: queuing.queues }, () => []);
+    pool?.join(this);
   }
 
-  /** Takes a seat at once when one is free and nobody waits; false otherwise. */
+  /** Takes a seat of its own at once when one is free and nobody waits; false otherwise. */
   tryAcquire(): boolean {
-    if (this.executing >= this.seats || this.waiting > 0) return false;
+    if (this.executing + this.lent >= this.seats || this.waiting > 0) return false;
     this.executing++;
+    return true;
+  }
+
+  /** Takes a lent seat at once when nobody of this level waits and another level has one idle. */
+  tryBorrow(): PriorityLevel | undefined {
+    return this.waiting > 0 ? undefined : this.pool?.borrowFor(this);
+  }
+
+  /** Lends a seat if one of its lendable seats is idle and none of its own requests waits. */
+  lendOne(): boolean {
+    if (this.lent >= this.lendable || this.executing + this.lent >= this.seats || this.waiting > 0) return false;
+    this.lent++;
     return true;
   }
 
@@ -72,22 +127,41 @@ export class PriorityLevel {
     };
     queue.push(waiter);
     this.waiting++;
-    return { admitted, cancel: () => this.remove(waiter, 'cancelled') };
+    return {
+      admitted,
+      cancel: () => this.remove(waiter, 'cancelled'),
+      get lender() {
+        return waiter.lender;
+      },
+    };
   }
 
-  /** Frees a seat and hands it to the next queue in turn. */
-  release(): void {
-    this.executing--;
+  /**
+   * Frees the seat of one of this level's requests (a lender's, if it was lent one) and hands it to
+   * the next queue in turn; a seat that goes back to a lender may go on to any level waiting.
+   */
+  release(lender?: PriorityLevel): void {
+    if (lender) lender.lent--;
+    else this.executing--;
     this.dispatch();
+    if (lender || this.lendable > 0) this.pool?.freed();
   }
 
-  private dispatch(): void {
-    while (this.waiting > 0 && this.executing < this.seats) {
+  /** Admits waiting requests while a seat is free: its own, or one lent by another level. */
+  dispatch(): void {
+    while (this.waiting > 0) {
+      const own = this.executing + this.lent < this.seats;
+      const lender = own ? undefined : this.pool?.borrowFor(this);
+      if (!own && !lender) return;
       const waiter = this.nextInTurn();
-      if (!waiter) return;
+      if (!waiter) {
+        if (lender) lender.lent--;
+        return;
+      }
       clearTimeout(waiter.timer);
       this.waiting--;
-      this.executing++;
+      if (lender) waiter.lender = lender;
+      else this.executing++;
       waiter.settle(undefined);
     }
   }
