@@ -1,13 +1,13 @@
 /**
  * A serving certificate and key read from files and re-read when they change, as kube-apiserver's
  * dynamic serving certificate (`--tls-cert-file`/`--tls-private-key-file`) and controller-runtime's
- * certwatcher do: the files' directories are watched (a Secret volume swaps a symlink, an operator
- * renames a new file into place), with a resync every minute in case an event was missed. A new
- * pair is taken only when it loads and its key matches; otherwise the previous one keeps serving.
+ * certwatcher do: the files are watched, again on whatever the path names after each event (a
+ * Secret volume swaps a symlink, an operator renames a new file into place), with a resync every
+ * minute in case an event was missed. A new pair is taken only when it loads and its key matches;
+ * otherwise the previous one keeps serving.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { tlsContextOptions, type TlsSettings } from './tls-options.js';
 
@@ -44,34 +44,17 @@ export function readServingPair(certFile: string, keyFile: string): ServingPair 
   return pair;
 }
 
-/**
- * Whether a change to `name` in a watched directory may change the pair: one of its files, a name
- * starting with `..` (a Secret volume swaps its `..data` link to a new `..<timestamp>` directory),
- * or a change the platform did not name. The directory is often shared (up's data directory holds
- * the store and the audit log), and every write there used to re-arm the settle timer: about 1% of
- * the API server's main thread under creates.
- */
-function concernsPair(name: string | null, names: ReadonlySet<string>): boolean {
-  return name === null || names.has(name) || name.startsWith('..');
-}
-
 export class ServingCertFiles {
   private pair: ServingPair;
-  private readonly watchers: fs.FSWatcher[] = [];
+  /** The watch on each file of the pair (absent while the path does not resolve to a file). */
+  private readonly watchers = new Map<string, fs.FSWatcher | undefined>();
   private readonly resync: NodeJS.Timeout;
   private pending: NodeJS.Timeout | undefined;
 
   /** Loads the pair (throws when it is not usable) and starts watching. */
   constructor(private readonly opts: ServingCertFilesOptions) {
     this.pair = readServingPair(opts.certFile, opts.keyFile);
-    const names = new Set([path.basename(opts.certFile), path.basename(opts.keyFile)]);
-    for (const dir of new Set([path.dirname(opts.certFile), path.dirname(opts.keyFile)])) {
-      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (concernsPair(name, names)) this.schedule();
-      });
-      watcher.on('error', () => undefined); // a removed directory: the resync keeps trying
-      this.watchers.push(watcher);
-    }
+    for (const file of new Set([opts.certFile, opts.keyFile])) this.watch(file);
     this.resync = setInterval(() => this.check(), opts.resyncMs ?? 60_000).unref();
   }
 
@@ -80,9 +63,38 @@ export class ServingCertFiles {
   }
 
   stop(): void {
-    for (const w of this.watchers) w.close();
+    for (const w of this.watchers.values()) w?.close();
+    this.watchers.clear();
     clearInterval(this.resync);
     clearTimeout(this.pending);
+  }
+
+  /**
+   * Watches the file the path names now, as kube-apiserver's dynamic serving certificate watches its
+   * files (a watch on their directory woke on every write of the store and the audit log that up
+   * keeps beside the pair: about 3% of the API server's main thread under creates, one inotify event
+   * per SQLite WAL write). The path is followed to the file it names, so a file replaced under it (a
+   * new file renamed into place, a Secret volume swapping its `..data` link to a new directory and
+   * deleting the old one) ends that watch: any event arms a watch on the path again, on what it
+   * names by then. A path that names nothing is watched again at the next check (the settle after
+   * an event, or the minute's resync).
+   */
+  private watch(file: string): void {
+    this.watchers.get(file)?.close();
+    let watcher: fs.FSWatcher | undefined;
+    try {
+      watcher = fs.watch(file, { persistent: false }, () => {
+        this.schedule();
+        this.watch(file);
+      });
+      // A watch that failed is armed again at the next check.
+      watcher.on('error', () => {
+        if (this.watchers.get(file) === watcher) this.watchers.set(file, undefined);
+      });
+    } catch {
+      watcher = undefined; // not there (yet): the next check tries again
+    }
+    this.watchers.set(file, watcher);
   }
 
   /** Events come in bursts while files are written: read once they settle. */
@@ -92,11 +104,12 @@ export class ServingCertFiles {
   }
 
   private check(): void {
+    for (const [file, watcher] of this.watchers) if (!watcher) this.watch(file);
     let next: ServingPair;
     try {
       next = readPair(this.opts.certFile, this.opts.keyFile);
-      // Events the filter cannot tell apart still come (a `..data` swap, an unnamed change): the pair
-      // in use was checked already, and parsing it and building a context again is costly.
+      // Events that change nothing still come (a `..data` swap to the same content, a write of the
+      // same bytes): the pair in use was checked already, and parsing it and building a context again is costly.
       if (next.certPem === this.pair.certPem && next.keyPem === this.pair.keyPem) return;
       checkPair(next, this.opts.certFile, this.opts.keyFile);
     } catch (err) {
