@@ -63,16 +63,18 @@ function plainOutput(type: string, pretty: boolean): Output | undefined {
  * (bounded, as the header is the client's to choose), and shared, hence read-only.
  */
 export function negotiateOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Readonly<Output> {
-  const key = `${pretty ? 'p' : '-'}${allowTable ? 't' : '-'}${accept ?? ''}`;
-  let out = negotiated.get(key);
+  // One memo per (pretty, allowTable), keyed by the header as it came: no key string per request.
+  const memo = negotiated[(pretty ? 2 : 0) + (allowTable ? 1 : 0)]!;
+  const key = accept ?? '';
+  let out = memo.get(key);
   if (out === undefined) {
     out = Object.freeze(pickOutput(accept, pretty, allowTable));
-    negotiated.set(key, out);
+    memo.set(key, out);
   }
   return out;
 }
 
-const negotiated = new BoundedMap<string, Readonly<Output>>(256);
+const negotiated = Array.from({ length: 4 }, () => new BoundedMap<string, Readonly<Output>>(64));
 
 function pickOutput(accept: string | undefined, pretty: boolean, allowTable: boolean): Output {
   const ranges = parseAccept(accept ?? '');

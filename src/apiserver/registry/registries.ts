@@ -172,8 +172,19 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
     registries.set(id, new GenericRegistry(strategy, { store: own, checkNamespace, hooks, admission }));
   }
 
+  // Every request finds its registry: by group, version, then plural, with no key string built.
+  const byResource = new Map<string, Map<string, Map<string, GenericRegistry>>>();
+  for (const r of registries.values()) {
+    const { group, version, plural } = r.info;
+    const versions = byResource.get(group) ?? new Map<string, Map<string, GenericRegistry>>();
+    byResource.set(group, versions);
+    const plurals = versions.get(version) ?? new Map<string, GenericRegistry>();
+    versions.set(version, plurals);
+    plurals.set(plural, r);
+  }
+
   return {
-    find: (group, version, plural) => registries.get(idOf({ group, version, plural })),
+    find: (group, version, plural) => byResource.get(group)?.get(version)?.get(plural),
     storedResources: () =>
       [...registries.values()]
         .filter((r) => !r.strategy.virtual)
