@@ -48,6 +48,36 @@ describe('create/update/delete semantics', () => {
     expect(uncond.json.metadata.labels).toEqual({ v: '3' });
   });
 
+  it('lands concurrent unconditional updates, each answered with its own body after lost races are retried', async () => {
+    // On SQLite a write waits for its group's commit, so updates arriving meanwhile lose their compare-and-swap.
+    const sq = await startTestServer({ storage: 'sqlite' });
+    try {
+      await racingUpdates(sq);
+    } finally {
+      await sq.close();
+    }
+  });
+
+  async function racingUpdates(s: TestServer): Promise<void> {
+    const created = (await raw(s, 'POST', SA, { body: { metadata: { name: 'race', labels: { v: '0' } } } })).json;
+    // Fired together, they race for the same revision: the losers are retried against the winner's
+    // object, each from its own body as sent, which a retry must not have lost.
+    const puts = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => raw(s, 'PUT', `${SA}/race`, { body: { metadata: { name: 'race', labels: { v: String(i + 1), [`only${i}`]: 'x' } } } })),
+    );
+    const revisions = new Set<string>();
+    puts.forEach((r, i) => {
+      expect(r.status).toBe(200);
+      expect(r.json.metadata.labels).toEqual({ v: String(i + 1), [`only${i}`]: 'x' });
+      expect(r.json.metadata.uid).toBe(created.metadata.uid);
+      revisions.add(r.json.metadata.resourceVersion as string);
+    });
+    // Every update was written, none folded into another.
+    expect(revisions.size).toBe(16);
+    const now = (await raw(s, 'GET', `${SA}/race`)).json;
+    expect(puts.map((r) => r.json.metadata.resourceVersion)).toContain(now.metadata.resourceVersion);
+  }
+
   it('dry-run create and delete leave the store unchanged', async () => {
     const before = await revision();
     const dry = await raw(s, 'POST', `${SA}?dryRun=All`, { body: { metadata: { name: 'dry' } } });

@@ -8,7 +8,6 @@ import type { VirtualCreate } from '../registry/generic/strategy.js';
 import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
 import type { WriteOptions } from '../registry/generic/registry.js';
-import { cloneObject } from '../../lib/json-value.js';
 import { removeUnknownFields } from '../validation/object-decode.js';
 
 const APPLY = 'application/apply-patch+yaml';
@@ -21,13 +20,22 @@ function gvkOf(scope: RequestScope): Gvk {
 
 /** Reads and decodes the body, applying the request's fieldValidation to what it found. */
 async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<KObject> {
+  return (await decodeBodyAgainable(scope, fieldValidation)).object;
+}
+
+/**
+ * decodeBody, and a way to decode the same bytes again into a fresh object (the decode is a
+ * function of the bytes): warnings and the audit's copy come from the first decode only.
+ */
+async function decodeBodyAgainable(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<{ object: KObject; again: () => KObject }> {
   const body = await readBody(scope.req);
   const gvk = gvkOf(scope);
   // Unknown fields are found, and removed, by the decode's walk.
-  const decoded = decodeObject(scope.req.headers['content-type'], body, gvk, { unknownFields: scope.unknownFields });
+  const decode = () => decodeObject(scope.req.headers['content-type'], body, gvk, { unknownFields: scope.unknownFields });
+  const decoded = decode();
   checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, decoded.unknownFields), fieldValidation, scope.ctx);
   scope.audit?.requestObject(decoded.object);
-  return decoded.object;
+  return { object: decoded.object, again: () => decode().object };
 }
 
 function virtualFor(scope: RequestScope): VirtualCreate | undefined {
@@ -79,11 +87,21 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
   const params = parseWriteParams(scope.query, 'UpdateOptions');
   scope.ctx.dryRun = params.dryRun;
   const name = scope.info.name ?? '';
-  const obj = await decodeBody(scope, params.fieldValidation);
-  checkName(obj, name);
+  const body = await decodeBodyAgainable(scope, params.fieldValidation);
+  checkName(body.object, name);
+  // Each attempt changes the object it is given (server metadata, managedFields). The first takes the
+  // decoded body itself; a retry (a lost compare-and-swap, a stale cached copy), which is rare, decodes
+  // the bytes again, instead of every update paying for a copy of the whole body up front.
+  let first: KObject | undefined = body.object;
+  const pristine = (): KObject => {
+    const out = first ?? body.again();
+    if (!first) checkName(out, name);
+    first = undefined;
+    return out;
+  };
   const createIfMissing = scope.strategy.allowCreateOnUpdate
     ? (): KObject => {
-        const fresh = cloneObject(obj);
+        const fresh = pristine();
         delete fresh.metadata?.resourceVersion;
         return fresh;
       }
@@ -93,7 +111,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
     name,
     scope.ctx,
     writeOptions(scope, params),
-    { tryUpdate: () => obj, createIfMissing },
+    { tryUpdate: pristine, returnsFresh: true, createIfMissing },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
 }
