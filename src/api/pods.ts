@@ -4,7 +4,7 @@
  * security contexts, volume sources, container statuses, …): any JSON value is stored there, so
  * those fields read as unknown here and their readers check what they find.
  */
-import type { V1Container, V1EnvVar, V1PodSpec, V1PodStatus, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1ObjectReference, V1PodSpec, V1PodStatus, V1Volume } from '@kubernetes/client-node';
 import type { KObject } from './meta.js';
 import type { FreeForm, Wire } from './wire.js';
 
@@ -41,6 +41,11 @@ export type PodStatus = Wire<FreeForm<V1PodStatus, 'containerStatuses' | 'epheme
 export interface Pod extends KObject {
   spec?: PodSpec;
   status?: PodStatus;
+}
+
+/** What pods/binding takes: the pod (by name, and uid and resourceVersion as preconditions) and the Node to bind it to. */
+export interface Binding extends KObject {
+  target: Wire<V1ObjectReference>;
 }
 
 /** The annotation a kubelet puts on the mirror of a static pod (kubelet/types ConfigMirrorAnnotationKey). */

@@ -107,7 +107,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     shortNames: ['po'],
     returnsDeletedObject: true,
     categories: ['all'],
-    subresources: [sub('status', 'Pod', '', 'v1', ['get', 'patch', 'update'])],
+    subresources: [sub('binding', 'Binding', '', 'v1', ['create']), sub('status', 'Pod', '', 'v1', ['get', 'patch', 'update'])],
   }),
   resource('', 'v1', 'Node', 'nodes', {
     namespaced: false,

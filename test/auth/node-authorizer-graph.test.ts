@@ -1,7 +1,8 @@
 /**
  * The Node authorizer's graph through the real server, on each in-process store: a node reaches the
  * Secrets, ConfigMaps and service-account tokens of the pods bound to it from the moment the pod is
- * bound, loses them the moment the pod is deleted, never reaches another node's (an update cannot move the pod), and
+ * bound (created on it, or bound through pods/binding), loses them the moment the pod is deleted, never
+ * reaches another node's (an update cannot move the pod), and
  * nobody who is not that node reaches them this way. Its Secret GET reads no pod from the store.
  */
 import { jest } from '@jest/globals';
@@ -58,7 +59,7 @@ describe.each(['memory', 'sqlite'] as const)('Node authorizer graph on %s', (sto
   beforeAll(async () => {
     server = await startTestServer({ storage, tokenFile: `${TOKENS}\n` });
     await ok(admin('POST', `${NS}/serviceaccounts`, { metadata: { name: 'app' } }));
-    for (const s of ['s1', 's2', 's3']) {
+    for (const s of ['s1', 's2', 's3', 's4']) {
       await ok(admin('POST', `${NS}/secrets`, { metadata: { name: s }, stringData: { k: 'v' } }));
       await ok(admin('POST', `${NS}/configmaps`, { metadata: { name: `cm-${s}` }, data: { k: 'v' } }));
     }
@@ -78,6 +79,18 @@ describe.each(['memory', 'sqlite'] as const)('Node authorizer graph on %s', (sto
     expect((await admin('PATCH', `${NS}/pods/p1`, { spec: { nodeName: 'node-b' } }, 'application/merge-patch+json')).status).toBe(422);
     expect(await reach(nodeA, 's1', 'p1')).toEqual([200, 200, 201]);
     expect(await reach(nodeB, 's1', 'p1')).toEqual([403, 403, 403]);
+  });
+
+  it('follows a binding: an unbound pod gives nothing, bound through pods/binding it gives its node access, at once', async () => {
+    await ok(admin('POST', `${NS}/pods`, pod('p4', '', 's4')));
+    expect(await reach(nodeA, 's4', 'p4')).toEqual([403, 403, 403]);
+    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p4' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-a' } };
+    // A node cannot bind a pod to itself.
+    expect((await nodeA('POST', `${NS}/pods/p4/binding`, binding)).status).toBe(403);
+    await ok(admin('POST', `${NS}/pods/p4/binding`, binding));
+    expect(await reach(nodeA, 's4', 'p4')).toEqual([200, 200, 201]);
+    expect(await reach(nodeB, 's4', 'p4')).toEqual([403, 403, 403]);
+    await ok(admin('DELETE', `${NS}/pods/p4`));
   });
 
   it('ends the access when the pod is deleted, at once', async () => {

@@ -7,6 +7,7 @@ import type { MessageDesc } from './protobuf-schema.js';
 
 export const POD_MESSAGES: Readonly<Record<string, MessageDesc>> = {
   Pod: { metadata: [1, 'ObjectMeta'], spec: [2, 'PodSpec'], status: [3, 'PodStatus'] },
+  Binding: { metadata: [1, 'ObjectMeta'], target: [2, 'ObjectReference'] },
   PodSpec: {
     containers: [2, 'Container', 'r'],
     restartPolicy: [3, 'string'],

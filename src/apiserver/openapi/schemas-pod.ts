@@ -165,8 +165,15 @@ const podStatus: Schema = obj({
   ...free(['containerStatuses', 'ephemeralContainerStatuses', 'initContainerStatuses', 'resourceClaimStatuses']),
 }, { goType: 'v1.PodStatus' });
 
+const BINDING = { group: '', version: 'v1', kind: 'Binding' };
+
 export const POD_SCHEMAS: Schemas = {
   [`${CORE}Container`]: container,
+  [`${CORE}Binding`]: kindSchema(
+    BINDING,
+    { target: ref(`${CORE}ObjectReference`, 'The target object that you want to bind to the standard object.') },
+    { required: ['target'], description: 'Binding ties one object to another; for example, a pod is bound to a node by a scheduler.' },
+  ),
   ...kindAndList(
     CORE,
     POD,

@@ -22,6 +22,7 @@ import { leaseStrategy } from './coordination/lease.js';
 import { SYSTEM_NAMESPACES, checkNamespaceDeletable, namespaceStrategy, terminateNamespace } from './core/namespace.js';
 import { nodeStrategy } from './core/node.js';
 import { podStrategy } from './core/pod.js';
+import { podBinding } from './core/pod-binding.js';
 import { reconcileDefault } from './rbac/reconcile-defaults.js';
 import { secretStrategy } from './core/secret.js';
 import { DEFAULT_SERVICE_RANGE, type ServiceRange } from '../../lib/service-range.js';
@@ -33,13 +34,14 @@ import type { ObjectReader } from '../authentication/types.js';
 import type { StoredResource } from '../http/metrics.js';
 
 /** Every built-in kind; access control adds RBAC, the reviews and the ServiceAccount token subresource. */
-const builtinStrategies = (serviceRange: ServiceRange): readonly Strategy[] => [
+const builtinStrategies = (serviceRange: ServiceRange, store: Store): readonly Strategy[] => [
   namespaceStrategy,
   serviceAccountStrategy,
   secretStrategy,
   configMapStrategy,
   serviceStrategy(serviceRange),
-  podStrategy,
+  // pods/binding writes the pod in storage itself, around the strategy's update rules.
+  { ...podStrategy, virtualSubresources: { binding: podBinding(store) } },
   nodeStrategy,
   coreEventStrategy,
   eventsV1Strategy,
@@ -128,7 +130,7 @@ export function objectReader(store: Store): ObjectReader {
 
 export function buildRegistries(store: Store, extra: readonly Strategy[], admission?: Admission, serviceRange = DEFAULT_SERVICE_RANGE): Registries {
   const strategies = new Map<string, Strategy>();
-  for (const s of [...builtinStrategies(serviceRange), ...extra]) strategies.set(idOf(s.info), s);
+  for (const s of [...builtinStrategies(serviceRange, store), ...extra]) strategies.set(idOf(s.info), s);
   const registries = new Map<string, GenericRegistry>();
   const reader = objectReader(store);
 

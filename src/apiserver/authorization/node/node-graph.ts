@@ -9,9 +9,9 @@
  * PodCertificateRequests as the RBAC index is fed, so a node's request costs no store read: per
  * pod only its node and the vertices it grants (never the pod itself), and per Secret, ConfigMap or
  * ServiceAccount the number of pods on each node that name it (upstream's destination index), so
- * every question is a map lookup. A pod enters when bound (spec.nodeName set), and every event
- * recomputes its edges: a deleted one leaves the graph. (An update cannot change a pod's node or
- * what it names: registry/core/pod-update.ts.)
+ * every question is a map lookup. A pod enters when bound (spec.nodeName set, at its creation or
+ * through pods/binding), and every event recomputes its edges: a deleted one leaves the graph. (An
+ * update cannot change a pod's node or what it names: registry/core/pod-update.ts.)
  *
  * `storeRelations` answers the same questions by reading the store, as the authorizer did before
  * the graph: the authorizer asks it while the graph is not synced, and on a store whose writes may
