@@ -10,14 +10,13 @@
 import { DEFAULT_MAX_FRAME, DEFAULT_WINDOW, Flag, type Frame, FrameReader, FrameType, frame, frameHeader, goawayFrame, headerFrames } from './h2-frames.js';
 import { H2Error, MAX_WINDOW, PREFACE, rstStreamFrame, Setting, settingsFrame, unpadded, windowUpdateFrame } from './h2-frames.js';
 import { type ConnectionTls, FrameSocket } from './h2-socket.js';
+import { type HeaderBlock, HeaderBlockReader } from './h2-header-block.js';
 import { H2Stream, type StreamHandler } from './h2-stream.js';
-import { type HeaderField, HpackDecoder, HpackEncoder } from './hpack.js';
+import { type HeaderField, HpackEncoder } from './hpack.js';
 
 /** Our receive windows: large, since every byte is consumed as it arrives. */
 const STREAM_WINDOW = 1 << 20;
 const CONNECTION_WINDOW = 8 << 20;
-/** The most header block (compressed, all its frames) we read for one response: etcd's are tiny. */
-const MAX_HEADER_BLOCK = 1 << 20;
 
 export class H2Connection {
   /** No new streams: GOAWAY received or sent, or the connection failed. */
@@ -30,14 +29,13 @@ export class H2Connection {
   private readonly socket: FrameSocket;
   private readonly reader = new FrameReader(DEFAULT_MAX_FRAME);
   private readonly encoder = new HpackEncoder();
-  private readonly decoder = new HpackDecoder();
+  private readonly headers = new HeaderBlockReader();
   private nextId = 1;
   private peerStreamWindow = DEFAULT_WINDOW;
   private peerMaxFrame = DEFAULT_MAX_FRAME;
   private peerMaxStreams = Infinity;
   private sendWindow = DEFAULT_WINDOW;
   private received = 0;
-  private continuation: { stream: number; endStream: boolean; fragments: Buffer[]; size: number } | undefined;
   private readonly pings = new Map<string, () => void>();
   private pingSeq = 0;
   private failure: Error | undefined;
@@ -199,17 +197,13 @@ export class H2Connection {
   }
 
   private handle(f: Frame): void {
-    if (this.continuation && f.type !== FrameType.CONTINUATION) throw new Error('HTTP/2: expected CONTINUATION');
+    if (this.headers.continuing && f.type !== FrameType.CONTINUATION) throw new Error('HTTP/2: expected CONTINUATION');
     switch (f.type) {
       case FrameType.DATA:
         return this.onData(f);
       case FrameType.HEADERS:
-        if (f.stream === 0) throw new Error('HTTP/2: HEADERS on stream 0');
-        this.continuation = { stream: f.stream, endStream: (f.flags & Flag.END_STREAM) !== 0, fragments: [], size: 0 };
-        return this.onHeaderFragment(unpadded(f), f.flags);
       case FrameType.CONTINUATION:
-        if (!this.continuation || this.continuation.stream !== f.stream) throw new Error('HTTP/2: unexpected CONTINUATION');
-        return this.onHeaderFragment(f.payload, f.flags);
+        return this.onHeaders(this.headers.read(f));
       case FrameType.RST_STREAM:
         return this.onReset(f);
       case FrameType.SETTINGS:
@@ -239,19 +233,12 @@ export class H2Connection {
     if (stream.remoteEnded) this.remoteDone(stream);
   }
 
-  private onHeaderFragment(fragment: Buffer, flags: number): void {
-    const block = this.continuation!;
-    block.fragments.push(fragment);
-    if ((block.size += fragment.length) > MAX_HEADER_BLOCK) throw new Error('HTTP/2: header block too large');
-    if (!(flags & Flag.END_HEADERS)) return;
-    const { stream: id, endStream, fragments } = this.continuation!;
-    this.continuation = undefined;
-    // Decoded even for a stream we reset: the block changes the decoder's table either way.
-    const fields = this.decoder.decode(fragments.length === 1 ? fragments[0]! : Buffer.concat(fragments));
-    const stream = this.streams.get(id);
-    if (!stream) return;
-    if (endStream) stream.remoteEnded = true;
-    stream.handler.onHeaders(fields, endStream);
+  /** A complete header block (none while one is still arriving) goes to its stream, if it still has one. */
+  private onHeaders(block: HeaderBlock | undefined): void {
+    const stream = block && this.streams.get(block.stream);
+    if (!block || !stream) return;
+    if (block.endStream) stream.remoteEnded = true;
+    stream.handler.onHeaders(block.fields, block.endStream);
     if (stream.remoteEnded) this.remoteDone(stream);
   }
 
