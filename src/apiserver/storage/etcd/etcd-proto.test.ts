@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
-import { decodeLeaseGrant, decodeRange, decodeTxn, encodeCompaction, encodeLeaseGrant, encodeRange, encodeTxn, type ProtoWriter } from './etcd-proto.js';
+import { decodeLeaseGrant, decodeRange, decodeTxn, encodeCompaction, encodeLeaseGrant, encodeRange, encodeTxn } from './etcd-proto.js';
+import type { ProtoWriter } from './proto-wire.js';
 import { decodeWatchResponse, encodeWatchRequest } from './watch-proto.js';
 
 // etcd's own definitions (the etcd3 package's copy of rpc.proto) are the reference for both directions.

@@ -22,12 +22,12 @@ import {
   encodeRange,
   encodeTxn,
   type LeaseGrantResponse,
-  type ProtoWriter,
   type RangeRequest,
   type RangeResponse,
   type TxnRequest,
   type TxnResponse,
 } from './etcd-proto.js';
+import type { ProtoWriter } from './proto-wire.js';
 import { MemberConnection } from './grpc-unary.js';
 import type { EtcdClientOptions } from './etcd-client.js';
 

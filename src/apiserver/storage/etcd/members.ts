@@ -5,7 +5,7 @@
  * Status calls are rare and short (a 2 s deadline), so that connection is mostly idle.
  */
 import type { EtcdClientOptions } from './etcd-client.js';
-import { ProtoReader, ProtoWriter } from './etcd-proto.js';
+import { ProtoReader, ProtoWriter } from './proto-wire.js';
 import { MemberConnection } from './grpc-unary.js';
 
 const STATUS = '/etcdserverpb.Maintenance/Status';

@@ -3,7 +3,8 @@
  * as etcd-proto.ts does for the KV calls: revisions as numbers, a watch id (an int64 that etcd sets
  * to -1 for a create it refused) as a decimal string.
  */
-import { type KeyValue, ProtoReader, ProtoWriter, readHeader, readKv, type ResponseHeader } from './etcd-proto.js';
+import { type KeyValue, readHeader, readKv, type ResponseHeader } from './etcd-proto.js';
+import { ProtoReader, ProtoWriter } from './proto-wire.js';
 
 export interface WatchRequest {
   create_request?: {

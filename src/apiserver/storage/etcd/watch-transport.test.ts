@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { ProtoWriter } from './etcd-proto.js';
+import { ProtoWriter } from './proto-wire.js';
 import { H2Error } from './h2-frames.js';
 import type { WatchResponse } from './watch-proto.js';
 import { GrpcMessages, H2WatchCall } from './watch-transport.js';
