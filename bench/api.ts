@@ -32,6 +32,11 @@ export interface ApiBenchParams {
   watchEvents: number;
   /** Concurrent clients posting TokenReviews, and for how long. */
   reviewConcurrency: number;
+  /**
+   * How long the API server's reviews run in all, in slices of about a second that alternate with bare
+   * GETs as the get phase's (tokenReviewToBareGet divides by those); the bare side's reviews then run
+   * as long.
+   */
   reviewMs: number;
   /**
    * Unmeasured load before get and tokenreview, on both servers alike: a 5-second phase from cold
@@ -53,6 +58,23 @@ export interface SideFigures {
    * during the phase, in µs. Unlike throughput it barely depends on what else the machine runs.
    */
   cpuUsPerOp: number;
+  /** The API server's garbage collection over the whole phase, both sides' parts and warm-ups (its side only). */
+  gc?: GcFigures;
+}
+
+/** From the API server's /metrics (prom-client's default metrics), at the start and end of a phase. */
+export interface GcFigures {
+  /**
+   * V8's young generation (new space) when the phase started and ended, MB. V8's memory reducer
+   * shrinks it to its minimum once the process has idled, and V8 regrows it only by doubling, each
+   * time as many bytes have survived as it holds: a phase that starts small scavenges far more often.
+   */
+  youngGenMb: { start: number; end: number };
+  scavenges: number;
+  /** Full (mark-compact) collections. */
+  fullGcs: number;
+  /** Time in GC pauses, every kind, ms. */
+  pauseMs: number;
 }
 
 export interface OpFigures {
@@ -95,10 +117,15 @@ export interface ApiBenchResult extends Machine {
    * create and get: requests/s; list: objects/s; watch: events delivered/s over all watchers;
    * tokenreview: TokenReviews/s of a Secret-bound token, beside bare creates of the same body.
    */
-  results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures; tokenreview: OpFigures };
+  results: { create: OpFigures; get: OpFigures; list: OpFigures; watch: OpFigures; tokenreview: ReviewFigures };
   /** Issue 29's targets as ratios to the bare server of the same run (absolute rates differ threefold between machines). */
   ratios: ApiRatios;
   apiserverPeakRssMb: number;
+}
+
+/** tokenreview's figures, with the bare GETs measured in slices alternating with its reviews. */
+export interface ReviewFigures extends OpFigures {
+  bareGet: SideFigures;
 }
 
 export interface ApiRatios {
@@ -106,7 +133,7 @@ export interface ApiRatios {
   createToBareCreate: number;
   /** API GETs/s ÷ bare GETs/s (keep ≥ 0.9). */
   getToBareGet: number;
-  /** TokenReviews/s ÷ bare GETs/s (keep ≥ 0.5). */
+  /** TokenReviews/s ÷ bare GETs/s, both from tokenreview's alternating slices (keep ≥ 0.5). */
   tokenReviewToBareGet: number;
 }
 
@@ -149,6 +176,8 @@ async function create(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
 /** The bare server and the API server, each with its process. */
 type Sides = readonly [{ side: Side; proc: NodeProcess }, { side: Side; proc: NodeProcess }];
 type PhaseRun = (op: string, sides: Sides, p: ApiBenchParams) => Promise<OpFigures>;
+/** One side of an alternated phase: the server that answers and the operation sent to it. */
+type Turn = { proc: NodeProcess; op: (i: number) => Promise<void> };
 
 /** A phase on the bare server, then on the API server, each after its warm-up. */
 const oneAfterOther =
@@ -165,8 +194,29 @@ const getOp =
   (i: number): Promise<void> =>
     side.client.json('GET', `${side.collection}/cm-${pad((i * 7919) % p.objects)}`).then(() => undefined);
 
-/** Slices of the GET phase per server: each side runs getMs in all, in turns of about a second. */
-const GET_SLICES = 5;
+/** Slices of an alternated phase per side: each runs the phase's time in all, in slices of about a second. */
+const SLICES = 5;
+
+/** Two closed loops in alternating slices (lib/load.ts alternatedClosedLoops), each with the CPU its server spent over its slices. */
+async function alternated(turns: readonly [Turn, Turn], concurrency: number | readonly [number, number], msEach: number): Promise<[SideFigures, SideFigures]> {
+  const cpuMs = [0, 0];
+  const results = await alternatedClosedLoops({
+    concurrency,
+    msEach,
+    slices: SLICES,
+    ops: [turns[0].op, turns[1].op],
+    slice: async (k, run) => {
+      const before = turns[k].proc.cpuMs();
+      await run();
+      cpuMs[k] = (cpuMs[k] ?? 0) + turns[k].proc.cpuMs() - before;
+    },
+  });
+  const side = (k: 0 | 1): SideFigures => {
+    const f = figures(results[k]);
+    return { ...f, cpuUsPerOp: round(((cpuMs[k] ?? 0) * 1000) / Math.max(1, f.done), 1) };
+  };
+  return [side(0), side(1)];
+}
 
 /**
  * GETs on both servers in alternating slices (lib/load.ts alternatedClosedLoops), each side's CPU
@@ -177,23 +227,15 @@ const GET_SLICES = 5;
 async function getBoth(op: string, sides: Sides, p: ApiBenchParams): Promise<OpFigures> {
   await warmUp(op, sides[0].side, p);
   await warmUp(op, sides[1].side, p);
-  const cpuMs = [0, 0];
-  const [bare, api] = await alternatedClosedLoops({
-    concurrency: p.concurrency,
-    msEach: p.getMs,
-    slices: GET_SLICES,
-    ops: [getOp(sides[0].side, p), getOp(sides[1].side, p)],
-    slice: async (k, run) => {
-      const before = sides[k].proc.cpuMs();
-      await run();
-      cpuMs[k] = (cpuMs[k] ?? 0) + sides[k].proc.cpuMs() - before;
-    },
-  });
-  const side = (r: LoadResult, k: 0 | 1): SideFigures => {
-    const f = figures(r);
-    return { ...f, cpuUsPerOp: round(((cpuMs[k] ?? 0) * 1000) / Math.max(1, f.done), 1) };
-  };
-  return compare(side(bare, 0), side(api, 1));
+  const [bare, api] = await alternated(
+    [
+      { proc: sides[0].proc, op: getOp(sides[0].side, p) },
+      { proc: sides[1].proc, op: getOp(sides[1].side, p) },
+    ],
+    p.concurrency,
+    p.getMs,
+  );
+  return compare(bare, api);
 }
 
 /** Objects/s over full paginated lists; latency per page. */
@@ -262,15 +304,62 @@ const warmups: Partial<Record<string, (side: Side, p: ApiBenchParams) => (i: num
 };
 const WARMUP_INDEX = 1_000_000_000;
 
-async function warmUp(op: string, side: Side, p: ApiBenchParams): Promise<void> {
+async function warmUp(op: string, side: Side, p: ApiBenchParams, concurrency = p.concurrency): Promise<void> {
   const warm = warmups[op];
   if (!warm || p.warmupMs <= 0) return;
-  await closedLoop({ concurrency: p.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.warmupMs, op: warm(side, p) });
+  await closedLoop({ concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.warmupMs, op: warm(side, p) });
 }
 
 /** TokenReviews/s, each checked to authenticate (a refused review counts as an error). */
 async function tokenReview(side: Side, p: ApiBenchParams): Promise<PhaseFigures> {
   return figures(await closedLoop({ concurrency: p.reviewConcurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: p.reviewMs, op: (i) => side.review(i) }));
+}
+
+/**
+ * tokenreview: the API server's reviews in slices alternating with bare GETs as the get phase's (each
+ * at its own concurrency), which tokenReviewToBareGet divides them by, then the bare side's reviews
+ * (creates of the same body: after its GETs, as they grow its store). One after the other, the
+ * reviews had been divided by the get phase's bare GETs a minute earlier, and on a quiet host the
+ * bare server's cost per operation moved 1.4-1.6x between rounds; the API server also idled through
+ * the bare side's 6-second phase just before its own.
+ */
+async function reviewsAlternated(op: string, [bare, api]: Sides, p: ApiBenchParams): Promise<ReviewFigures> {
+  await warmUp(op, api.side, p, p.reviewConcurrency);
+  await warmUp('get', bare.side, p);
+  const [bareGet, reviews] = await alternated(
+    [
+      { proc: bare.proc, op: getOp(bare.side, p) },
+      { proc: api.proc, op: (i) => api.side.review(i) },
+    ],
+    [p.concurrency, p.reviewConcurrency],
+    p.reviewMs,
+  );
+  await warmUp(op, bare.side, p, p.reviewConcurrency);
+  return { ...compare(await measured(bare.proc, () => tokenReview(bare.side, p)), reviews), bareGet };
+}
+
+/** What gcBetween needs of /metrics at one moment. */
+interface GcSample {
+  youngGenMb: number;
+  scavenges: number;
+  fullGcs: number;
+  pauseS: number;
+}
+
+/** The API server's GC counters and young generation now, from its /metrics text. */
+function gcSample(metrics: string): GcSample {
+  const value = (re: RegExp): number => Number(re.exec(metrics)?.[1] ?? 0);
+  const kinds = ['minor', 'major', 'incremental', 'weakcb'];
+  return {
+    youngGenMb: mb(value(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)$/m)),
+    scavenges: value(/^nodejs_gc_duration_seconds_count\{kind="minor"\} (\S+)$/m),
+    fullGcs: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
+    pauseS: kinds.reduce((sum, k) => sum + value(new RegExp(`^nodejs_gc_duration_seconds_sum\\{kind="${k}"\\} (\\S+)$`, 'm')), 0),
+  };
+}
+
+function gcBetween(a: GcSample, b: GcSample): GcFigures {
+  return { youngGenMb: { start: a.youngGenMb, end: b.youngGenMb }, scavenges: b.scavenges - a.scavenges, fullGcs: b.fullGcs - a.fullGcs, pauseMs: round((b.pauseS - a.pauseS) * 1000, 1) };
 }
 
 export const reviewBody = (token: string, name?: string): object => ({
@@ -350,12 +439,17 @@ export async function runApiBench(params: Partial<ApiBenchParams> = {}, opts: { 
     const results = {} as ApiBenchResult['results'];
     const ceiling = { side: bare.side, proc: bare.proc };
     const tested = { side: api, proc: server.proc };
-    const phases = { create: oneAfterOther(create), get: getBoth, list: oneAfterOther(list), watch: oneAfterOther(watch), tokenreview: oneAfterOther(tokenReview) } as const;
-    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, PhaseRun][]) results[op] = await run(op, [ceiling, tested], p);
+    const phases = { create: oneAfterOther(create), get: getBoth, list: oneAfterOther(list), watch: oneAfterOther(watch), tokenreview: reviewsAlternated } as const;
+    const gc = async (): Promise<GcSample> => gcSample((await adminClient.request('GET', '/metrics')).body);
+    for (const [op, run] of Object.entries(phases) as [keyof typeof phases, PhaseRun][]) {
+      const before = await gc();
+      const f = await run(op, [ceiling, tested], p);
+      Object.assign(results, { [op]: { ...f, api: { ...f.api, gc: gcBetween(before, await gc()) } } });
+    }
     const ratios: ApiRatios = {
       createToBareCreate: results.create.ratio,
       getToBareGet: results.get.ratio,
-      tokenReviewToBareGet: round(results.tokenreview.api.perSec / Math.max(1, results.get.bare.perSec)),
+      tokenReviewToBareGet: round(results.tokenreview.api.perSec / Math.max(1, results.tokenreview.bareGet.perSec)),
     };
     return { name: 'api', params: p, storage: 'sqlite', results, ratios, apiserverPeakRssMb: mb(server.proc.memory().peakRss), ...machine() };
   } finally {
@@ -374,6 +468,10 @@ export function formatApiTable(r: ApiBenchResult): string {
       ` tokenreview: reviews/s of a Secret-bound ServiceAccount token at ${p.reviewConcurrency} clients, beside bare creates of the same body)`,
     '(CPU: µs of server CPU per request/object/event, from /proc; x bare CPU = bare CPU / api CPU, which barely depends on the load of a shared machine)',
     formatTable(['op', 'bare/s', 'api/s', 'x bare', 'CPU µs bare/api', 'x bare CPU', 'bare p50/p90/p99/max ms', 'api p50/p90/p99/max ms', 'api errors'], rows),
+    `tokenreview's reviews alternated with bare GETs at ${p.concurrency} clients: bare GET ${r.results.tokenreview.bareGet.perSec}/s, CPU ${r.results.tokenreview.bareGet.cpuUsPerOp} µs`,
+    `API server GC per phase (young generation MB at start→end, scavenges, full GCs, pause ms): ${Object.entries(r.results)
+      .map(([op, f]) => (f.api.gc ? `${op} ${f.api.gc.youngGenMb.start}→${f.api.gc.youngGenMb.end} ${f.api.gc.scavenges}/${f.api.gc.fullGcs}/${f.api.gc.pauseMs}` : op))
+      .join(', ')}`,
     `ratios to the bare server of this run: ${Object.entries(r.ratios)
       .map(([k, v]) => `${k} ${v.toFixed(3)} (goal ${API_RATIO_GOALS[k as keyof ApiRatios]})`)
       .join(', ')}`,

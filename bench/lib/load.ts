@@ -64,7 +64,8 @@ async function closedLoopInto(acc: Accumulated, o: ClosedLoopOptions): Promise<v
 }
 
 export interface AlternatedOptions {
-  concurrency: number;
+  /** Clients of both sides, or of each. */
+  concurrency: number | readonly [number, number];
   /** How long each side runs in all. */
   msEach: number;
   /** In how many slices each side's time is cut. */
@@ -87,7 +88,8 @@ export async function alternatedClosedLoops(o: AlternatedOptions): Promise<[Load
     for (const k of s % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
       const run = async (): Promise<void> => {
         const start = performance.now();
-        await closedLoopInto(acc[k], { concurrency: o.concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: sliceMs, op: o.ops[k] });
+        const concurrency = typeof o.concurrency === 'number' ? o.concurrency : o.concurrency[k];
+        await closedLoopInto(acc[k], { concurrency, maxOps: Number.MAX_SAFE_INTEGER, maxMs: sliceMs, op: o.ops[k] });
         acc[k].ms += performance.now() - start;
       };
       await (o.slice ? o.slice(k, run) : run());

@@ -44,4 +44,19 @@ describe('bench/lib/load', () => {
     expect(b.errors).toBe(1);
     expect(b.firstError).toBe('refused');
   });
+
+  it('runs each side of an alternated pair at its own concurrency', async () => {
+    const inFlight = [0, 0];
+    const most = [0, 0];
+    const op = (k: 0 | 1) => async (): Promise<void> => {
+      inFlight[k] = (inFlight[k] ?? 0) + 1;
+      most[k] = Math.max(most[k] ?? 0, inFlight[k] ?? 0);
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight[k] = (inFlight[k] ?? 0) - 1;
+    };
+    const [a, b] = await alternatedClosedLoops({ concurrency: [1, 3], msEach: 60, slices: 2, ops: [op(0), op(1)] });
+    expect(most).toEqual([1, 3]);
+    expect(a.ok).toBeGreaterThan(0);
+    expect(b.ok).toBeGreaterThan(a.ok);
+  });
 });
