@@ -81,3 +81,26 @@ describe('a list whose field selector names one object (upstream MatchesSingle)'
     expect(all.items.map((i: { metadata: { namespace: string } }) => i.metadata.namespace).sort()).toEqual(['default', 'other']);
   });
 });
+
+describe('a GET of one object', () => {
+  it('answers its field selector and resourceVersion as upstream', async () => {
+    await raw(s, 'POST', CM, { body: { metadata: { name: 'one' }, data: { v: '1' } } });
+    expect((await raw(s, 'GET', `${CM}/one?${byName('one')}`)).json.data).toEqual({ v: '1' });
+    const other = await raw(s, 'GET', `${CM}/one?${byName('two')}`);
+    expect(other.status).toBe(400);
+    expect(other.json.message).toBe("fieldSelector metadata.name doesn't match requested name");
+    const bad = await raw(s, 'GET', `${CM}/one?resourceVersion=abc`);
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toBe('invalid resource version: "abc"');
+    expect((await raw(s, 'GET', `${CM}/missing`)).status).toBe(404);
+    // A resourceVersion the store has not reached yet is waited for, then the object is read.
+    const next = s.store.currentRevision() + 1;
+    const waiting = raw(s, 'GET', `${CM}/one?resourceVersion=${next}`);
+    await new Promise((r) => setTimeout(r, 100));
+    await raw(s, 'PATCH', `${CM}/one`, { body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+    const read = await waiting;
+    expect(read.status).toBe(200);
+    expect(read.json.data).toEqual({ v: '2' });
+    expect(Number(read.json.metadata.resourceVersion)).toBe(next);
+  });
+});

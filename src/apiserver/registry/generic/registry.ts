@@ -78,10 +78,11 @@ export class GenericRegistry {
     await this.env.admission?.validate({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
   }
 
-  async get(namespace: string | undefined, name: string): Promise<KObject> {
-    const found = await this.store.get(this.key(namespace, name));
-    if (!found) throw errors.notFound(this.target(name));
-    return found.object;
+  get(namespace: string | undefined, name: string): Promise<KObject> {
+    return this.store.get(this.key(namespace, name)).then((found) => {
+      if (!found) throw errors.notFound(this.target(name));
+      return found.object;
+    });
   }
 
   async create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
