@@ -65,9 +65,14 @@ export interface CommitRequest {
 
 export type Request = { type: 'close' } | CommitRequest;
 
+/**
+ * The thread's answers. A commit's is a bare number, the id of the last group it committed: every
+ * group sent before it was answered already or committed with it, and a number costs the main
+ * thread no object to deserialize per reply.
+ */
 export type Reply =
+  | number
   | { type: 'opened'; file: StoredFile }
-  | { type: 'committed'; ids: number[] }
   | ({ type: 'failed'; id: number } & Failure)
   | ({ type: 'open-failed' } & Failure);
 
@@ -223,7 +228,7 @@ export function commitTransaction(db: Database.Database): Commit {
 export function commitGroups(port: MessagePort, commit: Commit, groups: CommitRequest[], revision: number): number {
   try {
     commit(groups, revision);
-    port.postMessage({ type: 'committed', ids: groups.map((g) => g.id) } satisfies Reply);
+    port.postMessage(groups.at(-1)!.id satisfies Reply);
     return groups.at(-1)?.revision ?? revision;
   } catch (err) {
     if (groups.length === 1) {

@@ -60,7 +60,7 @@ export class SqliteWriter {
       port1.once('message', (reply: Reply) => {
         worker.off('error', failed);
         worker.off('exit', exited);
-        if (reply.type !== 'opened') return failed(replyError(reply as Failure));
+        if (typeof reply === 'number' || reply.type !== 'opened') return failed(replyError(reply as Failure));
         const writer = new SqliteWriter(worker, port1);
         // The thread never keeps the process alive by itself: the channel does while commits are in flight.
         worker.unref();
@@ -92,8 +92,13 @@ export class SqliteWriter {
   }
 
   private onReply(reply: Reply): void {
-    if (reply.type === 'committed') for (const id of reply.ids) this.settle(id)?.resolve();
-    else if (reply.type === 'failed') this.settle(reply.id)?.reject(replyError(reply));
+    if (typeof reply === 'number') {
+      // Ids are sent in order and answered in order: every id up to this one is on disk.
+      for (const id of this.waiting.keys()) {
+        if (id > reply) break;
+        this.settle(id)?.resolve();
+      }
+    } else if (reply.type === 'failed') this.settle(reply.id)?.reject(replyError(reply));
   }
 
   private settle(id: number): Waiter | undefined {
