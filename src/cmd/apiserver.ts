@@ -42,6 +42,8 @@ export function embeddedOptions(config: ApiserverConfig, auditDefault?: Policy):
   return {
     etcd,
     eventTtlSeconds: Math.ceil(config.eventTtl / 1000),
+    countMetricPollPeriodMs: config.etcdCountMetricPollPeriod,
+    dbMetricPollIntervalMs: config.etcdDbMetricPollInterval,
     serviceRange: parseServiceIpRange(config.serviceClusterIpRange),
     dataDir: config.dataDir,
     storage: config.storage as EmbeddedServerOptions['storage'],

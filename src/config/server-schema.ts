@@ -26,6 +26,9 @@ export const APISERVER_CONFIG_SCHEMA = {
   etcdCertfile: { type: 'string', default: '', description: 'Client certificate (PEM) presented to etcd.' },
   etcdKeyfile: { type: 'string', default: '', description: 'Private key (PEM) of --etcd-certfile.' },
   etcdCompactionInterval: { type: 'duration', default: '5m', description: 'How often etcd history is compacted (0 disables; replicas take turns).' },
+  // Named as upstream's, and for every --storage: a scrape reads the last poll, never the store.
+  etcdCountMetricPollPeriod: { type: 'duration', default: '1m', description: 'How often the objects of each resource are counted for apiserver_storage_objects (0 disables the metric).' },
+  etcdDbMetricPollInterval: { type: 'duration', default: '30s', description: 'How often the database size is read for apiserver_storage_db_total_size_in_bytes (0 disables the metric).' },
   eventTtl: { type: 'duration', default: '1h', description: 'How long an Event is kept after its last write (an etcd lease with --storage etcd).' },
   // One value for the server's allocator and, under up, the serving approver's Service-range rule.
   serviceClusterIpRange: {

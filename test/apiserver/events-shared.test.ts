@@ -6,6 +6,7 @@
  */
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 
 const CORE = '/api/v1/namespaces/default/events';
@@ -58,7 +59,8 @@ const coreEvent = (name: string): Record<string, unknown> => ({
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer();
+  // apiserver_storage_objects is polled: every 100 ms here.
+  s = await startTestServer({ countMetricPollPeriodMs: 100 });
 });
 afterAll(async () => {
   await s.close();
@@ -351,14 +353,19 @@ describe('kubectl-facing output', () => {
 
 describe('apiserver_storage_objects', () => {
   it('counts the one set of Events for both resources', async () => {
-    const text = (await raw(s, 'GET', '/metrics')).text;
-    const count = (resource: string): number => {
-      const line = text.split('\n').find((l) => l.startsWith(`apiserver_storage_objects{resource="${resource}"}`));
-      return Number(line?.split(' ').pop());
-    };
     const listed = (await raw(s, 'GET', '/api/v1/events')).json.items.length;
     expect(listed).toBeGreaterThan(5);
-    expect([count('events'), count('events.events.k8s.io')]).toEqual([listed, listed]);
+    const counts = async (): Promise<number[]> => {
+      const text = (await raw(s, 'GET', '/metrics')).text;
+      const count = (resource: string): number => {
+        const line = text.split('\n').find((l) => l.startsWith(`apiserver_storage_objects{resource="${resource}"}`));
+        return Number(line?.split(' ').pop());
+      };
+      return [count('events'), count('events.events.k8s.io')];
+    };
+    // Once a poll has run after the suite's last write.
+    await until('the Events counted', async () => (await counts())[0] === listed);
+    expect(await counts()).toEqual([listed, listed]);
   });
 });
 

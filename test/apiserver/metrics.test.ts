@@ -3,10 +3,13 @@
  * authorization of the scrape (`get` on the non-resource URL /metrics), and kubectl get --raw.
  */
 import { execFile } from 'node:child_process';
+import { jest } from '@jest/globals';
 import { promisify } from 'node:util';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { SYSTEM_NAMESPACES } from '../../src/apiserver/registry/core/namespace.js';
+import { until } from '../helpers/wait.js';
+import type { Store } from '../../src/apiserver/storage/store.js';
 
 /** The samples of a Prometheus text exposition: `name{labels}` (labels sorted) → value. */
 function samples(text: string): Map<string, number> {
@@ -46,7 +49,7 @@ describe('API server /metrics', () => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer({ storage: 'sqlite', tokenFile: 'alice-token,alice,alice-uid\n' });
+    server = await startTestServer({ storage: 'sqlite', tokenFile: 'alice-token,alice,alice-uid\n', countMetricPollPeriodMs: 100, dbMetricPollIntervalMs: 100 });
   });
   afterAll(() => server.close());
 
@@ -60,6 +63,9 @@ describe('API server /metrics', () => {
     expect((await raw(server, 'GET', '/api/v1/configmaps', { token: 'not-a-token' })).status).toBe(401);
     expect((await raw(server, 'GET', '/api/v1/configmaps', { token: 'alice-token' })).status).toBe(403);
 
+    // The counts are polled (every 100 ms here): the create shows once a poll has run after it.
+    const configMaps = 1 + SYSTEM_NAMESPACES.length;
+    await until('the create counted', async () => sample(await scrape(), 'apiserver_storage_objects', { resource: 'configmaps' }) === configMaps);
     const m = await scrape();
     expect(sample(m, 'apiserver_request_total', request('POST', 'resource', '201'))).toBe(1);
     expect(sample(m, 'apiserver_request_total', request('GET', 'resource', '200'))).toBe(1);
@@ -74,7 +80,7 @@ describe('API server /metrics', () => {
     expect(sample(m, 'apiserver_current_inflight_requests', { request_kind: 'readOnly' })).toBe(1);
     expect(sample(m, 'apiserver_current_inflight_requests', { request_kind: 'mutating' })).toBe(0);
     // The test's own and each namespace's kube-root-ca.crt.
-    expect(sample(m, 'apiserver_storage_objects', { resource: 'configmaps' })).toBe(1 + SYSTEM_NAMESPACES.length);
+    expect(sample(m, 'apiserver_storage_objects', { resource: 'configmaps' })).toBe(configMaps);
     expect(sample(m, 'apiserver_storage_objects', { resource: 'certificatesigningrequests.certificates.k8s.io' })).toBe(0);
     expect(sample(m, 'apiserver_storage_db_total_size_in_bytes', { endpoint: `${server.dataDir}/store.db` })).toBeGreaterThan(0);
     expect(sample(m, 'authentication_attempts', { result: 'success' })).toBeGreaterThanOrEqual(7);
@@ -120,5 +126,67 @@ describe('API server /metrics', () => {
   it('answers kubectl get --raw /metrics', async () => {
     const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', server.kubeconfigPath, 'get', '--raw', '/metrics']);
     expect(stdout).toMatch(/^apiserver_request_total\{.*verb="LIST".*\} \d+$/m);
+  });
+});
+
+describe('storage metrics polled in the background (--etcd-count-metric-poll-period, --etcd-db-metric-poll-interval)', () => {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+  const start = async (countMetricPollPeriodMs: number, dbMetricPollIntervalMs = countMetricPollPeriodMs): Promise<TestServer> => {
+    const s = await startTestServer({ storage: 'sqlite', countMetricPollPeriodMs, dbMetricPollIntervalMs });
+    servers.push(s);
+    return s;
+  };
+  const scrapeOf = async (s: TestServer): Promise<Map<string, number>> => {
+    const res = await raw(s, 'GET', '/metrics');
+    expect(res.status).toBe(200);
+    return samples(res.text);
+  };
+  const configMaps = (m: Map<string, number>): number | undefined => sample(m, 'apiserver_storage_objects', { resource: 'configmaps' });
+  const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+
+  it('serves the last poll: a scrape asks the store nothing, and 0 objects read 0', async () => {
+    const s = await start(3_600_000);
+    // The first poll runs at start; later ones an hour apart.
+    await until('the first poll', async () => configMaps(await scrapeOf(s)) === SYSTEM_NAMESPACES.length);
+    const count = jest.spyOn(s.store, 'count');
+    const sizeBytes = jest.spyOn(s.store as Required<Store>, 'sizeBytes');
+    // (The first poll's last counts may still be under way.)
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    count.mockClear();
+    sizeBytes.mockClear();
+    expect((await raw(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('late') })).status).toBe(201);
+    for (let i = 0; i < 3; i++) {
+      const m = await scrapeOf(s);
+      expect(configMaps(m)).toBe(SYSTEM_NAMESPACES.length);
+      expect(sample(m, 'apiserver_storage_objects', { resource: 'certificatesigningrequests.certificates.k8s.io' })).toBe(0);
+      expect(sample(m, 'apiserver_storage_db_total_size_in_bytes', { endpoint: `${s.dataDir}/store.db` })).toBeGreaterThan(0);
+    }
+    expect([count.mock.calls.length, sizeBytes.mock.calls.length]).toEqual([0, 0]);
+  });
+
+  it('follows a create within a period, reports a failing count as -1 without failing the scrape, and recovers', async () => {
+    const s = await start(100);
+    await until('the first poll', async () => configMaps(await scrapeOf(s)) === SYSTEM_NAMESPACES.length);
+    expect((await raw(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('followed') })).status).toBe(201);
+    await until('the create counted', async () => configMaps(await scrapeOf(s)) === SYSTEM_NAMESPACES.length + 1);
+    // The store fails every count (as etcd does when it is down): -1, as kube-apiserver reports it.
+    const count = jest.spyOn(s.store, 'count').mockRejectedValue(new Error('store unavailable'));
+    await until('the failure reported', async () => configMaps(await scrapeOf(s)) === -1);
+    count.mockRestore();
+    await until('the count back', async () => configMaps(await scrapeOf(s)) === SYSTEM_NAMESPACES.length + 1);
+  });
+
+  it('collects neither metric with a period of 0', async () => {
+    const s = await start(0);
+    const count = jest.spyOn(s.store, 'count');
+    const sizeBytes = jest.spyOn(s.store as Required<Store>, 'sizeBytes');
+    expect((await raw(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('uncounted') })).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const names = [...(await scrapeOf(s)).keys()];
+    expect(names.filter((n) => n.startsWith('apiserver_storage_objects') || n.startsWith('apiserver_storage_db_total_size_in_bytes'))).toEqual([]);
+    expect([count.mock.calls.length, sizeBytes.mock.calls.length]).toEqual([0, 0]);
   });
 });

@@ -58,6 +58,9 @@ export interface TestServerOptions {
   serving?: SecureServingOptions;
   /** --request-timeout (default 60 s). */
   requestDeadlineMs?: number;
+  /** --etcd-count-metric-poll-period and --etcd-db-metric-poll-interval of the full assembly (default 1m and 30s). */
+  countMetricPollPeriodMs?: number;
+  dbMetricPollIntervalMs?: number;
 }
 
 export interface TestServer {
@@ -140,6 +143,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         anonymousAuth: opts.anonymousAuth,
         serviceRange: opts.serviceRange,
         requestDeadlineMs: opts.requestDeadlineMs,
+        countMetricPollPeriodMs: opts.countMetricPollPeriodMs,
+        dbMetricPollIntervalMs: opts.dbMetricPollIntervalMs,
         ...testServing(opts),
       });
   const kubeConfig = new KubeConfig();

@@ -229,11 +229,13 @@ describeWithTools(['etcd'])('API server on etcd under failures', () => {
   }, 60_000);
   it("counts etcd requests and each member's database as kube-apiserver does, and names the members that do not answer", async () => {
     etcd = await startEtcd({ members: 3 });
-    const a = await startApiserverChild(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.endpoints.join(',')]);
+    // The sizes are polled (every 30 s by default).
+    const a = await startApiserverChild(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.endpoints.join(','), '--etcd-db-metric-poll-interval', '200ms']);
     children.push(a.child);
     expect((await raw(a.target, 'POST', CM, { body: { metadata: { name: 'metered' } } })).status).toBe(201);
     expect((await raw(a.target, 'GET', `${CM}/metered`)).status).toBe(200);
     const sizes = (text: string): string[] => [...text.matchAll(/^apiserver_storage_db_total_size_in_bytes\{endpoint="([^"]+)"\} [1-9]/gm)].map((m) => m[1]!);
+    await until('every member sized', async () => sizes((await raw(a.target, 'GET', '/metrics')).text).length === etcd!.endpoints.length, 10_000);
     const metrics = (await raw(a.target, 'GET', '/metrics')).text;
     for (const operation of ['create', 'get']) {
       expect(metrics).toMatch(new RegExp(`^etcd_request_duration_seconds_count\\{operation="${operation}",type="configmaps"\\} [1-9]`, 'm'));

@@ -6,7 +6,7 @@
  * - apiserver_current_inflight_requests{request_kind}: readOnly or mutating, watches left out
  * - apiserver_registered_watchers{group,version,kind}
  * - apiserver_terminated_watchers_total{group,version,resource}: closed for falling behind
- * - apiserver_storage_objects{resource}, apiserver_storage_db_total_size_in_bytes{endpoint}: read at scrape
+ * - apiserver_storage_objects{resource}, apiserver_storage_db_total_size_in_bytes{endpoint}: polled (storage-metrics.ts)
  * - authentication_attempts{result}, authenticated_user_requests{username}
  * - apiserver_authorization_decisions_total{decision}
  */
@@ -14,7 +14,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ResourceInfo } from '../../api/resources.js';
 import type { RequestInfo } from './request-info.js';
-import type { Store } from '../storage/store.js';
 import { ScrapedCounter } from '../../lib/scraped-counter.js';
 import { ScrapedHistogram } from '../../lib/scraped-histogram.js';
 
@@ -94,17 +93,8 @@ export interface RequestTracker {
   routed(route: ResourceInfo): void;
 }
 
-/** A stored resource; its count reads its registry's own storage (events.k8s.io's is the core Events'). */
-export interface StoredResource {
-  info: ResourceInfo;
-  count(): Promise<number>;
-}
-
 export interface ApiServerMetricsOptions {
   registry: Registry;
-  store: Store;
-  /** The stored resources and how many objects each holds, for apiserver_storage_objects. */
-  resources: () => Iterable<StoredResource>;
 }
 
 export class ApiServerMetrics {
@@ -159,7 +149,6 @@ export class ApiServerMetrics {
     this.authAttempts = new ScrapedCounter({ name: 'authentication_attempts', help: 'Counter of authenticated attempts.', labelNames: ['result'], registers });
     this.userRequests = new ScrapedCounter({ name: 'authenticated_user_requests', help: 'Counter of authenticated requests broken out by username.', labelNames: ['username'], registers });
     this.decisions = new ScrapedCounter({ name: 'apiserver_authorization_decisions_total', help: 'Total number of terminal decisions made by an authorizer split by decision.', labelNames: ['decision'], registers });
-    registerStorageGauges(opts);
   }
 
   /**
@@ -242,38 +231,4 @@ export class ApiServerMetrics {
       if (slow) this.terminated.inc({ group: info.group, version: info.version, resource: info.plural });
     };
   }
-}
-
-/** Object counts and the database size, read from the store when scraped. */
-function registerStorageGauges(opts: ApiServerMetricsOptions): void {
-  const { store, resources } = opts;
-  new Gauge({
-    name: 'apiserver_storage_objects',
-    help: 'Number of stored objects at the time of last check split by kind.',
-    labelNames: ['resource'],
-    registers: [opts.registry],
-    async collect() {
-      this.reset();
-      const seen = new Set<string>();
-      for (const { info: r, count } of resources()) {
-        const label = r.group === '' ? r.plural : `${r.plural}.${r.group}`;
-        if (seen.has(label)) continue;
-        seen.add(label);
-        this.set({ resource: label }, await count());
-      }
-    },
-  });
-  if (!store.sizeBytes) return;
-  const sizeOf = store.sizeBytes.bind(store);
-  new Gauge({
-    name: 'apiserver_storage_db_total_size_in_bytes',
-    help: 'Total size of the storage database file physically allocated in bytes.',
-    labelNames: ['endpoint'],
-    registers: [opts.registry],
-    async collect() {
-      const sizes = await sizeOf();
-      this.reset();
-      for (const size of sizes) this.set({ endpoint: size.endpoint }, size.bytes);
-    },
-  });
 }

@@ -31,7 +31,7 @@ import { serviceAccountStrategy } from './core/service-account.js';
 import type { Admission } from './generic/admission.js';
 import type { RequestContext, Strategy } from './generic/strategy.js';
 import type { ObjectReader } from '../authentication/types.js';
-import type { StoredResource } from '../http/metrics.js';
+import type { StoredResource } from '../http/storage-metrics.js';
 
 /** Every built-in kind; access control adds RBAC, the reviews and the ServiceAccount token subresource. */
 const builtinStrategies = (serviceRange: ServiceRange, store: Store): readonly Strategy[] => [

@@ -114,6 +114,10 @@ export interface EmbeddedServerOptions {
   goawayChance?: number;
   /** --tls-front-workers (default 0: this thread accepts and does TLS). */
   tlsFrontWorkers?: number;
+  /** --etcd-count-metric-poll-period (default 1m; 0 disables apiserver_storage_objects). */
+  countMetricPollPeriodMs?: ApiServerOptions['countMetricPollPeriodMs'];
+  /** --etcd-db-metric-poll-interval (default 30s; 0 disables apiserver_storage_db_total_size_in_bytes). */
+  dbMetricPollIntervalMs?: ApiServerOptions['dbMetricPollIntervalMs'];
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -224,6 +228,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     http2MaxStreamsPerConnection: opts.http2MaxStreamsPerConnection,
     goawayChance: opts.goawayChance,
     tlsFrontWorkers: opts.tlsFrontWorkers,
+    countMetricPollPeriodMs: opts.countMetricPollPeriodMs,
+    dbMetricPollIntervalMs: opts.dbMetricPollIntervalMs,
   }).catch(async (err: unknown) => {
     await auditor?.close();
     throw err;

@@ -9,6 +9,7 @@ import type { KObject } from '../../api/meta.js';
 import type { Auditor } from '../audit/auditor.js';
 import { ApiError, toApiError } from '../http/errors.js';
 import { ApiServerMetrics } from '../http/metrics.js';
+import { StorageMetrics } from '../http/storage-metrics.js';
 import { writeError } from '../http/http-io.js';
 import { isHttp2 } from '../http/connection.js';
 import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.js';
@@ -18,7 +19,7 @@ import { EventExpiry } from '../controllers/event-expiry.js';
 import { NamespaceFinalizer } from '../controllers/namespace-finalizer.js';
 import { DefaultServiceAccounts } from '../controllers/default-service-account.js';
 import { realClock } from '../../lib/clock.js';
-import { buildRegistries } from '../registry/registries.js';
+import { buildRegistries, type Registries } from '../registry/registries.js';
 import type { ServiceRange } from '../../lib/service-range.js';
 import { admissionChain, DEFAULT_ON_PLUGINS, type AdmissionPluginName } from '../admission/chain.js';
 import type { Admission } from '../registry/generic/admission.js';
@@ -50,6 +51,10 @@ export interface ApiServerOptions extends PipelineOptions, SecureServingOptions 
   serviceRange?: ServiceRange;
   /** The audit policy and backends (--audit-policy-file); closed with the server, after the last request. */
   auditor?: Auditor;
+  /** --etcd-count-metric-poll-period (default 1m; 0: apiserver_storage_objects is not collected). */
+  countMetricPollPeriodMs?: number;
+  /** --etcd-db-metric-poll-interval (default 30s; 0: apiserver_storage_db_total_size_in_bytes is not collected). */
+  dbMetricPollIntervalMs?: number;
 }
 
 export interface RunningApiServer {
@@ -72,6 +77,21 @@ const listenHost = (opts: ApiServerOptions): string => opts.host ?? '127.0.0.1';
 /** The default-on admission plugins and the ones the options enable, in upstream's order. */
 const admission = (opts: ApiServerOptions): Admission => admissionChain([...DEFAULT_ON_PLUGINS, ...(opts.admissionPlugins ?? [])]);
 
+/** The request metrics and the polled storage metrics, when the server has a registry. */
+function serverMetrics(opts: ApiServerOptions, registries: Registries): { metrics?: ApiServerMetrics; storageMetrics?: StorageMetrics } {
+  const registry = opts.metricsRegistry;
+  if (!registry) return {};
+  const storageMetrics = new StorageMetrics({
+    registry,
+    store: opts.store,
+    resources: () => registries.storedResources(),
+    logger: opts.logger,
+    countPollPeriodMs: opts.countMetricPollPeriodMs,
+    dbPollIntervalMs: opts.dbMetricPollIntervalMs,
+  });
+  return { metrics: new ApiServerMetrics({ registry }), storageMetrics };
+}
+
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
   const logger = opts.logger;
   const registries = buildRegistries(opts.store, opts.extraStrategies ?? [], admission(opts), opts.serviceRange);
@@ -87,7 +107,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const ttl = opts.eventTtlSeconds;
   const eventExpiry = ttl === undefined ? undefined : new EventExpiry({ store: opts.store, ttlMs: ttl * 1000, clock: realClock, logger });
   eventExpiry?.start();
-  const metrics = opts.metricsRegistry && new ApiServerMetrics({ registry: opts.metricsRegistry, store: opts.store, resources: () => registries.storedResources() });
+  const { metrics, storageMetrics } = serverMetrics(opts, registries);
   const pipeline = new Pipeline(opts, registries, metrics);
   const tls = servingTls(opts.tls);
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -120,12 +140,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const services = registries.find('', 'v1', 'services');
   const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port, serviceRange: opts.serviceRange });
   await kubernetesService?.start();
+  storageMetrics?.start();
   logger.info({ url }, 'api server listening');
   return {
     url,
     port,
     broken: secure.broken,
     async close() {
+      storageMetrics?.stop();
       registries.close();
       tls.stop();
       pipeline.close();
