@@ -80,11 +80,6 @@ it('accepts many queued connections in one event-loop turn', async () => {
   expect(before - waitingToBeAccepted(port)).toBeGreaterThanOrEqual(8);
 });
 
-it('still refuses to share its port with a second server', async () => {
-  const port = await secureServer().listen('127.0.0.1', 0, 511);
-  await expect(secureServer().listen('127.0.0.1', port, 511)).rejects.toMatchObject({ code: 'EADDRINUSE' });
-});
-
 it('serves what every listening socket accepts', async () => {
   const server = secureServer();
   const port = await server.listen('127.0.0.1', 0, 511);
@@ -154,6 +149,12 @@ describe.each([
   it(`listens on ${ACCEPTORS} sockets per accepting thread`, async () => {
     const port = await secureServer(serving).listen('127.0.0.1', 0, 511);
     expect(listeners(port)).toHaveLength(ACCEPTORS * ('tlsFrontWorkers' in serving ? serving.tlsFrontWorkers : 1));
+  });
+
+  it('still refuses to share its port with a second server', async () => {
+    const port = await secureServer(serving).listen('127.0.0.1', 0, 511);
+    await expect(secureServer().listen('127.0.0.1', port, 511)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await expect(secureServer({ tlsFrontWorkers: 1 }).listen('127.0.0.1', port, 511)).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 
   it('serves a real client while hundreds of connections send nothing and more send a ClientHello and stall', async () => {
