@@ -89,7 +89,9 @@ describe('loadApiserverConfig and loadUpConfig', () => {
 
   it('takes the etcd options with kube-apiserver defaults, and refuses ones that do not fit together', async () => {
     const c = await loadApiserverConfig({ flags: { storage: 'etcd', etcdServers: 'http://127.0.0.1:2379,https://10.0.0.2:2379' } });
-    expect([c.etcdPrefix, c.etcdCompactionInterval, c.eventTtl]).toEqual(['/registry', 300_000, 3_600_000]);
+    expect([c.etcdPrefix, c.etcdCompactionInterval, c.eventTtl, c.etcdCountMetricPollPeriod, c.etcdDbMetricPollInterval]).toEqual(['/registry', 300_000, 3_600_000, 60_000, 30_000]);
+    const off = await loadApiserverConfig({ flags: { etcdCountMetricPollPeriod: '0', etcdDbMetricPollInterval: '0' } });
+    expect([off.etcdCountMetricPollPeriod, off.etcdDbMetricPollInterval]).toEqual([0, 0]);
     const err = await loadUpConfig({ flags: { storage: 'etcd', etcdPrefix: 'registry/', etcdCertfile: 'c.pem' } }).catch((e: unknown) => e);
     expect((err as ConfigError).problems).toEqual([
       'etcdServers: required with --storage etcd',
