@@ -1,4 +1,5 @@
 import { prng } from '../../../test/helpers/prng.js';
+import { randomJson } from '../../../test/helpers/random-json.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { fieldSetOf, fieldsV1Of } from './typed.js';
@@ -54,16 +55,7 @@ describe('fieldsV1Of', () => {
 
   it('agrees with the field set on random values, key order included', () => {
     const random = prng(29);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-    const scalar = (): unknown => pick(['a', 'b', 1, 2, true, null]);
-    const value = (depth: number): unknown => {
-      const r = random();
-      if (depth > 3 || r < 0.3) return scalar();
-      if (r < 0.45) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
-      const out: Record<string, unknown> = {};
-      for (let i = Math.floor(random() * 4); i > 0; i--) out[pick(['name', 'port', 'sub', 'a', 'b'])] = random() < 0.1 ? undefined : value(depth + 1);
-      return out;
-    };
+    const { pick, value } = randomJson(random);
     const field = (name: string): unknown => {
       if (name === 'keyed') return Array.from({ length: Math.floor(random() * 5) }, () => ({ name: pick(['x', 'y', undefined]), port: pick([1, 2]), sub: value(2) }));
       if (name === 'set') return Array.from({ length: Math.floor(random() * 4) }, () => pick(['a', 'b', 'c']));

@@ -1,6 +1,7 @@
 import type { KObject } from '../../api/meta.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { prng } from '../../../test/helpers/prng.js';
+import { randomJson } from '../../../test/helpers/random-json.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { FieldSet } from './field-set.js';
@@ -107,16 +108,7 @@ function comparedPathByPath(oldObj: KObject, newObj: KObject, s: Schema | undefi
 describe('compareObjects against the path-by-path comparison', () => {
   const item: Schema = { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' }, sub: { type: 'object' } } };
   const random = prng(2911);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const scalar = (): unknown => pick(['a', 'b', 1, 2, true, null]);
-  const value = (depth: number): unknown => {
-    const r = random();
-    if (depth > 3 || r < 0.3) return scalar();
-    if (r < 0.45) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
-    const out: Record<string, unknown> = {};
-    for (let i = Math.floor(random() * 4); i > 0; i--) out[pick(['name', 'port', 'sub', 'a', 'b'])] = random() < 0.1 ? undefined : value(depth + 1);
-    return out;
-  };
+  const { pick, value } = randomJson(random);
   /** A copy of `v` with a few random edits: values replaced, fields added or dropped, list items reordered. */
   const edit = (v: unknown, depth: number): unknown => {
     if (random() < 0.15) return value(depth);
