@@ -180,12 +180,17 @@ function cpuStallUs(): number {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function runFleetBench(params: Partial<FleetParams> = {}, log: (line: string) => void = () => undefined): Promise<FleetResult> {
+/** The run's parameters with defaults filled in, the scenario it stops after, and how long up gets to exit. */
+function resolveParams(params: Partial<FleetParams>): { p: FleetParams; stopAfter: FleetParams['stopAfter']; stopGraceMs: number } {
   const nodes = params.nodes ?? DEFAULTS.nodes;
   const p: FleetParams = { ...DEFAULTS, workers: defaultWorkers(nodes), ...params };
-  const stopAfter = p.stopAfter ?? (p.upCpuProfDir ? 'steady' : undefined);
-  // SIGKILL after this: a profiled up writes its profile as it exits, which takes seconds after a long run.
-  const stopGraceMs = p.upCpuProfDir ? 60_000 : 10_000;
+  // A profiled up stops after the steady state unless told otherwise, and gets time to write its profile
+  // as it exits (seconds after a long run) before SIGKILL.
+  return p.upCpuProfDir ? { p, stopAfter: p.stopAfter ?? 'steady', stopGraceMs: 60_000 } : { p, stopAfter: p.stopAfter, stopGraceMs: 10_000 };
+}
+
+export async function runFleetBench(params: Partial<FleetParams> = {}, log: (line: string) => void = () => undefined): Promise<FleetResult> {
+  const { p, stopAfter, stopGraceMs } = resolveParams(params);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-fleet-'));
   const port = await freePort();
   let up = await startUp(dataDir, port, p.upCpuProfDir);

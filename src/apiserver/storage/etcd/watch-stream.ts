@@ -135,14 +135,7 @@ export class WatchStream {
     }
     const watch = this.active.get(id);
     if (res.canceled) {
-      this.cancelling.delete(id);
-      if (!watch) {
-        this.hooks.logger?.debug({ watchId: id, endpoint: this.endpoint }, 'etcd cancelled a watch this replica does not hold');
-        return;
-      }
-      this.active.delete(id);
-      this.ended(watch, res);
-      this.dropIfIdle();
+      this.canceled(id, watch, res);
       return;
     }
     if (!watch) {
@@ -150,10 +143,23 @@ export class WatchStream {
       this.cancel(id);
       return;
     }
-    if (res.fragment) {
-      watch.fragments.push(...res.events);
+    if (res.fragment) watch.fragments.push(...res.events);
+    else this.deliver(watch, res);
+  }
+
+  private canceled(id: string, watch: Watch | undefined, res: WatchResponse): void {
+    this.cancelling.delete(id);
+    if (!watch) {
+      this.hooks.logger?.debug({ watchId: id, endpoint: this.endpoint }, 'etcd cancelled a watch this replica does not hold');
       return;
     }
+    this.active.delete(id);
+    this.ended(watch, res);
+    this.dropIfIdle();
+  }
+
+  /** A whole response for `watch` (its fragments joined): its new events, or a progress notification. */
+  private deliver(watch: Watch, res: WatchResponse): void {
     const events = watch.fragments.length ? [...watch.fragments, ...res.events] : res.events;
     watch.fragments = [];
     if (events.length === 0) {
