@@ -1,21 +1,10 @@
 import { prng } from '../../../test/helpers/prng.js';
-import { randomJson } from '../../../test/helpers/random-json.js';
+import { FIELD_KINDS_SCHEMA, randomJson } from '../../../test/helpers/random-json.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { fieldSetOf, fieldsV1Of } from './typed.js';
 
-/** A struct with every kind of field a walk distinguishes: keyed, set and atomic lists, atomic and free maps. */
-const item: Schema = { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' }, sub: { type: 'object' } } };
-const schema: Schema = {
-  type: 'object',
-  properties: {
-    keyed: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'port'], items: item },
-    set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-    atomic: { type: 'array', items: { type: 'string' } },
-    sealed: { type: 'object', 'x-kubernetes-map-type': 'atomic' },
-    free: { type: 'object', additionalProperties: { type: 'string' } },
-  },
-};
+const schema = FIELD_KINDS_SCHEMA;
 
 /** The FieldsV1 text through the field set, the reference the one-walk build must equal to the byte. */
 const viaSet = (value: unknown, s: Schema | undefined): string => JSON.stringify(fieldSetOf(value, s).toFieldsV1());
@@ -55,12 +44,7 @@ describe('fieldsV1Of', () => {
 
   it('agrees with the field set on random values, key order included', () => {
     const random = prng(29);
-    const { pick, value } = randomJson(random);
-    const field = (name: string): unknown => {
-      if (name === 'keyed') return Array.from({ length: Math.floor(random() * 5) }, () => ({ name: pick(['x', 'y', undefined]), port: pick([1, 2]), sub: value(2) }));
-      if (name === 'set') return Array.from({ length: Math.floor(random() * 4) }, () => pick(['a', 'b', 'c']));
-      return value(1);
-    };
+    const { field } = randomJson(random);
     for (let i = 0; i < 2000; i++) {
       const v: Record<string, unknown> = {};
       for (const name of ['keyed', 'set', 'atomic', 'sealed', 'free', 'extra']) if (random() < 0.6) v[name] = field(name);

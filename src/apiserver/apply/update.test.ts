@@ -1,7 +1,7 @@
 import type { KObject } from '../../api/meta.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { prng } from '../../../test/helpers/prng.js';
-import { randomJson } from '../../../test/helpers/random-json.js';
+import { FIELD_KINDS_SCHEMA, randomJson } from '../../../test/helpers/random-json.js';
 import type { Schema } from '../openapi/builder.js';
 import { schemaFor } from '../openapi/schema-for.js';
 import { FieldSet } from './field-set.js';
@@ -106,9 +106,8 @@ function comparedPathByPath(oldObj: KObject, newObj: KObject, s: Schema | undefi
 }
 
 describe('compareObjects against the path-by-path comparison', () => {
-  const item: Schema = { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' }, sub: { type: 'object' } } };
   const random = prng(2911);
-  const { pick, value } = randomJson(random);
+  const { pick, value, field } = randomJson(random);
   /** A copy of `v` with a few random edits: values replaced, fields added or dropped, list items reordered. */
   const edit = (v: unknown, depth: number): unknown => {
     if (random() < 0.15) return value(depth);
@@ -121,21 +120,7 @@ describe('compareObjects against the path-by-path comparison', () => {
   };
 
   it('gives the same changed and removed sets, in the same order, on random related objects', () => {
-    const schema: Schema = {
-      type: 'object',
-      properties: {
-        keyed: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'port'], items: item },
-        set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-        atomic: { type: 'array', items: { type: 'string' } },
-        sealed: { type: 'object', 'x-kubernetes-map-type': 'atomic' },
-        free: { type: 'object', additionalProperties: { type: 'string' } },
-      },
-    };
-    const field = (name: string): unknown => {
-      if (name === 'keyed') return Array.from({ length: Math.floor(random() * 5) }, () => ({ name: pick(['x', 'y', undefined]), port: pick([1, 2]), sub: value(2) }));
-      if (name === 'set') return Array.from({ length: Math.floor(random() * 4) }, () => pick(['a', 'b', 'c']));
-      return value(1);
-    };
+    const schema = FIELD_KINDS_SCHEMA;
     let differing = 0;
     for (let i = 0; i < 1500; i++) {
       const old: Record<string, unknown> = {};
