@@ -60,8 +60,11 @@ async function grpcProxy(upstream: string): Promise<GrpcProxy> {
     up.on('error', () => {});
     const pass = (delayMs = 0): void => {
       up.on('response', (h) => {
+        if (stream.destroyed) return;
         if (h['grpc-status'] !== undefined) return stream.respond(h, { endStream: true });
         setTimeout(() => {
+          // The faults below reset streams and drop connections: one may already be gone by now.
+          if (stream.destroyed) return;
           stream.respond(h, { waitForTrailers: true });
           up.pipe(stream);
         }, delayMs);
