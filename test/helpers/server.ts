@@ -61,6 +61,8 @@ export interface TestServerOptions {
   /** --etcd-count-metric-poll-period and --etcd-db-metric-poll-interval of the full assembly (default 1m and 30s). */
   countMetricPollPeriodMs?: number;
   dbMetricPollIntervalMs?: number;
+  /** The identity Lease's and the kubernetes Service's periods (default upstream's: 10 s, 15 s, 1 h). */
+  controlPlaneTiming?: EmbeddedServerOptions['controlPlaneTiming'];
 }
 
 export interface TestServer {
@@ -145,6 +147,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         requestDeadlineMs: opts.requestDeadlineMs,
         countMetricPollPeriodMs: opts.countMetricPollPeriodMs,
         dbMetricPollIntervalMs: opts.dbMetricPollIntervalMs,
+        controlPlaneTiming: opts.controlPlaneTiming,
         ...testServing(opts),
       });
   const kubeConfig = new KubeConfig();

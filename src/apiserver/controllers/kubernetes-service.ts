@@ -1,8 +1,12 @@
 /**
  * kube-apiserver's own Service: `kubernetes` in `default`, pointing at the API server's port. As
  * upstream's control-plane controller does, it is made when missing and put back when someone
- * deletes or changes it, checked at start and every 10 s (the server's port may differ per start).
+ * deletes or changes it (checkServiceFormat: every field of every port, and the type), checked at
+ * start and every 10 s. Replicas on one host serve on different ports, and the Service holds one:
+ * its targetPort is left alone while it is a live replica's port (apiserver-identity.ts), else it
+ * becomes this one's, so replicas no longer rewrite it in turn.
  */
+import type { KObject } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
 import { isConflict, isInvalid } from '../../lib/api-errors.js';
 import { deepEqual } from '../../lib/json-value.js';
@@ -12,7 +16,6 @@ import { kubernetesService } from '../registry/core/service.js';
 import type { GenericRegistry } from '../registry/generic/registry.js';
 import type { RequestContext } from '../registry/generic/strategy.js';
 
-const INTERVAL_MS = 10_000;
 const FIELD_MANAGER = 'kube-apiserver';
 
 export interface KubernetesServiceOptions {
@@ -20,8 +23,18 @@ export interface KubernetesServiceOptions {
   context: () => RequestContext;
   logger: Logger;
   port: number;
+  /** The ports of the live replicas, this one's among them (apiserver-identity.ts); absent: only this one's. */
+  livePorts?: () => Promise<Set<number>>;
+  /** How often the Service is checked (10 s). */
+  intervalMs: number;
   /** Default 10.96.0.0/12. */
   serviceRange?: ServiceRange;
+}
+
+/** The targetPort of the Service's (first) port. */
+function targetPortOf(service: KObject): unknown {
+  const ports = record(service.spec).ports;
+  return Array.isArray(ports) ? record(ports[0]).targetPort : undefined;
 }
 
 export class KubernetesServiceController {
@@ -39,7 +52,7 @@ export class KubernetesServiceController {
     });
     this.timer = setInterval(() => {
       this.reconcile().catch((err: unknown) => this.opts.logger.warn({ err }, 'cannot reconcile the kubernetes Service'));
-    }, INTERVAL_MS);
+    }, this.opts.intervalMs);
     this.timer.unref();
   }
 
@@ -48,12 +61,14 @@ export class KubernetesServiceController {
   }
 
   async reconcile(): Promise<void> {
-    const want = kubernetesService(this.opts.port, this.opts.serviceRange ?? DEFAULT_SERVICE_RANGE);
-    const wantSpec = want.spec ?? {};
+    const range = this.opts.serviceRange ?? DEFAULT_SERVICE_RANGE;
+    const live = (await this.opts.livePorts?.()) ?? new Set([this.opts.port]);
     const ctx = this.opts.context();
     await this.opts.services.update('default', 'kubernetes', ctx, { dryRun: false, fieldManager: FIELD_MANAGER }, {
-      createIfMissing: () => want,
+      createIfMissing: () => kubernetesService(this.opts.port, range),
       tryUpdate: (cur) => {
+        const kept = targetPortOf(cur);
+        const wantSpec = kubernetesService(typeof kept === 'number' && live.has(kept) ? kept : this.opts.port, range).spec ?? {};
         // The generic registry hands back KObjects: the stored spec is read as one.
         const spec = record(cur.spec);
         if (deepEqual(spec.ports, wantSpec.ports) && spec.clusterIP === wantSpec.clusterIP && spec.type === wantSpec.type) return cur;

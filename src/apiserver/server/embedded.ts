@@ -118,6 +118,8 @@ export interface EmbeddedServerOptions {
   countMetricPollPeriodMs?: ApiServerOptions['countMetricPollPeriodMs'];
   /** --etcd-db-metric-poll-interval (default 30s; 0 disables apiserver_storage_db_total_size_in_bytes). */
   dbMetricPollIntervalMs?: ApiServerOptions['dbMetricPollIntervalMs'];
+  /** The identity Lease's and the kubernetes Service's periods (default upstream's); tests shorten them. */
+  controlPlaneTiming?: ApiServerOptions['controlPlaneTiming'];
 }
 
 /** Encryption at rest as the server runs it, for `up`'s banner. */
@@ -230,6 +232,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     tlsFrontWorkers: opts.tlsFrontWorkers,
     countMetricPollPeriodMs: opts.countMetricPollPeriodMs,
     dbMetricPollIntervalMs: opts.dbMetricPollIntervalMs,
+    controlPlaneTiming: opts.controlPlaneTiming,
   }).catch(async (err: unknown) => {
     await auditor?.close();
     throw err;

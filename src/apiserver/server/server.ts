@@ -5,6 +5,7 @@
  * answered with 500, never a crash or a hung request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import os from 'node:os';
 import type { KObject } from '../../api/meta.js';
 import type { Auditor } from '../audit/auditor.js';
 import { ApiError, toApiError } from '../http/errors.js';
@@ -14,6 +15,7 @@ import { writeError } from '../http/http-io.js';
 import { isHttp2 } from '../http/connection.js';
 import { ClusterRoleAggregation } from '../controllers/clusterrole-aggregation.js';
 import { KubernetesServiceController } from '../controllers/kubernetes-service.js';
+import { ApiserverIdentity, CONTROL_PLANE_TIMING, joinHostPort, type ControlPlaneTiming } from '../controllers/apiserver-identity.js';
 import { RootCaPublisher } from '../controllers/root-ca-publisher.js';
 import { EventExpiry } from '../controllers/event-expiry.js';
 import { NamespaceFinalizer } from '../controllers/namespace-finalizer.js';
@@ -55,6 +57,8 @@ export interface ApiServerOptions extends PipelineOptions, SecureServingOptions 
   countMetricPollPeriodMs?: number;
   /** --etcd-db-metric-poll-interval (default 30s; 0: apiserver_storage_db_total_size_in_bytes is not collected). */
   dbMetricPollIntervalMs?: number;
+  /** The identity Lease's and the kubernetes Service's periods (default upstream's); tests shorten them. */
+  controlPlaneTiming?: ControlPlaneTiming;
 }
 
 export interface RunningApiServer {
@@ -90,6 +94,30 @@ function serverMetrics(opts: ApiServerOptions, registries: Registries): { metric
     dbPollIntervalMs: opts.dbMetricPollIntervalMs,
   });
   return { metrics: new ApiServerMetrics({ registry }), storageMetrics };
+}
+
+/**
+ * This replica's identity Lease, then the kubernetes Service, which reads the live replicas from
+ * the identity Leases (a bare server without Leases or Services runs what it has).
+ */
+async function startControlPlane(opts: ApiServerOptions, registries: Registries, host: string, port: number): Promise<{ stop(): void }> {
+  const { logger } = opts;
+  const timing = opts.controlPlaneTiming ?? CONTROL_PLANE_TIMING;
+  const leases = registries.find('coordination.k8s.io', 'v1', 'leases');
+  const address = joinHostPort(host, port);
+  const identity = leases && new ApiserverIdentity({ leases, context: registries.systemContext, logger, hostname: os.hostname(), address, timing });
+  await identity?.start();
+  const services = registries.find('', 'v1', 'services');
+  const livePorts = identity && ((): Promise<Set<number>> => identity.livePorts());
+  const service =
+    services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port, livePorts, intervalMs: timing.intervalMs, serviceRange: opts.serviceRange });
+  await service?.start();
+  return {
+    stop() {
+      service?.stop();
+      identity?.stop();
+    },
+  };
 }
 
 export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
@@ -137,9 +165,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const host = listenHost(opts);
   const port = await secure.listen(host, opts.port ?? 0, LISTEN_BACKLOG);
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const services = registries.find('', 'v1', 'services');
-  const kubernetesService = services && new KubernetesServiceController({ services, context: registries.systemContext, logger, port, serviceRange: opts.serviceRange });
-  await kubernetesService?.start();
+  const controlPlane = await startControlPlane(opts, registries, host, port);
   storageMetrics?.start();
   logger.info({ url }, 'api server listening');
   return {
@@ -152,7 +178,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       tls.stop();
       pipeline.close();
       aggregation?.stop();
-      kubernetesService?.stop();
+      controlPlane.stop();
       // Their writes under way finish before close resolves: the caller closes the store next.
       const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
       await secure.close();
