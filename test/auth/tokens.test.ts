@@ -5,6 +5,7 @@ import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../src/apiserver/auth
 import type { KObject } from '../../src/api/meta.js';
 import type { Strategy } from '../../src/apiserver/registry/generic/strategy.js';
 import { ctxFor, MemoryObjects } from './fixtures.js';
+import { compactJson } from '../../src/lib/frozen-json.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
 const ADMIN = { username: 'admin', groups: ['system:masters'] };
@@ -153,6 +154,77 @@ describe('TokenRequest, TokenReview and bearer tokens', () => {
     expect((await reviewToken(token)).authenticated).toBe(true);
     now = new Date(now.getTime() + 3600_000 + 61_000);
     expect(await refused()).toBe('[invalid bearer token, service account token has expired]');
+  });
+
+  it('answers a repeated review with one remembered answer, and refuses its token as soon as upstream would', async () => {
+    objects.put(SECRETS, { metadata: { name: 'bound', namespace: 'default', uid: 'secret-1' } });
+    objects.put(NODES, { metadata: { name: 'n2', uid: 'node-2' } });
+    const bySecret = tokenOf(await mint({ spec: { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'bound', uid: 'secret-1' } } }));
+    const byPod = tokenOf(await mint({ spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web', uid: 'pod-1' } } }));
+    const byNode = tokenOf(await mint({ spec: { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'n2', uid: 'node-2' } } }));
+    const create = (spec: Record<string, unknown>, metadata?: KObject['metadata']): Promise<KObject> =>
+      review().virtual!.create({ ...(metadata ? { metadata } : {}), spec }, ctxFor(ADMIN, objects, id.authorizer, now), {});
+    const user = {
+      username: 'system:serviceaccount:default:builder',
+      uid: 'sa-1',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'],
+      extra: { 'authentication.kubernetes.io/credential-id': [expect.stringMatching(/^JTI=/)] },
+    };
+    const first = await create({ token: bySecret });
+    expect(first).toEqual({
+      kind: 'TokenReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec: { token: bySecret },
+      status: { authenticated: true, user, audiences: [ISSUER] },
+    });
+    // The same answer, whose JSON the response reuses; the same JSON as an answer built afresh.
+    const again = await create({ token: bySecret });
+    expect(again).toBe(first);
+    expect(compactJson(again)).toBe(JSON.stringify(first));
+    const named = await create({ token: bySecret }, { name: 'r' });
+    expect(named).not.toBe(first);
+    expect(JSON.stringify(named)).toBe(JSON.stringify({ ...first, metadata: { name: 'r', creationTimestamp: null } }));
+    // Asked for audiences, it echoes them and answers with the ones the token shares.
+    const withAud = await create({ token: bySecret, audiences: ['vault', ISSUER] });
+    expect([withAud.spec, (withAud.status as { audiences: string[] }).audiences]).toEqual([{ token: bySecret, audiences: ['vault', ISSUER] }, [ISSUER]]);
+    expect(await create({ token: bySecret, audiences: ['vault', ISSUER] })).toBe(withAud);
+    const refusal = async (token: string, audiences?: string[]): Promise<unknown> => (await create(audiences ? { token, audiences } : { token })).status;
+    expect(await refusal(bySecret, ['vault'])).toEqual({
+      authenticated: false,
+      error: `[invalid bearer token, token audiences ["${ISSUER}"] is invalid for the target audiences ["vault"]]`,
+    });
+    const invalidated = { authenticated: false, error: '[invalid bearer token, service account token has been invalidated]' };
+    objects.remove(SECRETS, 'default', 'bound');
+    expect(await refusal(bySecret)).toEqual(invalidated);
+    objects.put(SECRETS, { metadata: { name: 'bound', namespace: 'default', uid: 'secret-1' } });
+    expect(JSON.stringify(await create({ token: bySecret }))).toBe(JSON.stringify(first));
+    for (const token of [byPod, byNode]) expect((await create({ token })).status).toMatchObject({ authenticated: true });
+    objects.remove(PODS, 'default', 'web');
+    expect(await refusal(byPod)).toEqual(invalidated);
+    objects.remove(NODES, undefined, 'n2');
+    expect(await refusal(byNode)).toEqual(invalidated);
+    objects.remove(SERVICE_ACCOUNTS, 'default', 'builder');
+    expect(await refusal(bySecret)).toEqual({ authenticated: false, error: '[invalid bearer token, serviceaccounts "builder" not found]' });
+    objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-1' } });
+    expect(JSON.stringify(await create({ token: bySecret }))).toBe(JSON.stringify(first));
+    now = new Date(now.getTime() + 3600_000 + 61_000);
+    expect(await refusal(bySecret)).toEqual({ authenticated: false, error: '[invalid bearer token, service account token has expired]' });
+  });
+
+  it('does not take a token of another issuer, signed with its key, for one of its own', async () => {
+    const other = await createAccessControl({
+      objects,
+      serviceAccountKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+      issuer: 'https://other.example',
+      now: () => now,
+    });
+    const foreign = await (other.virtualSubresources.serviceaccounts.token as NonNullable<Strategy['virtual']>).create(
+      { spec: { audiences: [ISSUER] } },
+      ctxFor(ADMIN, objects, other.authorizer, now),
+      { namespace: 'default', name: 'builder' },
+    );
+    for (let i = 0; i < 2; i++) expect(await reviewToken(tokenOf(foreign))).toEqual({ authenticated: false, error: 'invalid bearer token' });
   });
 
   it('extends pod-bound 3607 s tokens to a year with warnafter', async () => {

@@ -24,7 +24,11 @@ export function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): 
         // Stop reading; the connection is closed after the error response.
         req.pause();
         reject(err);
-      } else resolve(Buffer.concat(chunks, size));
+      } else {
+        // The chunks are ours to keep, as every reader keeps them until 'end': a body that came in
+        // one chunk, as most do, is taken as it came rather than copied.
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;

@@ -9,7 +9,9 @@ import { NODES, PODS, SECRETS, SERVICE_ACCOUNTS } from '../../authentication/res
 import { plainExtra, withAuthenticatedGroup } from '../../authentication/request-authenticator.js';
 import type { SigningKey } from '../../authentication/sa-keys.js';
 import { issueServiceAccountToken, type ObjectRefClaim } from '../../authentication/sa-token.js';
-import type { TokenChain } from '../../authentication/token-union.js';
+import type { TokenChain, TokenResponse } from '../../authentication/token-union.js';
+import { deepFreeze } from '../../../lib/json.js';
+import { rememberJson } from '../../../lib/frozen-json.js';
 import { errors } from '../../http/errors.js';
 import { invalid } from '../../http/field-errors.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
@@ -188,6 +190,57 @@ function reviewedUser(u: UserInfo): UserInfo {
   return { username: u.username, uid: u.uid, groups: [...u.groups], extra: u.extra && plainExtra(u.extra) };
 }
 
+/** A review's answer to a token that authenticated, and what it was asked (its spec, as it echoes it). */
+interface Answer {
+  token: string;
+  audiences: readonly string[] | undefined;
+  shared: readonly string[];
+  review: TokenReview;
+}
+
+/**
+ * The last answer for each shared (frozen) user, which the service-account authenticator builds once
+ * per verified token: callers review the same token again and again, and its answer is the same
+ * object with the same JSON, which the response writes without encoding it again (frozen-json). Only
+ * an authenticated outcome is looked up here, after the token was checked in full (signature memo,
+ * issuer, audiences, time, the account and bound objects read live), so a revoked or expired token
+ * is refused exactly as before; the answer lives as long as its user, i.e. its verified token.
+ */
+const answers = new WeakMap<UserInfo, Answer>();
+
+const sameList = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
+
+const SPEC_KEYS = ['token', 'audiences'];
+
+/**
+ * Whether `spec` is `{token}` or `{token, audiences}` in that order (a list of strings), so the answer
+ * can echo it from those two values and the same JSON comes out.
+ */
+function plainSpec(spec: Record<string, unknown>): boolean {
+  let i = 0;
+  for (const k in spec) if (k !== SPEC_KEYS[i++]) return false;
+  return spec.audiences === undefined || (Array.isArray(spec.audiences) && spec.audiences.every((a) => typeof a === 'string'));
+}
+
+function answerOf(response: TokenResponse, token: string, audiences: string[] | undefined): TokenReview {
+  const fresh = (): TokenReview => ({
+    kind: 'TokenReview',
+    apiVersion: AUTHN_V1,
+    metadata: { creationTimestamp: null },
+    spec: audiences === undefined ? { token } : { token, audiences: [...audiences] },
+    status: { authenticated: true, user: reviewedUser(withAuthenticatedGroup(response.user)), audiences: response.audiences },
+  });
+  const { user } = response;
+  if (!Object.isFrozen(user)) return fresh();
+  const known = answers.get(user);
+  if (known?.token === token && sameList(known.audiences, audiences) && sameList(known.shared, response.audiences)) return known.review;
+  const review = deepFreeze(fresh()) as TokenReview;
+  rememberJson(review, JSON.stringify(review));
+  answers.set(user, { token, audiences: audiences && [...audiences], shared: [...response.audiences], review });
+  return review;
+}
+
 /** TokenReview: runs the token through the same chain as request authentication. */
 export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
   return {
@@ -201,6 +254,8 @@ export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
         const token = spec.token ?? '';
         if (token === '') throw errors.badRequest('token is required for TokenReview in authentication');
         const outcome = await tokens.authenticate(token, spec.audiences ?? []);
+        // The usual review: no metadata, a spec of token and audiences, a token that authenticates.
+        if (outcome.response && body.metadata === undefined && plainSpec(spec)) return answerOf(outcome.response, token, spec.audiences);
         const status: Record<string, unknown> = { authenticated: outcome.response !== undefined };
         if (outcome.response) {
           status.user = reviewedUser(withAuthenticatedGroup(outcome.response.user));
