@@ -22,17 +22,20 @@ export interface RawResponse {
 /** Who a request is from: a bearer token or a TLS client certificate. */
 export type Credential = { token: string } | { certPem: string; keyPem: string };
 
-/** The Status a request shed by flow control gets (upstream's wording), with `Retry-After: 1`. */
-export const TOO_MANY_REQUESTS = {
+/** The Status a request shed by flow control gets (upstream's wording), telling it to come back after `retryAfterSeconds`. */
+export const tooManyRequests = (retryAfterSeconds: number) => ({
   kind: 'Status',
   apiVersion: 'v1',
   metadata: {},
   status: 'Failure',
   message: 'Too many requests, please try again later.',
   reason: 'TooManyRequests',
-  details: { retryAfterSeconds: 1 },
+  details: { retryAfterSeconds },
   code: 429,
-};
+});
+
+/** The same with `Retry-After: 1`: what the first request a priority level sheds is told. */
+export const TOO_MANY_REQUESTS = tooManyRequests(1);
 
 export interface RawTarget {
   url: string;

@@ -2,6 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Registry } from 'prom-client';
 import type { UserInfo } from '../../api/meta.js';
+import { ApiError } from '../http/errors.js';
 import { parseRequestInfo } from '../http/request-info.js';
 import { FlowControl } from './flow-control.js';
 
@@ -57,5 +58,31 @@ describe('flow control holding a request', () => {
     res.emit('close');
     expect(await executing(WORKLOAD)).toBe(0);
     await fc.handle(alice, get, other, performance.now() + 1_000, async () => undefined);
+  });
+
+  it("a shed request is told its level's Retry-After: 1 s, then 2 s after a second that shed three or more", async () => {
+    const h = gated();
+    const work = fc.handle(alice, get, res, performance.now() + 60_000, h.execute);
+    /** The Retry-After header and Status detail of one more alice request, shed while the seat is held. */
+    const shed = (): string => {
+      try {
+        void fc.handle(alice, get, new ServerResponse(new IncomingMessage(new Socket())), performance.now() + 1_000, async () => undefined);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 429) return `${err.headers['Retry-After']} ${err.details?.retryAfterSeconds}`;
+        throw err;
+      }
+      throw new Error('not shed');
+    };
+    // Early in a second of the clock, so the four below fall in the same one.
+    const second = (): number => Math.floor(Date.now() / 1000);
+    while (Date.now() % 1000 > 500) await new Promise((r) => setTimeout(r, 20));
+    const first = second();
+    expect([shed(), shed(), shed(), shed()]).toEqual(['1 1', '1 1', '1 1', '1 1']);
+    expect(second()).toBe(first);
+    while (second() === first) await new Promise((r) => setTimeout(r, 20));
+    expect(shed()).toBe('2 2');
+    h.finish();
+    res.emit('close');
+    await work;
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Overload is shed as kube-apiserver sheds it: a request beyond what the server may execute at once
  * waits in a queue of its priority level for a bounded time, or is answered 429 TooManyRequests with
- * `Retry-After: 1` (upstream's message, as a Status) and counted in upstream's metrics. It runs after
+ * a `Retry-After` (upstream's message, as a Status) and counted in upstream's metrics: 1 s, or with
+ * priority and fairness what the level's recent sheds say, as upstream's (retry-after.ts). It runs after
  * authentication (the user picks the level) and before authorization, as in upstream's chain.
  * Watches are long-running and take no seat, as upstream's max-in-flight filter leaves them out; with
  * priority and fairness a watch is still classified, as upstream's filter classifies a watch before it
@@ -32,6 +33,7 @@ import { classify, type PriorityLevelName } from './classify.js';
 import { LoopSaturation } from './loop-saturation.js';
 import { FlowControlMetrics, type FlowSeries } from './metrics.js';
 import { LendingPool, PriorityLevel, type QueuingConfig, type Rejection } from './priority-level.js';
+import { RetryAfter } from './retry-after.js';
 
 export interface FlowControlOptions {
   /** --max-requests-inflight (0: no limit). */
@@ -69,6 +71,7 @@ const QUEUING: Record<QueuedLevel, QueuingConfig> = {
   workload: { queues: 128, queueLengthLimit: 50, handSize: 6 },
 };
 
+/** The max-in-flight filter's Retry-After (with priority and fairness it follows what each level sheds: retry-after.ts). */
 const RETRY_AFTER_SECONDS = 1;
 /** Upstream's hard limit on any request's wait in a queue. */
 const MAX_QUEUE_WAIT_MS = 60_000;
@@ -102,6 +105,7 @@ interface Seat {
 
 /** A request on its way to a seat. */
 interface Seating {
+  levelName: PriorityLevelName;
   series: FlowSeries | undefined;
   res: ServerResponse;
   mutating: boolean;
@@ -113,6 +117,7 @@ export class FlowControl {
   private readonly levels: Map<string, PriorityLevel>;
   private readonly fair: boolean;
   private readonly loop: LoopSaturation | undefined;
+  private readonly retryAfter = new RetryAfter();
 
   constructor(opts: FlowControlOptions) {
     this.fair = opts.priorityAndFairness ?? true;
@@ -161,11 +166,11 @@ export class FlowControl {
     if (!this.fair) return this.handleMaxInFlight(user, mutating, res, execute);
     const c = classify(user, info);
     const series = this.metrics?.series(c.priorityLevel, c.flowSchema);
-    if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject('time-out', mutating, series, this.loop.delayMs / 1000);
+    if (c.priorityLevel === 'workload' && this.loop?.saturated) return this.reject(c.priorityLevel, 'time-out', mutating, series, this.loop.delayMs / 1000);
     if (watch) return execute();
     const level = this.levels.get(c.priorityLevel);
     if (!level) return this.run(undefined, series, res, 0, execute);
-    return this.seat(level, user.username, { series, res, mutating, execute }, queueUntil);
+    return this.seat(level, user.username, { levelName: c.priorityLevel, series, res, mutating, execute }, queueUntil);
   }
 
   /** A seat of the level's own, else one another level lends, else a place in its queues (or a 429). */
@@ -175,7 +180,7 @@ export class FlowControl {
     if (lender) return this.run({ level, lender }, r.series, r.res, 0, r.execute);
     const started = performance.now();
     const ticket = level.enqueue(flow, Math.max(0, queueUntil - started));
-    if (typeof ticket === 'string') return this.reject(ticket, r.mutating, r.series, 0);
+    if (typeof ticket === 'string') return this.reject(r.levelName, ticket, r.mutating, r.series, 0);
     if (r.series) r.series.inQueue++;
     const cancel = (): void => ticket.cancel();
     whenClosed(r.res, cancel);
@@ -183,7 +188,7 @@ export class FlowControl {
       if (r.series) r.series.inQueue--;
       r.res.off('close', cancel);
       const waited = (performance.now() - started) / 1000;
-      if (rejection) return this.reject(rejection, r.mutating, r.series, waited);
+      if (rejection) return this.reject(r.levelName, rejection, r.mutating, r.series, waited);
       return this.run({ level, lender: ticket.lender }, r.series, r.res, waited, r.execute);
     });
   }
@@ -192,7 +197,7 @@ export class FlowControl {
   private handleMaxInFlight(user: UserInfo, mutating: boolean, res: ServerResponse, execute: () => Promise<void>): Promise<void> {
     if (user.groups.includes(MASTERS_GROUP)) return execute();
     const level = this.levels.get(mutating ? 'mutating' : 'readOnly');
-    if (!level?.tryAcquire()) this.shed(mutating);
+    if (!level?.tryAcquire()) this.shed(mutating, RETRY_AFTER_SECONDS);
     return this.run({ level }, undefined, res, 0, execute);
   }
 
@@ -232,13 +237,14 @@ export class FlowControl {
     return work;
   }
 
-  private reject(why: Rejection, mutating: boolean, series: FlowSeries | undefined, waited: number): never {
+  /** A request of `level` shed with priority and fairness: told to wait what the level's recent sheds say. */
+  private reject(level: PriorityLevelName, why: Rejection, mutating: boolean, series: FlowSeries | undefined, waited: number): never {
     series?.rejected(why, waited);
-    this.shed(mutating);
+    this.shed(mutating, this.retryAfter.shed(level));
   }
 
-  private shed(mutating: boolean): never {
+  private shed(mutating: boolean, retryAfterSeconds: number): never {
     this.metrics?.droppedRequest(mutating);
-    throw errors.tooManyRequests(RETRY_AFTER_SECONDS);
+    throw errors.tooManyRequests(retryAfterSeconds);
   }
 }
