@@ -30,6 +30,9 @@ export interface EtcdRatioRow {
   cpuMsPerCsr: CpuMsPerCsr;
   /** At the fixed rate: CSRs/s issued (the offered rate when the setup keeps up) and each process's CPU per CSR. */
   fixedRate: { csrsPerSec: number; cpuMsPerCsr: CpuMsPerCsr };
+  /** On etcd, per CSR in the closed loop: the store's calls by operation, and what etcd received by gRPC method. */
+  etcdRequestsPerCsr?: Record<string, number>;
+  etcdRpcsPerCsr?: Record<string, number>;
 }
 
 export interface EtcdRatioResult extends Machine {
@@ -57,8 +60,13 @@ function row(r: E2eBenchResult): EtcdRatioRow {
     errors: r.sustained.errors,
     cpuMsPerCsr: r.cpuMsPerCsr,
     fixedRate: { csrsPerSec: r.fixedRate.csrsPerSec, cpuMsPerCsr: r.fixedRate.cpuMsPerCsr },
+    ...(r.etcdRequestsPerCsr ? { etcdRequestsPerCsr: r.etcdRequestsPerCsr } : {}),
+    ...(r.etcdRpcsPerCsr ? { etcdRpcsPerCsr: r.etcdRpcsPerCsr } : {}),
   };
 }
+
+/** `{ Txn: 3, Range: 0.01 }` as `Txn 3, Range 0.01`. */
+const counts = (c: Record<string, number> | undefined): string => (c ? Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') : '-');
 
 /** Rounds run so far in this process: every other round runs the three in reverse, so a host getting busier or quieter favours none. */
 let rounds = 0;
@@ -91,5 +99,6 @@ export function formatEtcdRatioTable(r: EtcdRatioResult): string {
     ),
     `etcd ÷ SQLite ${r.ratios.etcdToSqlite} (goal 0.7); two replicas ÷ one ${r.ratios.twoReplicasToOne} (goal 1)`,
     `the second replica adds per CSR at the fixed rate: ${r.secondReplicaMsPerCsr.total} ms (apiservers ${r.secondReplicaMsPerCsr.apiserver}, controller ${r.secondReplicaMsPerCsr.controller}, clients ${r.secondReplicaMsPerCsr.clients}, etcd ${r.secondReplicaMsPerCsr.etcd})`,
+    ...(['etcd', 'etcdX2'] as const).map((k) => `${k === 'etcd' ? 'etcd' : 'etcd x2'} calls per CSR: store ${counts(r[k].etcdRequestsPerCsr)}; etcd received ${counts(r[k].etcdRpcsPerCsr)}`),
   ].join('\n');
 }

@@ -99,6 +99,13 @@ export interface E2eBenchResult extends Machine {
   cpuMsPerCsr: CpuMsPerCsr;
   /** On etcd: the API servers' calls to etcd per CSR in the sustained run (etcd_requests_total), by operation. */
   etcdRequestsPerCsr?: Record<string, number>;
+  /**
+   * On etcd: what etcd itself received per CSR in the sustained run, by gRPC method (its
+   * grpc_server_msg_received_total: every unary call, every message on a Watch stream), calls the
+   * store's metrics do not see (background revision reads, watch requests) included; `WatchResponses`
+   * is what etcd sent on the Watch streams.
+   */
+  etcdRpcsPerCsr?: Record<string, number>;
 }
 
 export const E2E_DEFAULTS: E2eParams = { concurrency: 64, durationMs: 20_000, maxCsrs: 100_000, fixedRate: 100, fixedRateMs: 10_000, warmup: 100, tokens: 4, distinctRequests: 256, storage: 'sqlite', replicas: 1, issuanceWatch: 'last' };
@@ -149,21 +156,37 @@ class IssuanceTracker {
   }
 }
 
-/** On etcd, etcd_requests_total of every replica, added up by operation. */
-async function etcdRequests(servers: ApiServerProcess[], etcd: EtcdCluster | undefined): Promise<Record<string, number> | undefined> {
+interface EtcdCounts {
+  /** etcd_requests_total of every replica, added up by operation. */
+  store: Record<string, number>;
+  /** etcd's own grpc_server_msg_received_total, added up over its members, by method. */
+  server: Record<string, number>;
+}
+
+/** On etcd, what the replicas say they asked and what etcd says it received. */
+async function etcdRequests(servers: ApiServerProcess[], etcd: EtcdCluster | undefined): Promise<EtcdCounts | undefined> {
   if (!etcd) return undefined;
-  const out: Record<string, number> = {};
+  const out: EtcdCounts = { store: {}, server: {} };
+  const add = (to: Record<string, number>, key: string, n: string): void => void (to[key] = (to[key] ?? 0) + Number(n));
   for (const s of servers) {
     const client = new HttpClient(s.admin, 1);
     const text = await client.request('GET', '/metrics').then((r) => r.body).finally(() => client.close());
-    for (const m of text.matchAll(/^etcd_requests_total\{operation="(\w+)",[^}]*\} (\d+)$/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    for (const m of text.matchAll(/^etcd_requests_total\{operation="(\w+)",[^}]*\} (\d+)$/gm)) add(out.store, m[1]!, m[2]!);
+  }
+  for (const endpoint of etcd.endpoints) {
+    const text = await (await fetch(`${endpoint}/metrics`)).text();
+    for (const m of text.matchAll(/^grpc_server_msg_received_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)$/gm)) add(out.server, m[1]!, m[2]!);
+    // A Watch stream's responses (events, progress) are what etcd sends the replicas unasked.
+    for (const m of text.matchAll(/^grpc_server_msg_sent_total\{[^}]*grpc_method="Watch"[^}]*\} (\d+)$/gm)) add(out.server, 'WatchResponses', m[1]!);
   }
   return out;
 }
 
-function etcdRequestsPerCsr(before: Record<string, number> | undefined, after: Record<string, number> | undefined, perCsr: (x: number) => number): Pick<E2eBenchResult, 'etcdRequestsPerCsr'> {
+function etcdRequestsPerCsr(before: EtcdCounts | undefined, after: EtcdCounts | undefined, perCsr: (x: number) => number): Pick<E2eBenchResult, 'etcdRequestsPerCsr' | 'etcdRpcsPerCsr'> {
   if (!before || !after) return {};
-  return { etcdRequestsPerCsr: Object.fromEntries(Object.entries(after).map(([op, n]) => [op, perCsr(n - (before[op] ?? 0))])) };
+  const per = (b: Record<string, number>, a: Record<string, number>): Record<string, number> =>
+    Object.fromEntries(Object.entries(a).flatMap(([k, n]) => (n === (b[k] ?? 0) ? [] : [[k, perCsr(n - (b[k] ?? 0))]])));
+  return { etcdRequestsPerCsr: per(before.store, after.store), etcdRpcsPerCsr: per(before.server, after.server) };
 }
 
 function cpuNow(servers: ApiServerProcess[], ctl: ControllerProcess, etcd: EtcdCluster | undefined): Required<CpuMsPerCsr> {
@@ -345,6 +368,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
       `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}${r.cpuMsPerCsr.replicas ? ` (replicas ${r.cpuMsPerCsr.replicas.join(' + ')})` : ''}${r.cpuMsPerCsr.etcd === undefined ? '' : `, etcd ${r.cpuMsPerCsr.etcd}`}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
     `ratio to the bare server of this run: CSRs/s ÷ (bare creates/s ${r.bareCreatesPerSec} ÷ 4) = ${r.csrsToQuarterBareCreates.toFixed(3)} (goal 0.5)`,
+    ...(r.etcdRpcsPerCsr ? [`etcd calls per CSR: store ${JSON.stringify(r.etcdRequestsPerCsr)}; etcd received ${JSON.stringify(r.etcdRpcsPerCsr)}`] : []),
   ].join('\n');
 }
 

@@ -23,7 +23,7 @@ describe('bench/e2e-etcd', () => {
     const r: EtcdRatioResult = {
       name: 'e2e-etcd',
       sqlite: row(400, { apiserver: 1.8, controller: 1, clients: 0.3 }),
-      etcd: row(450, one),
+      etcd: { ...row(450, one), etcdRequestsPerCsr: { create: 1, update: 2 }, etcdRpcsPerCsr: { Txn: 3, WatchResponses: 3.01 } },
       etcdX2: row(350, two),
       ratios: { etcdToSqlite: 1.125, twoReplicasToOne: 0.778 },
       secondReplicaMsPerCsr: secondReplicaCost(one, two),
@@ -33,5 +33,7 @@ describe('bench/e2e-etcd', () => {
     const table = formatEtcdRatioTable(r);
     expect(table).toContain('100: 2.4 (1.6 + 0.8) / 1.1 / 0.35 / 1.1');
     expect(table).toContain('the second replica adds per CSR at the fixed rate: 1.05 ms (apiservers 0.7, controller 0.1, clients 0.05, etcd 0.2)');
+    expect(table).toContain('etcd calls per CSR: store create 1, update 2; etcd received Txn 3, WatchResponses 3.01');
+    expect(table).toContain('etcd x2 calls per CSR: store -; etcd received -');
   });
 });
