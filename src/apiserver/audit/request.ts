@@ -108,8 +108,11 @@ export class RequestAudit {
     res.setHeader(AUDIT_ID_HEADER, this.auditID);
   }
 
-  /** The caller is known: the policy gives the level and, unless None, RequestReceived is emitted. */
-  async authenticated(info: RequestInfo, user: UserInfo, impersonated?: UserInfo): Promise<boolean> {
+  /**
+   * The caller is known: the policy gives the level and, unless None, RequestReceived is emitted.
+   * Whether it was stored, at once unless a backend blocks on the network.
+   */
+  authenticated(info: RequestInfo, user: UserInfo, impersonated?: UserInfo): boolean | Promise<boolean> {
     if (!this.start(info, user)) return true;
     if (this.event) {
       this.event.user = userOf(user);
@@ -226,7 +229,7 @@ export class RequestAudit {
     await this.emit('Panic');
   }
 
-  private async emit(stage: Stage): Promise<boolean> {
+  private emit(stage: Stage): boolean | Promise<boolean> {
     const ev = this.event;
     if (stage === 'ResponseComplete' || stage === 'Panic') this.finished = true;
     if (!ev || this.config?.omitStages.includes(stage)) return true;

@@ -23,6 +23,7 @@
  * checks it on every use.
  */
 import type { Secret } from '../../api/secrets.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { TurnBatch } from '../../lib/turn-batch.js';
 import { Reflector } from '../storage/reflector.js';
 import { storageKey, type Store, type StoreEvent, type StoredObject } from '../storage/store.js';
@@ -52,14 +53,14 @@ export class BootstrapTokenSecrets {
   }
 
   /**
-   * The Secret named `name` as of this call or later: from memory when the cache holds it or is
-   * complete, else from a read of the store that starts after this call (shared with the other
+   * The Secret named `name` as of this call or later: from memory, at once, when the cache holds it
+   * or is complete, else from a read of the store that starts after this call (shared with the other
    * misses of this turn).
    */
-  async lookup(name: string): Promise<Secret | undefined> {
+  lookup(name: string): MaybePromise<Secret | undefined> {
     const cached = this.get(name);
     if (cached || this.complete()) return cached;
-    return (await this.misses.join()).get(name);
+    return this.misses.join().then((secrets) => secrets.get(name));
   }
 
   /** Whether the first list is done and the watch is running. */

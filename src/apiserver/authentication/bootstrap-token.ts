@@ -9,6 +9,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../../api/meta.js';
+import { then, type MaybePromise } from '../../lib/maybe-promise.js';
 import type { Secret } from '../../api/secrets.js';
 import type { ObjectReader } from './types.js';
 import { SECRETS } from './resource-infos.js';
@@ -58,26 +59,30 @@ function expired(secret: Secret, now: Date): boolean {
   return Number.isNaN(t) || t <= now.getTime();
 }
 
-/** The token's Secret, through the cache when there is one. */
-function secretOf(o: BootstrapTokenOptions, id: string): Promise<Secret | undefined> {
+/** The token's Secret, through the cache when there is one (at once when the cache can tell). */
+function secretOf(o: BootstrapTokenOptions, id: string): MaybePromise<Secret | undefined> {
   const name = BOOTSTRAP_SECRET_PREFIX + id;
   return o.secrets ? o.secrets.lookup(name) : o.objects.get(SECRETS, 'kube-system', name);
 }
 
 export function createBootstrapTokenAuthenticator(o: BootstrapTokenOptions): AudienceAgnosticTokenAuthenticator {
   return {
-    async authenticateToken(token): Promise<UserInfo | undefined> {
+    authenticateToken(token): MaybePromise<UserInfo | undefined> {
       const m = TOKEN.exec(token);
       if (!m) return undefined;
       const [, id = '', secretPart = ''] = m;
-      const secret = await secretOf(o, id);
-      if (!secret || secret.metadata?.deletionTimestamp || secret.type !== BOOTSTRAP_SECRET_TYPE) return undefined;
-      if (dataValue(secret, 'token-id') !== id) return undefined;
-      if (!sameSecret(dataValue(secret, 'token-secret') ?? '', secretPart)) return undefined;
-      if (expired(secret, o.now())) return undefined;
-      if (dataValue(secret, 'usage-bootstrap-authentication') !== 'true') return undefined;
-      const groups = groupsOf(secret);
-      return groups ? { username: `system:bootstrap:${id}`, groups } : undefined;
+      return then(secretOf(o, id), (secret) => (secret ? userOf(secret, id, secretPart, o.now()) : undefined));
     },
   };
+}
+
+/** The token's user when its Secret accepts it: the token's id and secret, unexpired, usable for authentication. */
+function userOf(secret: Secret, id: string, secretPart: string, now: Date): UserInfo | undefined {
+  if (secret.metadata?.deletionTimestamp || secret.type !== BOOTSTRAP_SECRET_TYPE) return undefined;
+  if (dataValue(secret, 'token-id') !== id) return undefined;
+  if (!sameSecret(dataValue(secret, 'token-secret') ?? '', secretPart)) return undefined;
+  if (expired(secret, now)) return undefined;
+  if (dataValue(secret, 'usage-bootstrap-authentication') !== 'true') return undefined;
+  const groups = groupsOf(secret);
+  return groups ? { username: `system:bootstrap:${id}`, groups } : undefined;
 }

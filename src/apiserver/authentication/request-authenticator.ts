@@ -10,9 +10,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
+import { promised, then, type MaybePromise } from '../../lib/maybe-promise.js';
 import type { AuthenticationRequest, Authenticator } from './types.js';
 import type { CertificateAuthenticator } from './x509.js';
-import type { TokenChain } from './token-union.js';
+import type { TokenChain, TokenOutcome } from './token-union.js';
 
 export const ALL_AUTHENTICATED = 'system:authenticated';
 export const ALL_UNAUTHENTICATED = 'system:unauthenticated';
@@ -75,27 +76,29 @@ export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
   return undefined;
 }
 
+/** The token's user, or the 401 of a token no authenticator accepted. */
+function tokenUser(outcome: TokenOutcome): UserInfo {
+  if (outcome.response) return withAuthenticatedGroup(outcome.response.user);
+  throw errors.unauthorized();
+}
+
 export function createRequestAuthenticator(o: RequestAuthenticatorOptions): Authenticator {
-  return {
-    async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
-      let failed = false;
-      if (o.x509 && req.clientCertificateChain.length > 0) {
-        try {
-          const user = o.x509.authenticate(req.clientCertificateChain);
-          if (user) return withAuthenticatedGroup(user);
-        } catch {
-          failed = true;
-        }
-      }
-      const token = bearerToken(req.headers);
-      if (token !== undefined) {
-        const outcome = await o.tokens.authenticate(token);
-        if (outcome.response) return withAuthenticatedGroup(outcome.response.user);
+  /** At once for a certificate, anonymous, or a token the chain knows at once; a promise while a token is checked. */
+  const authenticateNow = (req: AuthenticationRequest): MaybePromise<UserInfo | undefined> => {
+    let failed = false;
+    if (o.x509 && req.clientCertificateChain.length > 0) {
+      try {
+        const user = o.x509.authenticate(req.clientCertificateChain);
+        if (user) return withAuthenticatedGroup(user);
+      } catch {
         failed = true;
       }
-      if (failed) throw errors.unauthorized();
-      if (req.path === undefined || !o.anonymousPaths?.has(req.path)) return undefined;
-      return { ...ANONYMOUS_USER, groups: [...ANONYMOUS_USER.groups] };
-    },
+    }
+    const token = bearerToken(req.headers);
+    if (token !== undefined) return then(o.tokens.authenticateNow(token), tokenUser);
+    if (failed) throw errors.unauthorized();
+    if (req.path === undefined || !o.anonymousPaths?.has(req.path)) return undefined;
+    return { ...ANONYMOUS_USER, groups: [...ANONYMOUS_USER.groups] };
   };
+  return { authenticate: (req) => promised(() => authenticateNow(req)), authenticateNow };
 }

@@ -13,6 +13,7 @@ import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
 import { serviceAccountUsername } from './sa-token.js';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-union.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { type TokenMemo, VerifiedTokens } from './verified-tokens.js';
 
 export const LEEWAY_SECONDS = 60;
@@ -282,15 +283,21 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
   const signed = new VerifiedTokens(VERIFIED_MEMO_SIZE);
+  /** The claims checked, then the live objects read. */
+  const checkedUser = async (claims: ServiceAccountClaims, v: VerifyOptions): Promise<TokenResponse> => {
+    const shared = checkClaims(claims, v);
+    return { user: await liveUser(o.objects, claims, v.now), audiences: shared };
+  };
   return {
-    async authenticateToken(token, audiences): Promise<TokenResponse | undefined> {
+    authenticateToken(token, audiences): MaybePromise<TokenResponse | undefined> {
       const now = o.now();
       const v: VerifyOptions = { keys: o.keys, issuers: o.issuers, audiences, now, verified: signed };
-      // A remembered token (the usual case) goes on without waiting for a turn of the event loop.
-      const claims = rememberedClaims(token, v) ?? (await signedClaims(token, v));
-      if (!claims) return undefined;
-      const shared = checkClaims(claims, v);
-      return { user: await liveUser(o.objects, claims, now), audiences: shared };
+      // A remembered token (the usual case) goes on without waiting for a turn of the event loop, and
+      // a token that is not ours (a bootstrap token) is told at once.
+      const claims = rememberedClaims(token, v);
+      if (claims) return checkedUser(claims, v);
+      if (ownIssuer(token, o.issuers) === undefined) return undefined;
+      return signedClaims(token, v).then((signedOnes) => signedOnes && checkedUser(signedOnes, v));
     },
   };
 }

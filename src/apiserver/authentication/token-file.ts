@@ -64,7 +64,7 @@ export function createTokenFileAuthenticator(text: string): AudienceAgnosticToke
       const d = digest(token);
       let found: UserInfo | undefined;
       for (const e of entries) if (timingSafeEqual(e.digest, d)) found = e.user;
-      return Promise.resolve(found ? { ...found, groups: [...found.groups] } : undefined);
+      return found ? { ...found, groups: [...found.groups] } : undefined;
     },
   };
 }

@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KObject, UserInfo } from '../../api/meta.js';
 import type { ResourceOf } from '../../api/resources.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 
 export interface AuthenticationRequest {
   headers: IncomingHttpHeaders;
@@ -29,6 +30,12 @@ export interface Authenticator {
    * and ApiError 403 for impersonation the caller may not perform.
    */
   authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined>;
+  /**
+   * The same answer, given at once when nothing must be waited for (a remembered certificate or
+   * token, a cached Secret), else as a promise; may throw where `authenticate` rejects. The request
+   * pipeline asks this one, so a known caller costs it no async step.
+   */
+  authenticateNow?(req: AuthenticationRequest): MaybePromise<UserInfo | undefined>;
 }
 
 /**

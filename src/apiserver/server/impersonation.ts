@@ -7,10 +7,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
-import type { AuthorizationAttributes, Authorizer } from '../authorization/authorizer.js';
+import { isPromise, promised, then, type MaybePromise } from '../../lib/maybe-promise.js';
+import { authorizeNow, type AuthorizationAttributes, type Authorizer, type Decision } from '../authorization/authorizer.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED } from '../authentication/request-authenticator.js';
 import { splitServiceAccountUsername } from '../authentication/sa-token.js';
-import type { Authenticator } from '../authentication/types.js';
+import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
 
 const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
@@ -129,30 +130,43 @@ function asksImpersonation(headers: IncomingHttpHeaders): boolean {
   return false;
 }
 
+/** The 403 of an attribute the caller may not impersonate. */
+function refused(r: Request, caller: UserInfo, decision: Decision): never {
+  throw errors.forbidden(
+    { group: r.attrs.apiGroup ?? '', resource: r.attrs.resource ?? '', name: r.attrs.name, subresource: r.attrs.subresource, namespace: r.attrs.namespace },
+    caller.username,
+    'impersonate',
+    decision.reason,
+  );
+}
+
+/** Each requested attribute authorized in turn from the `i`th on, at once while the authorizer answers at once; then the impersonated user. */
+function authorizeEach(authorizer: Authorizer, caller: UserInfo, reqs: Request[], i: number): MaybePromise<UserInfo> {
+  for (; i < reqs.length; i++) {
+    const r = reqs[i] as Request;
+    const decision = authorizeNow(authorizer, { user: caller, verb: 'impersonate', ...r.attrs });
+    if (isPromise(decision)) {
+      const next = i + 1;
+      return decision.then((later) => (later.allowed ? authorizeEach(authorizer, caller, reqs, next) : refused(r, caller, later)));
+    }
+    if (!decision.allowed) refused(r, caller, decision);
+  }
+  return impersonated(reqs);
+}
+
 export function createImpersonatingAuthenticator(inner: Authenticator, authorizer: Authorizer): Authenticator {
-  return {
-    async authenticate(req) {
-      const caller = await inner.authenticate(req);
-      if (!asksImpersonation(req.headers)) return caller;
-      const reqs = parseRequests(req.headersDistinct ?? req.headers);
-      stripHeaders(req.headers);
-      if (!caller || reqs.length === 0) return caller;
-      req.impersonator = caller;
-      if (!reqs.some((r) => r.kind === 'User' || r.kind === 'ServiceAccount')) {
-        throw errors.badRequest(`requested [${reqs.map(goReference).join(' ')}] without impersonating a user`);
-      }
-      for (const r of reqs) {
-        const decision = await authorizer.authorize({ user: caller, verb: 'impersonate', ...r.attrs });
-        if (!decision.allowed) {
-          throw errors.forbidden(
-            { group: r.attrs.apiGroup ?? '', resource: r.attrs.resource ?? '', name: r.attrs.name, subresource: r.attrs.subresource, namespace: r.attrs.namespace },
-            caller.username,
-            'impersonate',
-            decision.reason,
-          );
-        }
-      }
-      return impersonated(reqs);
-    },
+  const impersonate = (req: AuthenticationRequest, caller: UserInfo | undefined): MaybePromise<UserInfo | undefined> => {
+    if (!asksImpersonation(req.headers)) return caller;
+    const reqs = parseRequests(req.headersDistinct ?? req.headers);
+    stripHeaders(req.headers);
+    if (!caller || reqs.length === 0) return caller;
+    req.impersonator = caller;
+    if (!reqs.some((r) => r.kind === 'User' || r.kind === 'ServiceAccount')) {
+      throw errors.badRequest(`requested [${reqs.map(goReference).join(' ')}] without impersonating a user`);
+    }
+    return authorizeEach(authorizer, caller, reqs, 0);
   };
+  const authenticateNow = (req: AuthenticationRequest): MaybePromise<UserInfo | undefined> =>
+    then(inner.authenticateNow ? inner.authenticateNow(req) : inner.authenticate(req), (caller) => impersonate(req, caller));
+  return { authenticate: (req) => promised(() => authenticateNow(req)), authenticateNow };
 }

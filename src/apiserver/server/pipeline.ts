@@ -11,7 +11,7 @@ import type { Logger } from '../../log/logger.js';
 import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
 import { ANONYMOUS_USER } from '../authentication/request-authenticator.js';
 import type { RequestAudit } from '../audit/request.js';
-import type { Authorizer } from '../authorization/authorizer.js';
+import type { Authorizer, Decision } from '../authorization/authorizer.js';
 import { serveDiscovery } from '../discovery/index.js';
 import { FLOW_CONTROL_DEFAULTS, FlowControl, queueWaitLimitMs, type FlowControlOptions } from '../flowcontrol/flow-control.js';
 import type { RequestScope } from '../handlers/scope.js';
@@ -27,6 +27,8 @@ import type { Store } from '../storage/store.js';
 import { health, isHealthPath, type HealthCheck } from './health.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RequestDeadlines, requestDeadlineMs } from './request-timeout.js';
 import { routeResource } from './routes.js';
+import { authorizeNow } from '../authorization/authorizer.js';
+import { isPromise, then, type MaybePromise } from '../../lib/maybe-promise.js';
 
 /** The server options the pipeline reads. */
 export interface PipelineOptions {
@@ -91,6 +93,33 @@ class PipelineAuthenticationRequest implements AuthenticationRequest {
   }
 }
 
+/** What the pipeline knows of a request on arrival. */
+interface Arrival {
+  url: RequestQuery;
+  info: RequestInfo;
+  tracker: RequestTracker | undefined;
+  audit: RequestAudit | undefined;
+  queueUntil: number;
+}
+
+/** A request being authenticated. */
+interface Authenticating {
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
+  audit: RequestAudit | undefined;
+  request: PipelineAuthenticationRequest;
+}
+
+/** What runs on a flow-control seat is given. */
+interface Admitted {
+  url: RequestQuery;
+  info: RequestInfo;
+  user: UserInfo;
+  entry: GenericRegistry | undefined;
+  audit: RequestAudit | undefined;
+}
+
 /** One request from its URL to its answer; also ends the watches it serves when the server closes. */
 export class Pipeline {
   private readonly watches = new Set<() => void>();
@@ -112,7 +141,13 @@ export class Pipeline {
     this.deadlines.close();
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
+  /**
+   * The request's answer. Every step up to the handler's store read runs synchronously when what it
+   * asks is known at once (a remembered certificate, token or decision, a free seat): each async step
+   * of a GET cost a promise, a suspended frame and a microtask turn. Where a step must wait, the rest
+   * follows its promise. May throw at once rather than reject: the server answers either alike.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, tracker: RequestTracker | undefined, audit: RequestAudit | undefined): Promise<void> {
     const url = requestQuery(req.url);
     const info = parseRequestInfo(req.method ?? 'GET', requestPath(req.url), url.params);
     tracker?.setInfo(info);
@@ -125,42 +160,51 @@ export class Pipeline {
     return deadlineMs === undefined ? work : this.deadlines.race(work, deadlineMs, start, res);
   }
 
-  private async serveRequest(
-    req: IncomingMessage,
-    res: ServerResponse,
-    { url, info, tracker, audit, queueUntil }: { url: RequestQuery; info: RequestInfo; tracker: RequestTracker | undefined; audit: RequestAudit | undefined; queueUntil: number },
-  ): Promise<void> {
+  private serveRequest(req: IncomingMessage, res: ServerResponse, r: Arrival): Promise<void> {
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
-    const user = await this.authenticate(req, res, info, audit);
+    const user = this.authenticate(req, res, r.info, r.audit);
+    return isPromise(user) ? user.then((known) => this.serveAuthenticated(req, res, r, known)) : this.serveAuthenticated(req, res, r, user);
+  }
+
+  private serveAuthenticated(req: IncomingMessage, res: ServerResponse, { url, info, tracker, audit, queueUntil }: Arrival, user: UserInfo): Promise<void> {
     // Only an authenticated request to an installed resource may name it in the metrics' labels.
     const entry = info.isResourceRequest ? this.registries.find(info.apiGroup, info.apiVersion, info.resource) : undefined;
     if (entry) tracker?.routed(entry.info);
     // Probes are exempt from flow control, as upstream's `probes` FlowSchema makes them.
-    if (isHealthPath(info.path)) {
-      await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
-      const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'));
-      writeBody(res, status, 'text/plain; charset=utf-8', body);
-      return;
-    }
+    if (isHealthPath(info.path)) return this.serveHealth(res, info, url, user, audit);
     // Shed or queued before any further work: authorization and the handler run only with a seat,
     // which they hold until they return.
     return this.flowControl.handle(user, info, res, queueUntil, () => this.serveAdmitted(req, res, { url, info, user, entry, audit }));
   }
 
-  /** Authorization, then the handler: what runs on a flow-control seat. */
-  private async serveAdmitted(
-    req: IncomingMessage,
-    res: ServerResponse,
-    { url, info, user, entry, audit }: { url: RequestQuery; info: RequestInfo; user: UserInfo; entry: GenericRegistry | undefined; audit: RequestAudit | undefined },
-  ): Promise<void> {
+  private async serveHealth(res: ServerResponse, info: RequestInfo, url: RequestQuery, user: UserInfo, audit: RequestAudit | undefined): Promise<void> {
     await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
+    const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'));
+    writeBody(res, status, 'text/plain; charset=utf-8', body);
+  }
+
+  /**
+   * Authorization, then the handler: what runs on a flow-control seat. Always a promise, never a
+   * throw: flow control frees the seat when it settles.
+   */
+  private serveAdmitted(req: IncomingMessage, res: ServerResponse, target: Admitted): Promise<void> {
+    try {
+      const { url, info, user, audit } = target;
+      const authorized = this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
+      return authorized ? authorized.then(() => this.serveAuthorized(req, res, target)) : this.serveAuthorized(req, res, target);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private serveAuthorized(req: IncomingMessage, res: ServerResponse, { url, info, user, entry, audit }: Admitted): Promise<void> {
     if (!info.isResourceRequest) return this.serveNonResource(req, res, info, url);
     if (!entry) throw errors.pathNotFound();
     return this.serveResource(req, res, { info, url, user, entry, audit });
   }
 
-  private async serveResource(
+  private serveResource(
     req: IncomingMessage,
     res: ServerResponse,
     target: { info: RequestInfo; url: RequestQuery; user: UserInfo; entry: GenericRegistry; audit: RequestAudit | undefined },
@@ -196,7 +240,7 @@ export class Pipeline {
         };
       },
     };
-    await routeResource(scope);
+    return routeResource(scope);
   }
 
   /** Metrics, issuer discovery and the other static routes, then API discovery; 404 for anything else. */
@@ -223,31 +267,54 @@ export class Pipeline {
     res.end(found.body);
   }
 
-  private async authenticate(req: IncomingMessage, res: ServerResponse, info: RequestInfo, audit: RequestAudit | undefined): Promise<UserInfo> {
-    let user: UserInfo | undefined;
+  /** The caller, at once when the authenticator knows it at once (and the audit stores at once). */
+  private authenticate(req: IncomingMessage, res: ServerResponse, info: RequestInfo, audit: RequestAudit | undefined): MaybePromise<UserInfo> {
     const request = new PipelineAuthenticationRequest(req, info.path);
+    const a: Authenticating = { req, res, info, audit, request };
+    const authenticator = this.opts.authenticator;
+    let user: MaybePromise<UserInfo | undefined>;
     try {
-      user = await this.opts.authenticator.authenticate(request);
+      user = authenticator.authenticateNow ? authenticator.authenticateNow(request) : authenticator.authenticate(request);
     } catch (err) {
-      this.metrics?.authenticated(undefined, true);
-      unauthenticatedHttp2(req, res, request.impersonator);
-      // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
-      if (request.impersonator) await audit?.authenticated(info, request.impersonator);
-      else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
-      throw err;
+      return this.authenticationFailed(a, err);
     }
-    this.metrics?.authenticated(user?.username, false);
-    unauthenticatedHttp2(req, res, request.impersonator ?? user);
-    if (!user) {
-      await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
-      throw errors.unauthorized();
-    }
-    const caller = request.impersonator ?? user;
-    if (audit && !(await audit.authenticated(info, caller, request.impersonator && user))) throw errors.internal(new Error('failed to store audit event'));
-    return user;
+    if (!isPromise(user)) return this.authenticated(a, user);
+    return user.then(
+      (known) => this.authenticated(a, known),
+      (err: unknown) => this.authenticationFailed(a, err),
+    );
   }
 
-  private async authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined, audit: RequestAudit | undefined): Promise<void> {
+  /** The authenticator refused the credentials (401) or the impersonation (403 or 400). */
+  private async authenticationFailed({ req, res, info, audit, request }: Authenticating, err: unknown): Promise<never> {
+    this.metrics?.authenticated(undefined, true);
+    unauthenticatedHttp2(req, res, request.impersonator);
+    // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
+    if (request.impersonator) await audit?.authenticated(info, request.impersonator);
+    else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
+    throw err;
+  }
+
+  /** The authenticator answered: no credentials is a 401; a caller is audited (RequestReceived) and goes on. */
+  private authenticated({ req, res, info, audit, request }: Authenticating, user: UserInfo | undefined): MaybePromise<UserInfo> {
+    this.metrics?.authenticated(user?.username, false);
+    unauthenticatedHttp2(req, res, request.impersonator ?? user);
+    if (!user) return this.noCredentials(info, audit, request);
+    if (!audit) return user;
+    const stored = audit.authenticated(info, request.impersonator ?? user, request.impersonator && user);
+    return then(stored, (ok) => {
+      if (!ok) throw errors.internal(new Error('failed to store audit event'));
+      return user;
+    });
+  }
+
+  private async noCredentials(info: RequestInfo, audit: RequestAudit | undefined, request: PipelineAuthenticationRequest): Promise<never> {
+    await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
+    throw errors.unauthorized();
+  }
+
+  /** Throws the 403 of a denied request; a promise only while the authorizer's decision is to come. */
+  private authorize(user: UserInfo, info: RequestInfo, fieldSelector: string | undefined, audit: RequestAudit | undefined): Promise<void> | undefined {
     const attrs = info.isResourceRequest
       ? {
           user,
@@ -260,7 +327,13 @@ export class Pipeline {
           fieldSelector,
         }
       : { user, verb: info.verb, path: info.path };
-    const decision = await this.opts.authorizer.authorize(attrs);
+    const decision = authorizeNow(this.opts.authorizer, attrs);
+    if (isPromise(decision)) return decision.then((later) => this.decided(user, info, later, audit));
+    this.decided(user, info, decision, audit);
+    return undefined;
+  }
+
+  private decided(user: UserInfo, info: RequestInfo, decision: Decision, audit: RequestAudit | undefined): void {
     this.metrics?.authorized(decision.allowed);
     audit?.authorized(decision.allowed, decision.reason);
     if (decision.allowed) return;

@@ -9,7 +9,7 @@ import { validatePathSegmentName } from '../validation/names.js';
 
 const SUBRESOURCE_VERBS: Record<string, string> = { get: 'get', update: 'update', patch: 'patch', create: 'create' };
 
-async function routeSubresource(scope: RequestScope): Promise<void> {
+function routeSubresource(scope: RequestScope): Promise<void> {
   const { info, registry, strategy } = scope;
   const sub = registry.info.subresources?.find((s) => s.name === info.subresource);
   const verb = SUBRESOURCE_VERBS[info.verb];
@@ -54,7 +54,8 @@ function checkScope({ info, registry }: RequestScope): void {
   if (!namespaced && info.namespace !== undefined && registry.info.plural !== 'namespaces') throw errors.pathNotFound();
 }
 
-export async function routeResource(scope: RequestScope): Promise<void> {
+/** The handler's promise; a URL that addresses nothing served throws at once (the pipeline's seat turns it into a rejection). */
+export function routeResource(scope: RequestScope): Promise<void> {
   const { info, registry } = scope;
   checkScope(scope);
   if (info.subresource !== undefined) return routeSubresource(scope);

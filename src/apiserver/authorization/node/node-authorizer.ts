@@ -11,6 +11,7 @@
  * is what the 403 says, in upstream's words.
  */
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from '../../../api/nodes.js';
+import { promised, then, type MaybePromise } from '../../../lib/maybe-promise.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
 import { storeRelations, type NodeGraph, type RelatedKind } from './node-graph.js';
@@ -39,35 +40,36 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
    * replica reaches this one's watch a round trip later) what it would deny is read from the store,
    * so a pod bound before the request is never refused for want of its watch event; what it allows
    * stands, as upstream's informer-fed graph lets a deleted pod's node in until the event arrives.
+   * What the graph answers alone is answered at once.
    */
-  const isRelated = async (nodeName: string, kind: RelatedKind, namespace: string, name: string): Promise<boolean> => {
+  const isRelated = (nodeName: string, kind: RelatedKind, namespace: string, name: string): MaybePromise<boolean> => {
     const graph = o.graph;
     if (!graph?.ready()) return fromStore.related(nodeName, kind, namespace, name);
     if (graph.related(nodeName, kind, namespace, name)) return true;
-    return !graph.current() && (await fromStore.related(nodeName, kind, namespace, name));
+    return !graph.current() && fromStore.related(nodeName, kind, namespace, name);
   };
 
-  const related = async (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): Promise<Decision> => {
+  const related = (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): MaybePromise<Decision> => {
     if (!a.name) return noOpinion('No Object name found');
-    return (await isRelated(nodeName, kind, a.namespace ?? '', a.name)) ? allow : noRelationship(nodeName);
+    return then(isRelated(nodeName, kind, a.namespace ?? '', a.name), (yes) => (yes ? allow : noRelationship(nodeName)));
   };
 
   /** Secrets and ConfigMaps: read one object a pod on this node uses. */
-  const readNamespaced = async (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): Promise<Decision> => {
+  const readNamespaced = (nodeName: string, kind: RelatedKind, a: AuthorizationAttributes): MaybePromise<Decision> => {
     if (!READ.includes(a.verb)) return noOpinion('can only read resources of this type');
     if (a.subresource) return noOpinion('cannot read subresource');
     if (!a.namespace) return noOpinion('can only read namespaced object of this type');
     return related(nodeName, kind, a);
   };
 
-  const createToken = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+  const createToken = (nodeName: string, a: AuthorizationAttributes): MaybePromise<Decision> => {
     if (a.verb !== 'create' || !a.name) return noOpinion('can only create tokens for individual service accounts');
     if (a.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
     return related(nodeName, 'serviceaccounts', a);
   };
 
   /** Pods (AuthorizeNodeWithSelectors): its own by binding, lists pinned to it by field selector. */
-  const pod = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+  const pod = (nodeName: string, a: AuthorizationAttributes): MaybePromise<Decision> => {
     const sub = a.subresource ?? '';
     if (sub === '' && a.verb === 'get') return related(nodeName, 'pods', a);
     if (sub === '' && (a.verb === 'list' || a.verb === 'watch')) {
@@ -81,7 +83,7 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
    * PodCertificateRequests: create (NodeRestriction then checks the pod is its own), list and watch
    * pinned to it by a spec.nodeName field selector (the kubelet's informer), get of one naming it.
    */
-  const podCertificateRequest = async (nodeName: string, a: AuthorizationAttributes): Promise<Decision> => {
+  const podCertificateRequest = (nodeName: string, a: AuthorizationAttributes): MaybePromise<Decision> => {
     if (a.subresource) return noOpinion('can only create podcertificaterequests, and read its own');
     if (a.verb === 'create') return allow;
     if ((a.verb === 'list' || a.verb === 'watch') && selectsNode(a.fieldSelector, nodeName)) return allow;
@@ -90,7 +92,7 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
   };
 
   /** The kinds whose access is subdivided per node; the rest follow NODE_RULES. */
-  const subdivided: Record<string, ((nodeName: string, a: AuthorizationAttributes) => Decision | Promise<Decision>) | undefined> = {
+  const subdivided: Record<string, ((nodeName: string, a: AuthorizationAttributes) => MaybePromise<Decision>) | undefined> = {
     'secrets.': (n, a) => readNamespaced(n, 'secrets', a),
     'configmaps.': (n, a) => readNamespaced(n, 'configmaps', a),
     'serviceaccounts.': createToken,
@@ -100,16 +102,19 @@ export function createNodeAuthorizer(o: NodeAuthorizerOptions): Authorizer {
     'podcertificaterequests.certificates.k8s.io': podCertificateRequest,
   };
 
+  const authorizeNow = (a: AuthorizationAttributes): MaybePromise<Decision> => {
+    const id = nodeIdentity(a.user);
+    if (!id.isNode) return noOpinion();
+    const { nodeName } = id;
+    if (nodeName === '') return noOpinion(`unknown node for user "${a.user.username}"`);
+    const special = a.resource === undefined ? undefined : subdivided[`${a.resource}.${a.apiGroup ?? ''}`];
+    if (special) return special(nodeName, a);
+    return NODE_RULES.some((r) => ruleAllows(a, r)) ? allow : noOpinion();
+  };
+
   return {
-    async authorize(a): Promise<Decision> {
-      const id = nodeIdentity(a.user);
-      if (!id.isNode) return noOpinion();
-      const { nodeName } = id;
-      if (nodeName === '') return noOpinion(`unknown node for user "${a.user.username}"`);
-      const special = a.resource === undefined ? undefined : subdivided[`${a.resource}.${a.apiGroup ?? ''}`];
-      if (special) return special(nodeName, a);
-      return NODE_RULES.some((r) => ruleAllows(a, r)) ? allow : noOpinion();
-    },
+    authorize: (a) => promised(() => authorizeNow(a)),
+    authorizeNow,
     // Upstream's answer: a node's permissions depend on the objects bound to it, so they are not listed.
     rulesFor: (user) =>
       Promise.resolve(

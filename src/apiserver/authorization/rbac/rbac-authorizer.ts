@@ -8,6 +8,7 @@
  */
 import type { UserInfo } from '../../../api/meta.js';
 import { errors } from '../../http/errors.js';
+import { isPromise, promised, then, type MaybePromise } from '../../../lib/maybe-promise.js';
 import type { AuthorizationAttributes, Authorizer, Decision } from '../authorizer.js';
 import type { ObjectReader } from '../../authentication/types.js';
 import type { ResourceInfo } from '../../../api/resources.js';
@@ -139,11 +140,11 @@ interface Grant {
   role: { rules: PolicyRule[] } | { error: string };
 }
 
-/** Where grants are read from: the store through an ObjectReader, or the RbacIndex. */
+/** Where grants are read from: the store through an ObjectReader (promises), or the RbacIndex (at once). */
 export interface GrantSource {
   /** The bindings of `bindingNs` ('' for ClusterRoleBindings), in key order; a superset of those naming `user` is fine. */
-  bindings(user: UserInfo, bindingNs: string): Promise<RoleBinding[]> | RoleBinding[];
-  role(ref: RoleRefField | undefined, namespace: string): Promise<RoleRules> | RoleRules;
+  bindings(user: UserInfo, bindingNs: string): MaybePromise<RoleBinding[]>;
+  role(ref: RoleRefField | undefined, namespace: string): MaybePromise<RoleRules>;
 }
 
 export type RoleRules = { rules: PolicyRule[] } | { error: string };
@@ -165,24 +166,45 @@ function indexSource(index: RbacIndex): GrantSource {
 /**
  * Walks the bindings that name `user` — ClusterRoleBindings, then the RoleBindings of `namespace`
  * when given — resolving each one's role, until `visit` returns something (VisitRulesFor upstream).
- * The authorizer and the escalation checks share it, so both see exactly the same grants.
+ * The authorizer and the escalation checks share it, so both see exactly the same grants. On a
+ * source that answers at once (the index) the walk is synchronous; it waits only for what a source
+ * gives as a promise.
  */
-async function visitGrants<T>(
+function visitGrants<T>(
   source: GrantSource,
   user: UserInfo,
   namespace: string,
   visit: (g: Grant) => T | undefined,
-): Promise<T | undefined> {
-  const scopes = namespace ? ['', namespace] : [''];
-  for (const bindingNs of scopes) {
-    // RoleBindings are only read when no ClusterRoleBinding settled the question.
-    for (const binding of await source.bindings(user, bindingNs)) {
-      const subject = matchingSubject(user, binding, bindingNs);
-      if (!subject) continue;
-      const role = await source.role(binding.roleRef, bindingNs);
-      const out = visit({ binding, namespace: bindingNs, subject, role });
-      if (out !== undefined) return out;
+): MaybePromise<T | undefined> {
+  // RoleBindings are only read when no ClusterRoleBinding settled the question.
+  const scope = (bindingNs: string, next: string | undefined): MaybePromise<T | undefined> =>
+    then(source.bindings(user, bindingNs), (bindings) =>
+      then(visitBindings({ source, user, bindingNs, visit }, bindings, 0), (out) => (out !== undefined || next === undefined ? out : scope(next, undefined))),
+    );
+  return namespace ? scope('', namespace) : scope('', undefined);
+}
+
+/** visitGrants over one scope's bindings, from the `i`th on. */
+function visitBindings<T>(
+  walk: { source: GrantSource; user: UserInfo; bindingNs: string; visit: (g: Grant) => T | undefined },
+  bindings: RoleBinding[],
+  i: number,
+): MaybePromise<T | undefined> {
+  const { source, user, bindingNs, visit } = walk;
+  for (; i < bindings.length; i++) {
+    const binding = bindings[i] as RoleBinding;
+    const subject = matchingSubject(user, binding, bindingNs);
+    if (!subject) continue;
+    const role = source.role(binding.roleRef, bindingNs);
+    if (isPromise(role)) {
+      const at = i;
+      return role.then((r) => {
+        const out = visit({ binding, namespace: bindingNs, subject, role: r });
+        return out !== undefined ? out : visitBindings(walk, bindings, at + 1);
+      });
     }
+    const out = visit({ binding, namespace: bindingNs, subject, role });
+    if (out !== undefined) return out;
   }
   return undefined;
 }
@@ -220,11 +242,11 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
   const cache = new DecisionCache();
   const confirmations = new DenyConfirmations(fromStore);
   /** The decision, and whether a rule with resourceNames was met on the way (the name then matters). */
-  const decide = async (source: GrantSource, a: AuthorizationAttributes): Promise<{ decision: Decision; byName: boolean }> => {
+  const decide = (source: GrantSource, a: AuthorizationAttributes): MaybePromise<{ decision: Decision; byName: boolean }> => {
     // Non-resource requests are cluster-scoped: only ClusterRoleBindings can grant them.
     const namespace = a.resource !== undefined ? (a.namespace ?? '') : '';
     let byName = false;
-    const reason = await visitGrants(source, a.user, namespace, (g) => {
+    const reason = visitGrants(source, a.user, namespace, (g) => {
       if (!('rules' in g.role)) return undefined;
       for (const r of g.role.rules) {
         if (r.resourceNames.length > 0) byName = true;
@@ -232,26 +254,31 @@ export function createRbacAuthorizer(o: RbacAuthorizerOptions): Authorizer {
       }
       return undefined;
     });
-    return { decision: reason ? { allowed: true, reason } : { allowed: false, reason: '' }, byName };
+    return then(reason, (allowed) => ({ decision: allowed ? { allowed: true, reason: allowed } : { allowed: false, reason: '' }, byName }));
   };
-  return {
-    async authorize(a): Promise<Decision> {
-      if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
-      const index = o.index;
-      if (!fromIndex || !index?.ready()) return (await decide(fromStore, a)).decision;
-      const generation = index.generation();
-      const cached = cache.get(a, generation);
-      if (cached) return cached;
-      const { decision, byName } = await decide(fromIndex, a);
+  const fromStoreOnly = (source: GrantSource, a: AuthorizationAttributes): MaybePromise<Decision> => then(decide(source, a), (d) => d.decision);
+  /** Masters, a remembered decision and the index's answer at once; a read of the store, or a deny's confirmation, as a promise. */
+  const authorizeNow = (a: AuthorizationAttributes): MaybePromise<Decision> => {
+    if (a.user.groups.includes(MASTERS_GROUP)) return { allowed: true };
+    const index = o.index;
+    if (!fromIndex || !index?.ready()) return fromStoreOnly(fromStore, a);
+    const generation = index.generation();
+    const cached = cache.get(a, generation);
+    if (cached) return cached;
+    return then(decide(fromIndex, a), ({ decision, byName }) => {
       // An index that holds every acknowledged write denies alone (and its deny is remembered
       // until the next RBAC change), so a stream of forbidden requests (an anonymous client, a join
       // token) costs no store read. On etcd a grant written through another replica may not have
       // reached this one's watch yet: there a deny is confirmed against the store, so a new grant
       // is never refused, with the denies that arrive together sharing one batch of reads.
-      if (!decision.allowed && !index.current()) return (await decide(await confirmations.join(), a)).decision;
+      if (!decision.allowed && !index.current()) return confirmations.join().then((store) => fromStoreOnly(store, a));
       cache.set(a, generation, decision, byName);
       return decision;
-    },
+    });
+  };
+  return {
+    authorize: (a) => promised(() => authorizeNow(a)),
+    authorizeNow,
     // RBAC lists everything it grants; a binding to a missing role is an error, not incompleteness.
     // From an index that holds every acknowledged write, so a SelfSubjectRulesReview (which any
     // authenticated caller may send) costs no store list either.
