@@ -156,7 +156,7 @@ it('reports a front thread that ends while the server runs, so the program stops
   const errors: string[] = [];
   const logger = createLogger({ level: 'error', name: 'fronts', destination: { write: (line: string) => errors.push(line) } });
   const tls = servingTls({ certPem: credentials.servingCertPem, keyPem: credentials.servingKeyPem, clientCaPem: credentials.caPem });
-  const fronts = await startFronts({ workers: 2, context: tls.contextOptions(), alpnProtocols: ['http/1.1'], host: '127.0.0.1', port: 0, backlog: 16, logger, serve: (socket) => socket.destroy() });
+  const fronts = await startFronts({ workers: 2, context: tls.contextOptions(), alpnProtocols: ['http/1.1'], host: '127.0.0.1', port: 0, backlog: 16, handshakeTimeoutMs: 32_000, logger, serve: (socket) => socket.destroy() });
   try {
     // A context a front cannot load throws on its thread, which ends it.
     fronts.setSecureContext({ cert: 'not a certificate', key: 'not a key' });

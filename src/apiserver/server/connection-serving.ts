@@ -124,6 +124,11 @@ export interface ConnectionServing {
   http1Settings: { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number; maxHeaderSize: number };
   /** node:http2's server options. */
   http2Options: Http2ServerOptions;
+  /**
+   * How long a TLS handshake may take once started: Go's server allows the shortest of its read
+   * timeouts, kube-apiserver's ReadHeaderTimeout (32 s), where node:tls allows 120 s.
+   */
+  tlsHandshakeTimeoutMs: number;
   /** Registers a new connection once its protocol is known (ALPN): kept for close(). */
   connection(socket: Socket, protocol: string): void;
   /** Registers a new HTTP/2 session: idle timeout, GOAWAY on close(). */
@@ -234,6 +239,7 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
       // other stream of its connection (ENHANCE_YOUR_CALM). HTTP/1.1 connections hold as much.
       maxSessionMemory: 1024,
     },
+    tlsHandshakeTimeoutMs: headersTimeoutMs,
     connection(socket, protocol) {
       sockets.add(socket);
       socket.once('close', () => {
@@ -256,9 +262,14 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
       });
       // An idle connection (no stream) is closed after the idle timeout, as Go's server does; an open
       // watch with nothing to say keeps its connection. (A callback given to setTimeout runs once.)
+      // A header block left half sent (HEADERS without its END_HEADERS) is no stream yet, and holds
+      // close() open for as long as the peer likes: it is ended a second later, as Go's server ends
+      // a connection without open streams once its GOAWAY is out.
       session.setTimeout(idleTimeoutMs);
       session.on('timeout', () => {
-        if (streams === 0) session.close();
+        if (streams > 0) return;
+        session.close();
+        setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
       });
     },
     close: () =>

@@ -27,6 +27,8 @@ export interface FrontWorkerData {
   backlog: number;
   /** How long an accepted connection may wait for its handshake to start (secure-accept.ts). */
   handshakeWaitMs?: number;
+  /** How long a started TLS handshake may take (connection-serving.ts). */
+  handshakeTimeoutMs: number;
   /** The back's unix socket and the secret that proves a connection to it comes from a front. */
   backPath: string;
   secret: Buffer;
@@ -48,6 +50,7 @@ const server = createServer({
   ticketKeys: Buffer.from(data.ticketKeys),
   requestCert: true,
   rejectUnauthorized: false,
+  handshakeTimeout: data.handshakeTimeoutMs,
   // Each direction ends on its own, as node:http's server allows: the back decides when a connection is done.
   allowHalfOpen: true,
   // As node:http's and node:http2's servers: with Nagle's algorithm, HTTP/2's small frames waited for
@@ -70,8 +73,9 @@ server.on('secureConnection', (tls: TLSSocket) => {
   back.on('error', () => tls.destroy());
   tls.on('error', () => back.destroy());
 });
-// A handshake that fails is the client's problem; node:tls closes its socket.
-server.on('tlsClientError', () => undefined);
+// A handshake that fails is the client's problem. node:tls closes the socket of one that failed,
+// but not of one that timed out (handshakeTimeout only reports it): both end here.
+server.on('tlsClientError', (_err: Error, tls: TLSSocket) => tls.destroy());
 
 let accepting: Accepting | undefined;
 port.on('message', (m: ToFrontMessage) => {

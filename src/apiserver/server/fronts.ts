@@ -37,6 +37,8 @@ export interface FrontsOptions {
   backlog: number;
   /** How long an accepted connection may wait for its handshake to start (secure-accept.ts). */
   handshakeWaitMs?: number;
+  /** How long a started TLS handshake may take (connection-serving.ts). */
+  handshakeTimeoutMs: number;
   logger: Logger;
   /** Serves a connection a front handed over (its peer is set on the socket). */
   serve(socket: Socket, connection: FrontedConnection): void;
@@ -78,6 +80,7 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
     host: o.host,
     backlog: o.backlog,
     handshakeWaitMs: o.handshakeWaitMs,
+    handshakeTimeoutMs: o.handshakeTimeoutMs,
     backPath,
     secret,
   };

@@ -65,7 +65,7 @@ const onClientError = (logger: Logger) => (err: NodeJS.ErrnoException, socket: D
 
 /** This thread accepts and handshakes. */
 function ownTlsServer(tls: SecureContextOptions, opts: SecureServingOptions, logger: Logger, serving: ConnectionServing): SecureServer {
-  const common = { ...tls, requestCert: true, rejectUnauthorized: false };
+  const common = { ...tls, requestCert: true, rejectUnauthorized: false, handshakeTimeout: serving.tlsHandshakeTimeoutMs };
   let server: TlsServer;
   if (opts.disableHttp2) {
     server = createHttpsServer({ ...common, ...serving.http1Settings }, serving.request);
@@ -84,6 +84,11 @@ function ownTlsServer(tls: SecureContextOptions, opts: SecureServingOptions, log
     serving.connection(socket, protocol);
   });
   server.on('clientError', onClientError(logger));
+  // node:tls closes the socket of a handshake that failed, but not of one that timed out (it only reports it).
+  server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+    logger.debug({ err }, 'TLS handshake failed');
+    socket.destroy();
+  });
   // The server never listens itself (secure-accept.ts hands it its connections); node:http checks
   // its header and request timeouts from a timer it starts on 'listening'.
   server.emit('listening');
@@ -130,6 +135,7 @@ function frontedServer(tls: SecureContextOptions, opts: SecureServingOptions, lo
         port,
         backlog,
         handshakeWaitMs: opts.handshakeWaitMs,
+        handshakeTimeoutMs: serving.tlsHandshakeTimeoutMs,
         logger,
         serve(socket, connection) {
           logger.debug({ protocol: connection.protocol, remoteAddress: connection.remoteAddress }, 'TLS connection');
