@@ -7,7 +7,7 @@ import { startApiServer, type RunningApiServer } from '../../src/apiserver/serve
 import { MemoryStore } from '../../src/apiserver/storage/memory/memory.js';
 import { storageKey } from '../../src/apiserver/storage/store.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { raw } from '../helpers/http.js';
+import { raw, type RawResponse } from '../helpers/http.js';
 import { createCa, issueLeafPem, type TestCa } from './fixtures.js';
 
 interface Reply {
@@ -54,6 +54,8 @@ describe('identity over HTTPS', () => {
       authenticator: identity.authenticator,
       authorizer: identity.authorizer,
       extraStrategies: identity.strategies,
+      // As the embedded server: fields a body's schema does not declare are reported (fieldValidation).
+      unknownFields: true,
     });
   });
   afterAll(() => server.close());
@@ -90,5 +92,38 @@ describe('identity over HTTPS', () => {
       body: { spec: { resourceAttributes: { verb: 'create', group: 'certificates.k8s.io', resource: 'certificatesigningrequests' } } },
     });
     expect([can.status, (can.body.status as { allowed: boolean }).allowed]).toEqual([201, false]);
+  });
+
+  it('decodes a TokenReview body it has seen before as it did the first time: same answer, warnings, errors', async () => {
+    expect((await call('POST', '/api/v1/namespaces/default/serviceaccounts', { client: admin, body: { metadata: { name: 'reviewed' } } })).status).toBe(201);
+    const tr = await call('POST', '/api/v1/namespaces/default/serviceaccounts/reviewed/token', { client: admin, body: { spec: {} } });
+    const token = (tr.body.status as { token: string }).token;
+    const target = { url: server.url, caPem: ca.pem, admin };
+    const post = (text: string, query = ''): Promise<RawResponse> => raw(target, 'POST', `/apis/authentication.k8s.io/v1/tokenreviews${query}`, { body: text });
+    const twice = async (text: string, query = ''): Promise<RawResponse[]> => [await post(text, query), await post(text, query)];
+    const plain = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    const [first, second] = await twice(plain);
+    expect([first?.status, first?.json.status.authenticated, first?.json.status.user.username]).toEqual([201, true, 'system:serviceaccount:default:reviewed']);
+    expect(second?.text).toBe(first?.text);
+    // An unknown and a repeated field: reported each time, as fieldValidation asks.
+    const odd = `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"${token}","bogus":1,"token":"${token}"}}`;
+    for (const warned of await twice(odd, '?fieldValidation=Warn')) {
+      expect([warned.status, warned.headers.warning]).toEqual([201, '299 - "unknown field \\"spec.bogus\\"", 299 - "duplicate field \\"spec.token\\""']);
+      expect(warned.json.status.authenticated).toBe(true);
+    }
+    for (const strict of await twice(odd, '?fieldValidation=Strict')) {
+      expect([strict.status, strict.json.message]).toEqual([
+        400,
+        'TokenReview in version "v1" cannot be handled as a TokenReview: strict decoding error: unknown field "spec.bogus", duplicate field "spec.token"',
+      ]);
+    }
+    for (const ignored of await twice(odd, '?fieldValidation=Ignore')) expect([ignored.status, ignored.headers.warning]).toEqual([201, undefined]);
+    const broken = plain.slice(0, -2);
+    const [bad1, bad2] = await twice(broken);
+    expect([bad1?.status, bad2?.status, bad2?.text]).toEqual([400, 400, bad1?.text]);
+    // The same bytes once the account is gone: refused.
+    expect((await call('DELETE', '/api/v1/namespaces/default/serviceaccounts/reviewed', { client: admin })).status).toBe(200);
+    const gone = await post(plain);
+    expect([gone.status, gone.json.status]).toEqual([201, { authenticated: false, error: '[invalid bearer token, serviceaccounts "reviewed" not found]' }]);
   });
 });

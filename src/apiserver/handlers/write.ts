@@ -9,6 +9,7 @@ import { type RequestScope, respondObject } from './scope.js';
 import { checkFieldProblems, fieldProblems, parseWriteParams, type WriteParams } from './write-options.js';
 import type { WriteOptions } from '../registry/generic/registry.js';
 import { removeUnknownFields } from '../validation/object-decode.js';
+import { DecodedBodies } from './decoded-bodies.js';
 
 const APPLY = 'application/apply-patch+yaml';
 
@@ -19,20 +20,38 @@ function gvkOf(scope: RequestScope): Gvk {
 }
 
 /** Reads and decodes the body, applying the request's fieldValidation to what it found. */
-async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<KObject> {
-  return (await decodeBodyAgainable(scope, fieldValidation)).object;
+async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict', memo?: DecodedBodies): Promise<KObject> {
+  return (await decodeBodyAgainable(scope, fieldValidation, memo)).object;
+}
+
+/** Bodies remembered per virtual create: a few hundred tokens reviewed over and over, about 3 KB each. */
+const DECODED_BODIES = 512;
+
+/** The decoded bodies of each virtual create that only reads its body, by the bytes. */
+const remembered = new WeakMap<VirtualCreate, DecodedBodies>();
+
+function memoOf(virtual: VirtualCreate): DecodedBodies | undefined {
+  if (!virtual.readsBodyOnly) return undefined;
+  let memo = remembered.get(virtual);
+  if (!memo) remembered.set(virtual, (memo = new DecodedBodies(DECODED_BODIES)));
+  return memo;
 }
 
 /**
  * decodeBody, and a way to decode the same bytes again into a fresh object (the decode is a
  * function of the bytes): warnings and the audit's copy come from the first decode only.
  */
-async function decodeBodyAgainable(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict'): Promise<{ object: KObject; again: () => KObject }> {
+async function decodeBodyAgainable(
+  scope: RequestScope,
+  fieldValidation: 'Ignore' | 'Warn' | 'Strict',
+  memo?: DecodedBodies,
+): Promise<{ object: KObject; again: () => KObject }> {
   const body = await readBody(scope.req);
   const gvk = gvkOf(scope);
+  const contentType = scope.req.headers['content-type'];
   // Unknown fields are found, and removed, by the decode's walk.
-  const decode = () => decodeObject(scope.req.headers['content-type'], body, gvk, { unknownFields: scope.unknownFields });
-  const decoded = decode();
+  const decode = () => decodeObject(contentType, body, gvk, { unknownFields: scope.unknownFields });
+  const decoded = memo ? memo.decode(body, contentType, scope.unknownFields === true, decode) : decode();
   checkFieldProblems(gvk, fieldProblems(decoded.duplicateFields, decoded.unknownFields), fieldValidation, scope.ctx);
   scope.audit?.requestObject(decoded.object);
   return { object: decoded.object, again: () => decode().object };
@@ -48,7 +67,7 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
   scope.ctx.dryRun = params.dryRun;
   const virtual = virtualFor(scope);
   if (virtual) {
-    const body = await decodeBody(scope, params.fieldValidation);
+    const body = await decodeBody(scope, params.fieldValidation, memoOf(virtual));
     const target: { namespace?: string; name?: string } = {};
     if (scope.info.namespace !== undefined) target.namespace = scope.info.namespace;
     if (scope.info.name !== undefined) target.name = scope.info.name;

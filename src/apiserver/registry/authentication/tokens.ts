@@ -270,6 +270,7 @@ export function tokenReviewStrategy(tokens: TokenChain): Strategy<TokenReview> {
           status,
         };
       },
+      readsBodyOnly: true,
     },
   };
 }

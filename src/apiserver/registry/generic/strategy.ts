@@ -53,6 +53,11 @@ export interface SubresourceStrategy<T extends KObject = KObject> {
 export interface VirtualCreate<T extends KObject = KObject> {
   /** `body` was decoded and type-checked as the resource's (or subresource's) kind, T. */
   create(body: T, ctx: RequestContext, target: { namespace?: string; name?: string }): Promise<KObject>;
+  /**
+   * `create` reads its body and never changes it: a body whose bytes were decoded before is handed
+   * over as the same frozen object (handlers/decoded-bodies.ts), decoded once.
+   */
+  readsBodyOnly?: boolean;
 }
 
 /**
