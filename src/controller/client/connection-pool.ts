@@ -1,10 +1,10 @@
 /**
- * One undici connection pool per transport config, as client-go keeps one per TLS config: requests
+ * One HTTP/1.1 connection pool (http1.ts) per transport config, as client-go keeps one per TLS config: requests
  * whose TLS options are equal share keep-alive connections (no handshake per request), and a change
  * of options (a rotated client certificate or CA in the kubeconfig) gets a new pool while the old
  * one finishes its in-flight requests and closes.
  */
-import { Pool } from 'undici';
+import { Http1Pool } from './http1.js';
 
 /** The TLS settings client-node derives from a kubeconfig; equal values mean the same transport. */
 export interface TlsOptions {
@@ -38,23 +38,18 @@ export function pickTls(options: Record<string, unknown>): TlsOptions {
 }
 
 export class ConnectionPool {
-  private current: { tls: TlsOptions; pool: Pool } | undefined;
+  private current: { tls: TlsOptions; pool: Http1Pool } | undefined;
 
   /** @param origin scheme://host:port of the API server */
-  constructor(private readonly origin: string) {}
+  constructor(private readonly origin: URL) {}
 
   /** The pool for these TLS options: the current one when they are unchanged, else a new one. */
-  for(tls: TlsOptions): Pool {
+  for(tls: TlsOptions): Http1Pool {
     const cur = this.current;
     if (cur && sameTls(cur.tls, tls)) return cur.pool;
-    // Watches can stay silent for a while (bookmarks come every minute); the informer's watchdog
-    // owns silence, so no per-body timeout here; KubeClient sets one for plain requests.
-    // HTTP/1.1 keep-alive connections, as client-go's DISABLE_HTTP2 gives: undici would negotiate the
-    // h2 the API server offers, and its HTTP/2 client cost this controller and the server 20-25% more
-    // CPU per CSR end to end (docs/performance.md, "The controller's protocol").
-    const pool = new Pool(this.origin, { connect: { ...tls }, bodyTimeout: 0, allowH2: false });
+    const pool = new Http1Pool({ url: this.origin, tls: { ...tls } });
     this.current = { tls, pool };
-    if (cur) void cur.pool.close().catch(() => {});
+    cur?.pool.close();
     return pool;
   }
 
@@ -62,6 +57,6 @@ export class ConnectionPool {
   close(): void {
     const cur = this.current;
     this.current = undefined;
-    void cur?.pool.destroy().catch(() => {});
+    cur?.pool.destroy();
   }
 }

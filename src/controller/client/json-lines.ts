@@ -4,7 +4,7 @@
  * character), so a chunk is decoded once, a line split across chunks is joined before decoding, and
  * each complete line goes to JSON.parse on its own.
  */
-import type { BodySink } from './dispatch.js';
+import type { BodySink } from './http1.js';
 
 const NEWLINE = 0x0a;
 /**

@@ -1,12 +1,12 @@
 /**
- * The one place every controller API call goes through, on one undici Transport: typed client-node
+ * The one place every controller API call goes through, on one Transport: typed client-node
  * APIs (through an HttpLibrary adapter), raw JSON requests (the hot path: no ObjectSerializer) and
  * watch streams, all measured by rest_client_* metrics.
  */
 import { createConfiguration, ServerConfiguration, wrapHttpLibrary, type HttpLibrary, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../lib/clock.js';
 import type { RestClientMetrics } from '../../metrics/rest-client.js';
-import type { BodySink, Reply } from './dispatch.js';
+import type { BodySink, Reply } from './http1.js';
 import { sendContext } from './http-library.js';
 import { Transport, type Method } from './transport.js';
 
@@ -45,7 +45,7 @@ type ApiConstructor<T> = new (config: ReturnType<typeof createConfiguration>) =>
 
 export type Query = Record<string, string | undefined>;
 
-/** Plain requests fail after this long without response bytes (undici's default); watches have no limit. */
+/** Plain requests fail after this long without response bytes; watches have no limit. */
 const BODY_TIMEOUT_MS = 300_000;
 export interface KubeClientOptions {
   kubeConfig: KubeConfig;

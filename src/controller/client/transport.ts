@@ -1,7 +1,6 @@
 /**
- * The controller's one HTTP transport: undici connection pools (far less client CPU per request than
- * node-fetch on node:https) with client-node's KubeConfig still the only source of credentials and
- * TLS settings, so token files, exec plugins, client certificates and insecure-skip-tls-verify behave
+ * The controller's one HTTP transport: HTTP/1.1 keep-alive connection pools of its own (http1.ts),
+ * with client-node's KubeConfig still the only source of credentials and TLS settings, so token files, exec plugins, client certificates and insecure-skip-tls-verify behave
  * exactly as they do for client-node. KubeConfig is asked again at most once a second (it caches
  * tokens itself and re-reads certificate files, which is how a rotation is seen: within a second,
  * where client-go's certificate reload takes minutes); the connection pool is reused while the TLS
@@ -10,7 +9,7 @@
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { sleep, type Clock } from '../../lib/clock.js';
-import { dispatchReply, type BodySink, type Reply } from './dispatch.js';
+import type { BodySink, Reply } from './http1.js';
 import { ConnectionPool, pickTls, type TlsOptions } from './connection-pool.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -66,7 +65,7 @@ export class Transport {
     const url = new URL(server);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.pools = new ConnectionPool(this.origin);
+    this.pools = new ConnectionPool(url);
   }
 
   /**
@@ -90,8 +89,8 @@ export class Transport {
     for (let retries = 0; ; retries++) {
       const creds = this.cached !== undefined && this.fresh(this.cached.at) ? this.cached.creds : await this.credentials();
       const headers = req.headers ? { ...req.headers, ...creds.headers } : creds.headers;
-      const opts = { method: req.method, path: req.path, headers, body: req.body, bodyTimeout: req.bodyTimeoutMs };
-      const res = await dispatchReply(this.pools.for(creds.tls), opts, req.signal, sink);
+      const opts = { method: req.method, path: req.path, headers, body: req.body, bodyTimeoutMs: req.bodyTimeoutMs };
+      const res = await this.pools.for(creds.tls).request(opts, req.signal, sink);
       const wait = retries < MAX_RETRIES ? retryAfterMs(res.statusCode, res.headers) : undefined;
       if (wait === undefined || req.signal?.aborted) return res;
       await sleep(this.clock, wait, req.signal);
