@@ -83,6 +83,7 @@ export class MemberConnection {
   private conn: Connection | undefined;
   private closed = false;
   private readonly scheme: string;
+  private readonly byPath = new Map<string, readonly HeaderField[]>();
 
   constructor(
     readonly url: URL,
@@ -98,7 +99,7 @@ export class MemberConnection {
     return new Promise((resolve, reject) => {
       const call = new UnaryCall(resolve, reject, timeoutMs);
       try {
-        const [conn, stream] = this.open(this.fields(path, [['grpc-timeout', `${timeoutMs}m`]]), call);
+        const [conn, stream] = this.open(this.fields(path), call, [['grpc-timeout', `${timeoutMs}m`]]);
         call.start(conn, stream, frame);
       } catch (err) {
         reject(grpcError(UNAVAILABLE, `No connection established: ${(err as Error).message}`, true));
@@ -112,14 +113,14 @@ export class MemberConnection {
    */
   stream(path: string, extra: HeaderField[], handler: StreamHandler): H2Stream {
     const running = { conn: undefined as Connection | undefined };
-    const [conn, stream] = this.open(this.fields(path, extra), {
+    const [conn, stream] = this.open(this.fields(path), {
       onHeaders: (fields, end) => handler.onHeaders(fields, end),
       onData: (data) => handler.onData(data),
       onClose: (end) => {
         if (running.conn) running.conn.active--;
         handler.onClose(end);
       },
-    });
+    }, extra);
     // A stream that ended while opening never ran.
     if (!stream.isDone()) {
       running.conn = conn;
@@ -138,16 +139,22 @@ export class MemberConnection {
     this.reset();
   }
 
-  private fields(path: string, extra: HeaderField[]): HeaderField[] {
-    return [[':method', 'POST'], [':scheme', this.scheme], [':path', path], [':authority', this.url.host], ['content-type', 'application/grpc'], ['te', 'trailers'], ...extra];
+  /** A method's constant request fields: one array per path, so the connection's encoder reuses its encoding. */
+  private fields(path: string): readonly HeaderField[] {
+    let fields = this.byPath.get(path);
+    if (!fields) {
+      fields = [[':method', 'POST'], [':scheme', this.scheme], [':path', path], [':authority', this.url.host], ['content-type', 'application/grpc'], ['te', 'trailers']];
+      this.byPath.set(path, fields);
+    }
+    return fields;
   }
 
   /** A stream on the current connection, or on a new one when the current one just stopped taking streams. */
-  private open(fields: HeaderField[], handler: StreamHandler): [Connection, H2Stream] {
+  private open(fields: readonly HeaderField[], handler: StreamHandler, extra?: readonly HeaderField[]): [Connection, H2Stream] {
     for (let attempt = 0; ; attempt++) {
       const conn = this.connection();
       try {
-        return [conn, conn.h2.request(fields, handler)];
+        return [conn, conn.h2.request(fields, handler, extra)];
       } catch (err) {
         this.drop(conn);
         if (attempt > 0) throw err;

@@ -58,10 +58,13 @@ export class H2Connection {
     this.socket.unref();
   }
 
-  /** Opens a stream with the request's header fields; throws when the connection takes no new streams. */
-  request(fields: HeaderField[], handler: StreamHandler): H2Stream {
+  /**
+   * Opens a stream with the request's header fields, `fields` then `extra` (HpackEncoder.encode: a
+   * method's constant fields as one array, reused); throws when the connection takes no new streams.
+   */
+  request(fields: readonly HeaderField[], handler: StreamHandler, extra?: readonly HeaderField[]): H2Stream {
     if (this.closing) throw new Error(this.failure ? `connection failed: ${this.failure.message}` : 'connection is closing');
-    const stream = new H2Stream(this, fields, handler);
+    const stream = new H2Stream(this, fields, handler, extra);
     if (this.streams.size >= this.peerMaxStreams) this.waiting.push(stream);
     else this.start(stream);
     return stream;
@@ -156,7 +159,7 @@ export class H2Connection {
     stream.sendWindow = this.peerStreamWindow;
     this.streams.set(stream.id, stream);
     const endStream = stream.endQueued && stream.queued() === 0;
-    for (const f of headerFrames(stream.id, this.encoder.encode(stream.fields), this.peerMaxFrame, endStream)) this.send(f);
+    for (const f of headerFrames(stream.id, this.encoder.encode(stream.fields, stream.extra), this.peerMaxFrame, endStream)) this.send(f);
     if (endStream) stream.localEnded = true;
     else this.pump(stream);
   }

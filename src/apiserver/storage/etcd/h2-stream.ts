@@ -38,8 +38,10 @@ export class H2Stream {
 
   constructor(
     private readonly connection: H2Connection,
-    readonly fields: HeaderField[],
+    /** The request's header fields: `fields` (the same array call after call, for a method's constant ones), then `extra`. */
+    readonly fields: readonly HeaderField[],
     readonly handler: StreamHandler,
+    readonly extra: readonly HeaderField[] = [],
   ) {}
 
   /** Queues request data (and with `end`, the end of the request) and sends what the windows allow. */

@@ -97,4 +97,30 @@ describe('HPACK encoder', () => {
     expect(third[0]).toBe(0x20);
     expect(decoder.decode(third)).toEqual(call('997m'));
   });
+
+  it("reuses a constant field list's encoding only while the table is as it was: other fields inserted or a resize move its indexes", () => {
+    const encoder = new HpackEncoder();
+    const decoder = new HpackDecoder();
+    const fields = (path: string): HeaderField[] => [[':method', 'POST'], [':path', path], ['content-type', 'application/grpc'], ['te', 'trailers']];
+    const range = fields('/etcdserverpb.KV/Range');
+    const txn = fields('/etcdserverpb.KV/Txn');
+    const roundTrip = (constant: HeaderField[], timeout: string): Buffer => {
+      const block = encoder.encode(constant, [['grpc-timeout', timeout]]);
+      expect(decoder.decode(block)).toEqual([...constant, ['grpc-timeout', timeout]]);
+      return block;
+    };
+    roundTrip(range, '1m');
+    const indexed = roundTrip(range, '2m');
+    expect(roundTrip(range, '3m')).toEqual(Buffer.concat([indexed.subarray(0, 4), encoder.encode([], [['grpc-timeout', '3m']])]));
+    // Txn's path goes into the table and every older entry's index moves up by one.
+    roundTrip(txn, '4m');
+    const moved = roundTrip(range, '5m');
+    expect(moved.subarray(0, 4).equals(indexed.subarray(0, 4))).toBe(false);
+    roundTrip(txn, '6m');
+    encoder.setMaxSize(0);
+    const resized = roundTrip(range, '7m');
+    expect(resized[0]).toBe(0x20);
+    roundTrip(range, '8m');
+    roundTrip(txn, '9m');
+  });
 });

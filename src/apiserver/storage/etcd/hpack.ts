@@ -5,7 +5,8 @@
  *   (name + value + 32 octets) within the 4,096 octets this client allows (SETTINGS_HEADER_TABLE_SIZE).
  * - Encoding sends each request's fields as literals. Those that repeat call after call (method,
  *   path, content type, authority...) are added to the peer's table once and then sent as a
- *   one-octet index; grpc-timeout, different on almost every call, is never indexed.
+ *   one-octet index, and a method's constant fields, once they are all indexes, keep their encoded
+ *   octets until the table changes; grpc-timeout, different on almost every call, is never indexed.
  */
 import { huffmanDecode } from './hpack-huffman.js';
 
@@ -139,42 +140,65 @@ export class HpackEncoder {
   private readonly inserted = new Map<string, number>();
   private insertions = 0;
   private pendingSize: number | undefined;
+  /** Changes with every insertion and resize: a list of fields encodes the same way while it stays. */
+  private version = 0;
+  /** The last encoding of a request's constant fields, valid while `version` is the one it was made at. */
+  private readonly memo = new WeakMap<readonly HeaderField[], { version: number; bytes: Buffer }>();
+  private out = Buffer.allocUnsafe(256);
+  private pos = 0;
 
   /** The peer's SETTINGS_HEADER_TABLE_SIZE: a smaller table is announced at the start of the next block. */
   setMaxSize(max: number): void {
     if (max >= this.table.max) return;
     this.table.resize(max);
     this.pendingSize = max;
+    this.version++;
   }
 
-  encode(fields: readonly HeaderField[]): Buffer {
-    const out: number[] = [];
+  /**
+   * The header block of `fields` then `extra`. A caller that sends the same `fields` array call after
+   * call (a method's constant fields) gets its encoding again without a walk, once it only names
+   * table entries: the table did not change since, so neither did the encoding.
+   */
+  encode(fields: readonly HeaderField[], extra: readonly HeaderField[] = []): Buffer {
+    this.pos = 0;
     if (this.pendingSize !== undefined) {
-      integer(out, this.pendingSize, 5, 0x20);
+      this.integer(this.pendingSize, 5, 0x20);
       this.pendingSize = undefined;
     }
-    for (const field of fields) {
-      const [name, value] = field;
-      const key = `${name}\0${value}`;
-      const exact = STATIC_FIELDS.get(key) ?? this.dynamicIndex(key);
-      if (exact > 0) {
-        integer(out, exact, 7, 0x80);
-        continue;
-      }
-      const nameIndex = STATIC_NAMES.get(name) ?? this.dynamicIndex(name);
-      const indexing = !UNINDEXED.has(name) && entrySize(field) <= this.table.max;
-      // Literal with incremental indexing (01) or without indexing (0000), raw strings.
-      integer(out, nameIndex, indexing ? 6 : 4, indexing ? 0x40 : 0);
-      if (nameIndex === 0) text(out, name);
-      text(out, value);
-      if (indexing) {
-        this.table.add(field);
-        this.insertions++;
-        this.inserted.set(key, this.insertions);
-        this.inserted.set(name, this.insertions);
-      }
+    const memo = this.memo.get(fields);
+    if (memo?.version === this.version) this.append(memo.bytes);
+    else {
+      const start = this.pos;
+      const before = this.version;
+      for (const field of fields) this.field(field);
+      if (this.version === before) this.memo.set(fields, { version: before, bytes: Buffer.from(this.out.subarray(start, this.pos)) });
     }
-    return Buffer.from(out);
+    for (const field of extra) this.field(field);
+    return Buffer.from(this.out.subarray(0, this.pos));
+  }
+
+  private field(field: HeaderField): void {
+    const [name, value] = field;
+    const key = `${name}\0${value}`;
+    const exact = STATIC_FIELDS.get(key) ?? this.dynamicIndex(key);
+    if (exact > 0) {
+      this.integer(exact, 7, 0x80);
+      return;
+    }
+    const nameIndex = STATIC_NAMES.get(name) ?? this.dynamicIndex(name);
+    const indexing = !UNINDEXED.has(name) && entrySize(field) <= this.table.max;
+    // Literal with incremental indexing (01) or without indexing (0000), raw strings.
+    this.integer(nameIndex, indexing ? 6 : 4, indexing ? 0x40 : 0);
+    if (nameIndex === 0) this.text(name);
+    this.text(value);
+    if (indexing) {
+      this.table.add(field);
+      this.insertions++;
+      this.version++;
+      this.inserted.set(key, this.insertions);
+      this.inserted.set(name, this.insertions);
+    }
   }
 
   /** The dynamic table index of a field (or name) inserted earlier and not evicted since; 0 if none. */
@@ -184,23 +208,42 @@ export class HpackEncoder {
     const age = this.insertions - at;
     return age < this.table.entries.length ? STATIC.length + age + 1 : 0;
   }
-}
-function integer(out: number[], value: number, prefix: number, flags: number): void {
-  const mask = (1 << prefix) - 1;
-  if (value < mask) {
-    out.push(flags | value);
-    return;
-  }
-  out.push(flags | mask);
-  let rest = value - mask;
-  while (rest >= 0x80) {
-    out.push((rest & 0x7f) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  out.push(rest);
-}
 
-function text(out: number[], s: string): void {
-  integer(out, s.length, 7, 0);
-  for (let i = 0; i < s.length; i++) out.push(s.charCodeAt(i) & 0xff);
+  private integer(value: number, prefix: number, flags: number): void {
+    this.reserve(6);
+    const mask = (1 << prefix) - 1;
+    if (value < mask) {
+      this.out[this.pos++] = flags | value;
+      return;
+    }
+    this.out[this.pos++] = flags | mask;
+    let rest = value - mask;
+    while (rest >= 0x80) {
+      this.reserve(1);
+      this.out[this.pos++] = (rest & 0x7f) | 0x80;
+      rest = Math.floor(rest / 128);
+    }
+    this.reserve(1);
+    this.out[this.pos++] = rest;
+  }
+
+  /** A raw (not Huffman-coded) string literal; header fields here are ASCII. */
+  private text(s: string): void {
+    this.integer(s.length, 7, 0);
+    this.reserve(s.length);
+    this.pos += this.out.write(s, this.pos, 'latin1');
+  }
+
+  private append(bytes: Buffer): void {
+    this.reserve(bytes.length);
+    this.out.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  private reserve(n: number): void {
+    if (this.pos + n <= this.out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.pos + n));
+    this.out.copy(grown, 0, 0, this.pos);
+    this.out = grown;
+  }
 }

@@ -11,8 +11,9 @@
  *   connection is dropped after a connection-level failure, so the next call connects afresh.
  * - Every call carries a deadline (the store's request timeout unless the caller gives one).
  */
-import { type CircuitBreakerPolicy, circuitBreaker, ConsecutiveBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
+import { isBrokenCircuitError } from 'cockatiel';
 import { isRecoverableError } from 'etcd3';
+import { CircuitBreaker } from './circuit-breaker.js';
 import {
   decodeLeaseGrant,
   decodeRange,
@@ -33,7 +34,7 @@ import type { EtcdClientOptions } from './etcd-client.js';
 
 interface Member {
   connection: MemberConnection;
-  breaker: CircuitBreakerPolicy;
+  breaker: CircuitBreaker;
 }
 
 export interface CallOptions {
@@ -55,7 +56,7 @@ export class EtcdKv {
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.members = opts.endpoints.map((endpoint) => ({
       connection: new MemberConnection(new URL(endpoint), opts.tls),
-      breaker: circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 5000, breaker: new ConsecutiveBreaker(3) }),
+      breaker: new CircuitBreaker((err) => err instanceof Error && isRecoverableError(err), 3, 5000),
     }));
   }
 
@@ -81,33 +82,30 @@ export class EtcdKv {
 
   /**
    * Sends the request to the first member (from a random one) whose breaker lets it through; a read
-   * that failed on a connection goes once more to the member after the one that failed.
+   * that failed on a connection goes once more to the member after the one that failed. A member's
+   * connection is dropped after a connection-level failure, so the next call connects afresh.
    */
   private async call<T>(path: string, req: ProtoWriter, decode: (reply: Buffer) => T, options?: CallOptions, read = false): Promise<T> {
     const frame = req.frame();
     const deadline = options?.deadline ?? Date.now() + this.timeoutMs;
-    const start = Math.floor(Math.random() * this.members.length);
+    const start = this.members.length === 1 ? 0 : Math.floor(Math.random() * this.members.length);
     let refused: unknown;
     let retry = read;
     for (let i = 0; i < this.members.length + (read ? 1 : 0); i++) {
       const member = this.members[(start + i) % this.members.length]!;
       try {
-        return decode(await member.breaker.execute(() => this.once(member, path, frame, deadline)));
+        return decode(await member.breaker.run(() => member.connection.call(path, frame, deadline)));
       } catch (err) {
-        if (isBrokenCircuitError(err)) refused = err;
-        else if (retry && isRecoverableError(err as Error) && Date.now() < deadline) retry = false;
+        if (isBrokenCircuitError(err)) {
+          refused = err;
+          continue;
+        }
+        const recoverable = isRecoverableError(err as Error);
+        if (recoverable) member.connection.reset();
+        if (retry && recoverable && Date.now() < deadline) retry = false;
         else throw err;
       }
     }
     throw refused;
-  }
-
-  private async once(member: Member, path: string, frame: Buffer, deadline: number): Promise<Buffer> {
-    try {
-      return await member.connection.call(path, frame, deadline);
-    } catch (err) {
-      if (isRecoverableError(err as Error)) member.connection.reset();
-      throw err;
-    }
   }
 }
