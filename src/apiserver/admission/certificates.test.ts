@@ -8,10 +8,10 @@ import { admissionChain, DEFAULT_ON_PLUGINS } from './chain.js';
 
 const chain = admissionChain(DEFAULT_ON_PLUGINS);
 
-/** The default chain's verdict on a CSR write: `subresource` '' is the main resource. */
+/** The default chain's verdict on a CSR write, as a promise (the chain throws what it can tell at once): `subresource` '' is the main resource. */
 const write =
   (operation: AdmissionOperation, subresource: string) =>
-  (object: KObject, oldObject: KObject | undefined, c: RequestContext): Promise<void> =>
+  async (object: KObject, oldObject: KObject | undefined, c: RequestContext): Promise<void> =>
     chain.validate({ operation, info: csrStrategy.info, subresource, namespace: undefined, name: object.metadata?.name ?? '', object, oldObject, ctx: c });
 const approve = write('UPDATE', 'approval');
 const sign = write('UPDATE', 'status');

@@ -19,11 +19,6 @@ function gvkOf(scope: RequestScope): Gvk {
   return sub ? { group: sub.group, version: sub.version, kind: sub.kind } : { group: info.group, version: info.version, kind: info.kind };
 }
 
-/** Reads and decodes the body, applying the request's fieldValidation to what it found. */
-async function decodeBody(scope: RequestScope, fieldValidation: 'Ignore' | 'Warn' | 'Strict', memo?: DecodedBodies): Promise<KObject> {
-  return (await decodeBodyAgainable(scope, fieldValidation, memo)).object;
-}
-
 /** Bodies remembered per virtual create: a few hundred tokens reviewed over and over, about 3 KB each. */
 const DECODED_BODIES = 512;
 
@@ -38,15 +33,16 @@ function memoOf(virtual: VirtualCreate): DecodedBodies | undefined {
 }
 
 /**
- * decodeBody, and a way to decode the same bytes again into a fresh object (the decode is a
- * function of the bytes): warnings and the audit's copy come from the first decode only.
+ * The body's bytes decoded, with the request's fieldValidation applied to what the decode found, and
+ * a way to decode the same bytes again into a fresh object (the decode is a function of the bytes):
+ * warnings and the audit's copy come from the first decode only.
  */
-async function decodeBodyAgainable(
+function decodeBody(
   scope: RequestScope,
+  body: Buffer,
   fieldValidation: 'Ignore' | 'Warn' | 'Strict',
   memo?: DecodedBodies,
-): Promise<{ object: KObject; again: () => KObject }> {
-  const body = await readBody(scope.req);
+): { object: KObject; again: () => KObject } {
   const gvk = gvkOf(scope);
   const contentType = scope.req.headers['content-type'];
   // Unknown fields are found, and removed, by the decode's walk.
@@ -67,7 +63,7 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
   scope.ctx.dryRun = params.dryRun;
   const virtual = virtualFor(scope);
   if (virtual) {
-    const body = await decodeBody(scope, params.fieldValidation, memoOf(virtual));
+    const body = decodeBody(scope, await readBody(scope.req), params.fieldValidation, memoOf(virtual)).object;
     const target: { namespace?: string; name?: string } = {};
     if (scope.info.namespace !== undefined) target.namespace = scope.info.namespace;
     if (scope.info.name !== undefined) target.name = scope.info.name;
@@ -77,7 +73,7 @@ export async function handleCreate(scope: RequestScope): Promise<void> {
   }
   if (!scope.info.collection) throw errors.methodNotAllowed();
   if (scope.registry.info.namespaced && scope.info.namespace === undefined) throw errors.methodNotAllowed();
-  const obj = await decodeBody(scope, params.fieldValidation);
+  const obj = decodeBody(scope, await readBody(scope.req), params.fieldValidation).object;
   // The decoded body is this request's alone (audit keeps its own copy): created without a copy.
   const created = await scope.registry.create(scope.info.namespace, obj, scope.ctx, { ...writeOptions(scope, params), handOver: true });
   respondObject(scope, 201, created);
@@ -106,7 +102,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
   const params = parseWriteParams(scope.query, 'UpdateOptions');
   scope.ctx.dryRun = params.dryRun;
   const name = scope.info.name ?? '';
-  const body = await decodeBodyAgainable(scope, params.fieldValidation);
+  const body = decodeBody(scope, await readBody(scope.req), params.fieldValidation);
   checkName(body.object, name);
   // Each attempt changes the object it is given (server metadata, managedFields). The first takes the
   // decoded body itself; a retry (a lost compare-and-swap, a stale cached copy), which is rare, decodes

@@ -134,12 +134,19 @@ export function buildRegistries(store: Store, extra: readonly Strategy[], admiss
   const registries = new Map<string, GenericRegistry>();
   const reader = objectReader(store);
 
-  const checkNamespace = async (namespace: string, target: Target): Promise<void> => {
-    const ns = (await store.get(storageKey('', 'namespaces', undefined, namespace)))?.object;
+  const admitInto = (ns: KObject | undefined, namespace: string, target: Target): void => {
     if (!ns) throw errors.notFound({ group: '', resource: 'namespaces', name: namespace });
     if (ns.metadata?.deletionTimestamp) {
       throw errors.admissionForbidden(target, `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
+  };
+  // Read without waiting when the store can (its index): a create then costs no turn for it.
+  const checkNamespace = (namespace: string, target: Target): Promise<void> | undefined => {
+    const key = storageKey('', 'namespaces', undefined, namespace);
+    const now = store.readNow?.(key);
+    if (now === undefined) return store.get(key).then((found) => admitInto(found?.object, namespace, target));
+    admitInto(now?.object, namespace, target);
+    return undefined;
   };
 
   const observers: RegistryObserver[] = [];

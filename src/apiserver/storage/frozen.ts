@@ -12,6 +12,25 @@ export function stamp(object: KObject, revision: number): KObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 }
 
+/**
+ * Sets `metadata.resourceVersion` of `object` itself, as `stamp` would in a copy (the same key order);
+ * returns what undoes it.
+ */
+export function stampInPlace(object: KObject, revision: number): () => void {
+  const meta = object.metadata;
+  if (!meta) {
+    object.metadata = { resourceVersion: String(revision) };
+    return () => delete object.metadata;
+  }
+  const had = Object.hasOwn(meta, 'resourceVersion');
+  const before = meta.resourceVersion;
+  meta.resourceVersion = String(revision);
+  return () => {
+    if (had) meta.resourceVersion = before;
+    else delete meta.resourceVersion;
+  };
+}
+
 /** Parses stored JSON into a deep-frozen object; responses and watch events reuse `json` for it. */
 export function parseFrozen(json: string): KObject {
   const object = JSON.parse(json) as KObject;

@@ -27,9 +27,9 @@ function write(index: MvccIndex, count: number, random: () => number, log: Store
     const key = KEYS[Math.floor(random() * KEYS.length)]!;
     const exists = index.get(key) !== undefined;
     const op: WriteOp = !exists ? { kind: 'create', key, object: obj(key, i) } : random() < 0.3 ? { kind: 'delete', key } : { kind: 'update', key, object: obj(key, i) };
-    const { event } = index.prepare(op);
-    index.apply(event);
-    log.push(event);
+    const prepared = index.prepare(op);
+    index.apply(prepared);
+    log.push(prepared.event);
   }
 }
 

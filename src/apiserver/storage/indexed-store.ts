@@ -79,6 +79,11 @@ export abstract class IndexedStore implements Store {
     return this.index.get(key);
   }
 
+  readNow(key: string): StoredObject | null | undefined {
+    // A closed store answers through `get`, which fails.
+    return this.closed ? undefined : (this.index.get(key) ?? null);
+  }
+
   create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject> {
     return this.write({ kind: 'create', key, object, handOver: options?.handOver });
   }
@@ -144,7 +149,7 @@ export abstract class IndexedStore implements Store {
     }
     if (!this.persist) {
       this.applyAll([write]);
-      return Promise.resolve(stored(write));
+      return Promise.resolve(write.result);
     }
     return new Promise((resolve, reject) => {
       this.group.push({ write, resolve, reject });
@@ -182,21 +187,17 @@ export abstract class IndexedStore implements Store {
       return;
     }
     this.applyAll(queued.map((q) => q.write));
-    for (const q of queued) q.resolve(stored(q.write));
+    for (const q of queued) q.resolve(q.write.result);
   }
 
   private applyAll(writes: PreparedWrite[]): void {
-    for (const { event } of writes) {
-      this.index.apply(event);
-      this.hub.publish(event);
+    for (const write of writes) {
+      this.index.apply(write);
+      this.hub.publish(write.event);
     }
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('store is closed');
   }
-}
-
-function stored({ event }: PreparedWrite): StoredObject {
-  return { key: event.key, object: event.object, revision: event.revision };
 }

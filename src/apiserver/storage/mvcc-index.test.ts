@@ -20,7 +20,7 @@ describe('MvccIndex', () => {
 
   it('keeps keys created in any order, and deleted before or after an ordered read, in key order', () => {
     const index = new MvccIndex(100);
-    const write = (op: Parameters<MvccIndex['prepare']>[0]): void => index.apply(index.prepare(op).event);
+    const write = (op: Parameters<MvccIndex['prepare']>[0]): void => index.apply(index.prepare(op));
     for (const name of ['m', 'c', 'x', 'a']) write({ kind: 'create', key: `/k/${name}`, object: object(name) });
     write({ kind: 'delete', key: '/k/x' });
     expect(index.range({ prefix: '/k/' }).items.map((i) => i.key)).toEqual(['/k/a', '/k/c', '/k/m']);

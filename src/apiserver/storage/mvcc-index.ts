@@ -9,7 +9,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
-import { adoptFrozen, parseFrozen, revisionOf, stamp } from './frozen.js';
+import { adoptFrozen, parseFrozen, revisionOf, stamp, stampInPlace } from './frozen.js';
 import { HistoryIndex } from './history-index.js';
 import { partitionPoint } from '../../lib/partition-point.js';
 
@@ -26,6 +26,8 @@ export type WriteOp =
  */
 export interface PreparedWrite {
   event: StoreEvent;
+  /** What the write answers and the key's value once applied (null for a delete): one object for both. */
+  result: StoredObject;
   json: string;
   stored?: Uint8Array;
   prevRevision: number | null;
@@ -103,8 +105,7 @@ export class MvccIndex {
           ? this.build('MODIFIED', op.key, op.object, op.handOver === true, revision, existing)
           : this.build('DELETED', op.key, existing.object, true, revision, existing);
     }
-    const { event } = write;
-    this.pending.set(op.key, event.type === 'DELETED' ? null : { key: op.key, object: event.object, revision });
+    this.pending.set(op.key, write.event.type === 'DELETED' ? null : write.result);
     this.pendingCount++;
     return write;
   }
@@ -117,27 +118,39 @@ export class MvccIndex {
 
   /**
    * The write of `source` stamped with `revision`: its text, and the stored object parsed from that
-   * text, or `source` itself frozen when it was handed over (`adoptFrozen`).
+   * text, or `source` itself frozen when it was handed over (`adoptFrozen`). A handed-over object whose
+   * top level and metadata are not frozen (a writer's own, not a stored one's) is stamped where it
+   * stands: no copy of either.
    */
   private build(type: StoreEvent['type'], key: string, source: KObject, handOver: boolean, revision: number, prev?: StoredObject): PreparedWrite {
-    const stamped = stamp(source, revision);
+    const inPlace = handOver && !Object.isFrozen(source) && !(source.metadata && Object.isFrozen(source.metadata));
+    const unstamp = inPlace ? stampInPlace(source, revision) : undefined;
+    const stamped = unstamp ? source : stamp(source, revision);
     const json = JSON.stringify(stamped);
-    // Before anything is frozen or counted as prepared, so a value that cannot be encrypted fails
-    // this write only and leaves the writer's object as it was.
-    const stored = this.encode?.(key, json);
-    const event: StoreEvent = { type, key, object: handOver ? adoptFrozen(stamped, json) : parseFrozen(json), revision };
+    let stored: Uint8Array | undefined;
+    try {
+      // Before anything is frozen or counted as prepared, so a value that cannot be encrypted fails
+      // this write only and leaves the writer's object as it was.
+      stored = this.encode?.(key, json);
+    } catch (err) {
+      unstamp?.();
+      throw err;
+    }
+    const object = handOver ? adoptFrozen(stamped, json) : parseFrozen(json);
+    const event: StoreEvent = { type, key, object, revision };
     if (prev) event.prevObject = prev.object;
-    const write: PreparedWrite = { event: Object.freeze(event), json, prevRevision: prev?.revision ?? null };
+    const result: StoredObject = Object.freeze({ key, object, revision });
+    const write: PreparedWrite = { event: Object.freeze(event), result, json, prevRevision: prev?.revision ?? null };
     if (stored) write.stored = stored;
     return write;
   }
 
   /** Applies a prepared write; it must be the next revision. */
-  apply(event: StoreEvent): void {
+  apply({ event, result }: PreparedWrite): void {
     if (event.revision !== this.rev + 1) throw new Error(`out-of-order write: ${event.revision} after ${this.rev}`);
     // A key's pending entry is its newest prepared value, which equals `current` once applied.
     if (this.pendingCount > 0 && --this.pendingCount === 0) this.pending.clear();
-    this.setCurrent(event);
+    this.setCurrent(event, result);
     this.rev = event.revision;
     this.history.push(event);
     this.historyIndex.add(event.key, event.revision);
@@ -153,17 +166,17 @@ export class MvccIndex {
     }
   }
 
-  private setCurrent(event: StoreEvent): void {
-    const { key } = event;
-    if (event.type === 'DELETED') {
+  private setCurrent({ key, type }: StoreEvent, result: StoredObject): void {
+    if (type === 'DELETED') {
       if (!this.current.delete(key)) return;
       const keys = this.ordered();
       const index = lowerBound(keys, key);
       if (keys[index] === key) keys.splice(index, 1);
       return;
     }
-    if (!this.current.has(key)) this.added.push(key);
-    this.current.set(key, Object.freeze({ key, object: event.object, revision: event.revision }));
+    // A create was prepared against every write before it, applied before it: its key is new.
+    if (type === 'ADDED') this.added.push(key);
+    this.current.set(key, result);
   }
 
   /** Every current key in order: `keys` with `added` merged in. */

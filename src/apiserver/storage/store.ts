@@ -173,6 +173,13 @@ export interface Store {
    * revision then fails with Conflict. Stores whose `get` is served from memory need not have it.
    */
   cached?(key: string): StoredObject | undefined;
+  /**
+   * The key's committed state when the store can tell it without waiting (the index of the stores
+   * that live in the process): what `get` would resolve to now, null when the key is absent. Undefined
+   * when only `get` can tell (a value still to be read or decrypted, a remote backend). Lets a write
+   * read its namespace or current object without a turn of the event loop per read.
+   */
+  readNow?(key: string): StoredObject | null | undefined;
   /** Fails with KeyExists when the key is present. */
   create(key: string, object: KObject, options?: StoreWriteOptions): Promise<StoredObject>;
   /**

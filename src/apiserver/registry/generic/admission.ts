@@ -33,7 +33,10 @@ export function writesObjectsOf<T extends KObject>(a: AdmissionAttributes, resou
   return a.info.group === resource.group && a.info.plural === resource.plural && (a.subresource === '' || a.subresource === 'status');
 }
 
-/** The validating phase of admission (upstream's ValidationInterface). */
+/**
+ * The validating phase of admission (upstream's ValidationInterface). Refuses by throwing (or
+ * rejecting); returns a promise only when a plugin has to wait, so most writes cost no turn for it.
+ */
 export interface Admission {
-  validate(a: AdmissionAttributes): Promise<void>;
+  validate(a: AdmissionAttributes): Promise<void> | undefined;
 }

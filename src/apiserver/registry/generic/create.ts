@@ -49,17 +49,25 @@ export function prepareCreate(
 }
 
 /**
- * Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission.
- * A step a kind or the server does not have is not awaited: each `await` costs the create a turn.
+ * Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission,
+ * each after the one before it. Throws what it can tell at once, and returns a promise only when a
+ * step has to wait: each turn of the event loop a create waits through costs it.
  */
-export async function admitCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> {
-  const { obj, meta } = pending;
-  const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(obj, ctx) ?? [])];
+export function admitCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> | undefined {
+  const { meta } = pending;
+  const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(pending.obj, ctx) ?? [])];
   if (errs.length > 0) throw invalidError(scope, meta.name ?? '', errs);
-  const { env, strategy } = scope;
-  if (scope.info.namespaced && meta.namespace && env.checkNamespace) await env.checkNamespace(meta.namespace, scope.target(meta.name));
-  if (strategy.admit) await strategy.admit(obj, undefined, ctx);
-  if (env.admission) await env.admission.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
+  const { checkNamespace } = scope.env;
+  const waiting = scope.info.namespaced && meta.namespace && checkNamespace ? checkNamespace(meta.namespace, scope.target(meta.name)) : undefined;
+  return waiting ? waiting.then(() => admitKind(scope, pending, ctx)) : admitKind(scope, pending, ctx);
+}
+
+/** The kind's own admission, then the server's chain. */
+function admitKind(scope: RegistryScope, { obj, meta }: PendingCreate, ctx: RequestContext): Promise<void> | undefined {
+  const { admission } = scope.env;
+  const chain = (): Promise<void> | undefined =>
+    admission?.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
+  return scope.strategy.admit ? scope.strategy.admit(obj, undefined, ctx).then(chain) : chain();
 }
 
 /** Upstream's message when every generated name it tried was taken. */
@@ -75,33 +83,29 @@ function namesExhausted(scope: RegistryScope, name: string): ApiError {
 
 /**
  * Stores the object (or, on a dry run, only checks the name is free). A taken generated name is
- * regenerated up to MAX_ATTEMPTS times; a taken explicit name is a 409 straight away.
+ * regenerated up to MAX_ATTEMPTS times; a taken explicit name is a 409 straight away. The store's
+ * own promise carries the result, with no async step of its own between the commit and the caller.
  */
-export async function persistCreate(
-  scope: RegistryScope,
-  pending: PendingCreate,
-  ctx: RequestContext,
-  dryRun: boolean,
-): Promise<KObject> {
+export function persistCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext, dryRun: boolean, attempt = 1): Promise<KObject> {
   const { obj, meta, generated } = pending;
-  for (let attempt = 1; ; attempt++) {
-    const name = meta.name ?? '';
-    const key = scope.key(meta.namespace, name);
-    if (dryRun) {
-      if (await scope.env.store.get(key)) throw errors.alreadyExists(scope.target(name));
+  const name = meta.name ?? '';
+  const key = scope.key(meta.namespace, name);
+  if (dryRun) {
+    return scope.env.store.get(key).then((found) => {
+      if (found) throw errors.alreadyExists(scope.target(name));
       return obj;
-    }
-    try {
-      // `obj` is this create's own (a copy, or a body handed over): the store may keep it.
-      const stored = await scope.env.store.create(key, obj, { handOver: true });
-      const { hooks } = scope.env;
-      if (hooks?.afterCreate) await hooks.afterCreate(stored.object, ctx);
-      return stored.object;
-    } catch (e) {
+    });
+  }
+  const { hooks } = scope.env;
+  // `obj` is this create's own (a copy, or a body handed over): the store may keep it.
+  return scope.env.store.create(key, obj, { handOver: true }).then(
+    (stored) => (hooks?.afterCreate ? hooks.afterCreate(stored.object, ctx).then(() => stored.object) : stored.object),
+    (e: unknown) => {
       if (!isStoreError(e, 'KeyExists')) throw e;
       if (!generated) throw errors.alreadyExists(scope.target(name));
       if (attempt >= MAX_ATTEMPTS) throw namesExhausted(scope, name);
       meta.name = generateName(meta.generateName ?? '');
-    }
-  }
+      return persistCreate(scope, pending, ctx, dryRun, attempt + 1);
+    },
+  );
 }

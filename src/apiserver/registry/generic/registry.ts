@@ -8,7 +8,7 @@
 import type { KObject } from '../../../api/meta.js';
 import type { ResourceInfo } from '../../../api/resources.js';
 import { type Target, errors } from '../../http/errors.js';
-import { type Store, storageKey } from '../../storage/store.js';
+import { type Store, type StoredObject, storageKey } from '../../storage/store.js';
 import { cloneObject } from '../../../lib/json-value.js';
 import type { RequestContext, Strategy } from './strategy.js';
 import { stampManager } from './meta.js';
@@ -78,6 +78,12 @@ export class GenericRegistry {
     await this.env.admission?.validate({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
   }
 
+  /** The key's current state, without a turn of the event loop when the store can tell it at once. */
+  private read(key: string): StoredObject | undefined | Promise<StoredObject | undefined> {
+    const now = this.store.readNow?.(key);
+    return now === undefined ? this.store.get(key) : (now ?? undefined);
+  }
+
   get(namespace: string | undefined, name: string): Promise<KObject> {
     return this.store.get(this.key(namespace, name)).then((found) => {
       if (!found) throw errors.notFound(this.target(name));
@@ -85,11 +91,19 @@ export class GenericRegistry {
     });
   }
 
-  async create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
-    const pending = prepareCreate(this.scope, opts.handOver ? input : cloneObject(input), namespace, ctx);
-    await admitCreate(this.scope, pending, ctx);
-    stampManager(this.scope, pending.obj, undefined, ctx, opts);
-    return persistCreate(this.scope, pending, ctx, opts.dryRun);
+  /** Refuses by rejecting, never by throwing. Waits only for the steps that have to (admission, the commit). */
+  create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
+    try {
+      const pending = prepareCreate(this.scope, opts.handOver ? input : cloneObject(input), namespace, ctx);
+      const persist = (): Promise<KObject> => {
+        stampManager(this.scope, pending.obj, undefined, ctx, opts);
+        return persistCreate(this.scope, pending, ctx, opts.dryRun);
+      };
+      const admitting = admitCreate(this.scope, pending, ctx);
+      return admitting ? admitting.then(persist) : persist();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
   }
 
   /**
@@ -115,7 +129,7 @@ export class GenericRegistry {
     let cached = opts.dryRun ? undefined : this.store.cached?.(key);
     for (let attempt = 1; ; attempt++) {
       const cachedCopy = cached !== undefined;
-      const cur = cached ?? (await this.store.get(key));
+      const cur = cached ?? (await this.read(key));
       cached = undefined;
       if (!cur) {
         if (change.createIfMissing && !opts.subresource) {

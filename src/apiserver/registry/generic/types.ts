@@ -44,8 +44,11 @@ export interface RegistryHooks {
 
 export interface RegistryEnv {
   store: Store;
-  /** NamespaceLifecycle admission for namespaced creates: 404 when missing, 403 when terminating. */
-  checkNamespace?(namespace: string, target: Target): Promise<void>;
+  /**
+   * NamespaceLifecycle admission for namespaced creates: 404 when missing, 403 when terminating.
+   * Throws at once when it can tell without waiting, and returns a promise only when it has to.
+   */
+  checkNamespace?(namespace: string, target: Target): Promise<void> | undefined;
   hooks?: RegistryHooks;
   /** The admission chain (admission/chain.ts), run after the kind's own admission. */
   admission?: Admission;

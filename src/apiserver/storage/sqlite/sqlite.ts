@@ -78,6 +78,11 @@ export class SqliteStore extends IndexedStore {
     return { ...stored, stale: true };
   }
 
+  /** Only `get` answers for encrypted values (it marks stale ones) and while some values are unread. */
+  override readNow(key: string): StoredObject | null | undefined {
+    return this.unread || this.sealed.has(key) ? undefined : super.readNow(key);
+  }
+
   override async range(options: RangeOptions): Promise<RangeResult> {
     const res = await super.range(options);
     if (!this.unread || !res.items.some((i) => i.object === UNREAD)) return res;
