@@ -6,6 +6,7 @@
 import type { Status, StatusCause, StatusDetails } from '../../api/meta.js';
 import { type FieldError, fieldErrorString } from './field-errors.js';
 import { StoreError } from '../storage/store.js';
+import { AnswerError } from '../../lib/answer-error.js';
 
 /** Identifies the target of an error as upstream does: group, resource (plural) and name. */
 export interface Target {
@@ -16,7 +17,8 @@ export interface Target {
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
-export class ApiError extends Error {
+/** A Status: an answer, made without a stack. */
+export class ApiError extends AnswerError {
   readonly headers: Record<string, string> = {};
   constructor(
     readonly code: number,
@@ -24,12 +26,7 @@ export class ApiError extends Error {
     message: string,
     readonly details?: StatusDetails,
   ) {
-    // A Status is an answer, not a bug: no stack is captured for it (as Node does for its own
-    // errors), which walking the async chain made a tenth of the CPU of a refused request.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message);
-    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
   }
 

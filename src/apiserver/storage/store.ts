@@ -10,6 +10,7 @@
  * either (clone before changing).
  */
 import type { KObject } from '../../api/meta.js';
+import { AnswerError } from '../../lib/answer-error.js';
 
 /**
  * How a write may treat the object it is given. Without options the store keeps a copy, and the
@@ -91,7 +92,11 @@ export type StoreErrorCode =
   /** a stored value cannot be decoded (another writer's, or damaged): 500 InternalError, as upstream */
   | 'Undecodable';
 
-export class StoreError extends Error {
+/** The codes that answer a request (404, 409, 410, a revision too new) rather than report a failure. */
+const ANSWERS: ReadonlySet<StoreErrorCode> = new Set<StoreErrorCode>(['KeyExists', 'KeyNotFound', 'Conflict', 'Compacted', 'FutureRevision']);
+
+/** Answers are made without a stack (lib/answer-error.ts); failures (unavailable, timeout, undecodable) keep theirs. */
+export class StoreError extends AnswerError {
   constructor(
     readonly code: StoreErrorCode,
     readonly key: string,
@@ -102,7 +107,7 @@ export class StoreError extends Error {
      */
     readonly revision?: number,
   ) {
-    super(message);
+    super(message, !ANSWERS.has(code));
     this.name = 'StoreError';
   }
 }
