@@ -21,6 +21,7 @@ import { EventExpiry } from '../controllers/event-expiry.js';
 import { NamespaceFinalizer } from '../controllers/namespace-finalizer.js';
 import { DefaultServiceAccounts } from '../controllers/default-service-account.js';
 import { realClock } from '../../lib/clock.js';
+import { promised } from '../../lib/maybe-promise.js';
 import { buildRegistries, type Registries } from '../registry/registries.js';
 import type { ServiceRange } from '../../lib/service-range.js';
 import { admissionChain, DEFAULT_ON_PLUGINS, type AdmissionPluginName } from '../admission/chain.js';
@@ -138,7 +139,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const { metrics, storageMetrics } = serverMetrics(opts, registries);
   const pipeline = new Pipeline(opts, registries, metrics);
   const tls = servingTls(opts.tls);
-  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  // Not an async function: a request the pipeline answers without waiting adds no await here either.
+  const serve = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const answer = (err: unknown): ApiError => {
       const apiErr = toApiError(err);
       if (apiErr.code === 500 && !(err instanceof ApiError)) logger.error({ err, method: req.method, url: req.url }, 'bug: unexpected error serving request');
@@ -150,15 +152,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       return apiErr;
     };
     const audit = opts.auditor?.begin(req, res);
-    let audited: Promise<void> | undefined;
-    try {
-      await pipeline.handle(req, res, metrics?.startRequest(req, res), audit);
-      audited = audit?.completed(res.statusCode);
-    } catch (err) {
+    const auditFailed = (err: unknown): void => logger.error({ err }, 'bug: audit of a request failed');
+    const completed = (): Promise<void> | undefined => audit?.completed(res.statusCode).catch(auditFailed);
+    const failed = (err: unknown): Promise<void> | undefined => {
       const apiErr = answer(err);
-      audited = audit && (err instanceof ApiError || apiErr.code !== 500 ? audit.failed(apiErr) : audit.panicked(err));
+      return audit && (err instanceof ApiError || apiErr.code !== 500 ? audit.failed(apiErr) : audit.panicked(err)).catch(auditFailed);
+    };
+    let work: Promise<void>;
+    try {
+      work = pipeline.handle(req, res, metrics?.startRequest(req, res), audit);
+    } catch (err) {
+      return promised(() => failed(err));
     }
-    await audited?.catch((err: unknown) => logger.error({ err }, 'bug: audit of a request failed'));
+    return work.then(completed, failed);
   };
   const secure = createSecureServer(tls.contextOptions(), opts, logger, serve);
   tls.attach(secure, (err) => logger.error({ err }, 'serving certificate files changed but cannot be used: the previous pair keeps serving'));
