@@ -15,8 +15,7 @@ import { adminCertificateExpiry, ensureCredentials, CREDENTIAL_FILES, RETIRED_AD
 import { objectReader } from '../registry/registries.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
 import { Auditor, type AuditOptions } from '../audit/auditor.js';
-import { EtcdStore, type EtcdStoreOptions } from '../storage/etcd/etcd.js';
-import { EtcdMetrics } from '../storage/etcd/etcd-metrics.js';
+import type { EtcdStoreOptions } from '../storage/etcd/etcd.js';
 import { MemoryStore } from '../storage/memory/memory.js';
 import { SqliteStore } from '../storage/sqlite/sqlite.js';
 import { storageKey, type Store } from '../storage/store.js';
@@ -163,10 +162,10 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   if (tightened.length > 0) {
     opts.logger.warn({ dataDir, paths: tightened }, 'data directory was readable by other users: made it private (directories 0700, files 0600, certificates 0644)');
   }
-  const onEtcd = opts.storage === 'etcd' || opts.store instanceof EtcdStore;
+  const onEtcd = await isOnEtcd(opts);
   const unlock = onEtcd ? () => undefined : lockDataDir(dataDir);
   try {
-    const server = await startOnDataDir(dataDir, opts);
+    const server = await startOnDataDir(dataDir, opts, onEtcd);
     return { ...server, close: () => server.close().finally(unlock) };
   } catch (err) {
     unlock();
@@ -179,7 +178,18 @@ function clientCaOf(opts: EmbeddedServerOptions, credentials: ServerCredentials)
   return opts.clientCaPem ?? credentials.caPem;
 }
 
-async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
+/**
+ * Whether the store is etcd. The etcd client's modules (gRPC, protobuf: about a third of the API
+ * server's module loading, 150-250 ms of CPU at every start) are loaded only then: `up` and a
+ * restart on SQLite never pay for them.
+ */
+async function isOnEtcd(opts: EmbeddedServerOptions): Promise<boolean> {
+  if (opts.storage === 'etcd') return true;
+  if (opts.store === undefined || opts.store instanceof MemoryStore || opts.store instanceof SqliteStore) return false;
+  return opts.store instanceof (await import('../storage/etcd/etcd.js')).EtcdStore;
+}
+
+async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions, onEtcd: boolean): Promise<EmbeddedServer> {
   const host = opts.host ?? '127.0.0.1';
   const wildcard = host === '0.0.0.0' || host === '::';
   const credentials = await ensureCredentials(dataDir, wildcard ? [] : [host]);
@@ -222,7 +232,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions): Pro
     // kube-root-ca.crt: the CA of the server's own certificate, and nothing else.
     rootCaPem: credentials.caPem,
     // On etcd the Events' leases expire them.
-    eventTtlSeconds: store instanceof EtcdStore ? undefined : opts.eventTtlSeconds,
+    eventTtlSeconds: onEtcd ? undefined : opts.eventTtlSeconds,
     serviceRange: opts.serviceRange,
     flowControl: opts.flowControl,
     requestDeadlineMs: opts.requestDeadlineMs,
@@ -317,6 +327,7 @@ async function openStore(opts: EmbeddedServerOptions, dataDir: string, transform
   if (!opts.etcd) throw new Error('storage etcd needs the etcd options');
   const ttl = opts.eventTtlSeconds;
   const events = [storageKey('', 'events', undefined), storageKey('events.k8s.io', 'events', undefined)];
+  const [{ EtcdStore }, { EtcdMetrics }] = await Promise.all([import('../storage/etcd/etcd.js'), import('../storage/etcd/etcd-metrics.js')]);
   return EtcdStore.open({
     ...opts.etcd,
     ttlSeconds: (key) => (events.some((prefix) => key.startsWith(prefix)) ? ttl : undefined),
