@@ -77,7 +77,15 @@ export interface PhaseResult {
   maxLeaseAgeSeconds: number;
   errors: number;
   firstError?: string;
+  /** 429s the kubelets honoured; of those, answers to Lease renewals (node-high, which must never be starved); the longest Retry-After told. */
   throttled: number;
+  leaseThrottled: number;
+  retryAfterMaxSeconds: number;
+  /**
+   * Restart only: each node's first Lease renewal after up was stopped, in s from the stop: the
+   * downtime plus what the reconnect storm adds (a Lease is then up to one renewal period older).
+   */
+  renewedAfterStopS?: LatencySummary;
   /** TLS connections the simulated kubelets opened in the phase. */
   connectionsOpened: number;
   /**
@@ -250,6 +258,9 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       errors: d.errors,
       firstError: d.firstError,
       throttled: d.throttled,
+      leaseThrottled: d.leaseThrottled,
+      retryAfterMaxSeconds: d.retryAfterMaxSeconds,
+      ...(phase === 'restart' ? { renewedAfterStopS: summarize(d.renewedAfterStopSeconds) } : {}),
       connectionsOpened: d.connections,
       acceptQueueMax,
       upCpuPercent: round((upCpu / (seconds * 1000)) * 100, 1),
@@ -402,7 +413,7 @@ export function formatFleetTable(r: FleetResult): string {
     if (!x) return [];
     return [
       [
-        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'})`}${x.reached ? '' : ' (not reached)'}`,
+        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'}, renewed after p99/max ${x.renewedAfterStopS?.p99 ?? '?'}/${x.renewedAfterStopS?.max ?? '?'} s)`}${x.reached ? '' : ' (not reached)'}`,
         String(x.seconds),
         String(x.requests),
         String(x.mutatingMs.p99),
@@ -413,7 +424,7 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.acceptQueueMax),
         String(x.maxLeaseAgeSeconds),
         String(x.errors),
-        String(x.throttled),
+        `${x.throttled}/${x.leaseThrottled}/${x.retryAfterMaxSeconds}`,
         String(round(x.connectionsOpened / r.nodes, 2)),
         `${x.upCpuPercent}/${x.upMainThreadCpuPercent}/${x.upControllerThreadCpuPercent}`,
         `${x.upCpuMsPerNode}/${x.upMainThreadCpuMsPerNode}`,
@@ -425,7 +436,7 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'accept queue max', 'oldest lease s', 'errors', '429s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'accept queue max', 'oldest lease s', 'errors', '429s all/Lease/max Retry-After s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

@@ -33,6 +33,15 @@ export interface WorkerSamples {
   errors: number;
   firstError: string | undefined;
   throttled: number;
+  /** Of those, answers to Lease renewals (node-high: never starved, so 0); and the longest Retry-After told. */
+  leaseThrottled: number;
+  retryAfterMaxSeconds: number;
+  /**
+   * Restart only: for each node, seconds from the stop of up to its first Lease renewal after it:
+   * the downtime plus the wait to reconnect and renew (a Lease's age then is this plus up to one
+   * renewal period); past the downtime, it is what the reconnect storm adds.
+   */
+  renewedAfterStopSeconds: number[];
   /** TLS connections the phase's simulated kubelets opened. */
   connections: number;
   maxLeaseAgeSeconds: number;
@@ -162,6 +171,9 @@ export class FleetPool {
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,
       throttled: all.reduce((a, s) => a + s.throttled, 0),
+      leaseThrottled: all.reduce((a, s) => a + s.leaseThrottled, 0),
+      retryAfterMaxSeconds: Math.max(0, ...all.map((s) => s.retryAfterMaxSeconds)),
+      renewedAfterStopSeconds: all.flatMap((s) => s.renewedAfterStopSeconds),
       connections: all.reduce((a, s) => a + s.connections, 0),
       maxLeaseAgeSeconds: Math.max(0, ...all.map((s) => s.maxLeaseAgeSeconds)),
       lagP99Ms: Math.max(0, ...all.map((s) => s.lagP99Ms)),

@@ -15,7 +15,7 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, connections: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
   }
 
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
@@ -33,8 +33,10 @@ export class Recorder implements FleetRecorder {
     this.data.firstError ??= what;
   }
 
-  throttled(): void {
+  throttled(retryAfterSeconds: number, leaseRenewal: boolean): void {
     this.data.throttled++;
+    if (leaseRenewal) this.data.leaseThrottled++;
+    this.data.retryAfterMaxSeconds = Math.max(this.data.retryAfterMaxSeconds, retryAfterSeconds);
   }
 
   connected(): void {
@@ -69,6 +71,9 @@ export class FleetSlice {
   private readonly sampler: NodeJS.Timeout;
   private opensBefore: number[] = [];
   private maxLeaseAge = 0;
+  /** When up was stopped for the restart (epoch ms), and each node's first renewal since, in s (NaN: none yet). */
+  private stoppedAt = 0;
+  private renewedAfter: number[] = [];
 
   constructor(target: FleetTarget, nodes: { name: string; ip: string }[]) {
     this.nodes = nodes.map((n) => new SimKubelet(n.name, n.ip, target, this.rec));
@@ -78,7 +83,11 @@ export class FleetSlice {
 
   private sampleLeases(): void {
     const now = Date.now();
-    for (const n of this.nodes) if (n.lastRenewal > 0) this.maxLeaseAge = Math.max(this.maxLeaseAge, (now - n.lastRenewal) / 1000);
+    this.nodes.forEach((n, i) => {
+      if (n.lastRenewal > 0) this.maxLeaseAge = Math.max(this.maxLeaseAge, (now - n.lastRenewal) / 1000);
+      // Sampled each second, renewed each 10 s: the first renewal since is still the last one.
+      if (this.stoppedAt > 0 && Number.isNaN(this.renewedAfter[i]) && n.lastRenewal >= this.stoppedAt) this.renewedAfter[i] = (n.lastRenewal - this.stoppedAt) / 1000;
+    });
   }
 
   /** Starts node i at `delays[i]` ms from now. */
@@ -90,9 +99,11 @@ export class FleetSlice {
     for (const n of this.nodes) setTimeout(() => void n.rotate().catch((err: unknown) => this.rec.error(`rotate ${n.name}: ${String(err)}`)), Math.random() * spreadMs);
   }
 
-  /** Remembers how many watches each node has opened, before the server restart. */
+  /** Remembers how many watches each node has opened, before the server restart; times each node's first renewal after it. */
   markRestart(): void {
     this.opensBefore = this.nodes.map((n) => n.watchOpens);
+    this.stoppedAt = Date.now();
+    this.renewedAfter = this.nodes.map(() => NaN);
   }
 
   measureFrom(epochMs: number): void {
@@ -117,8 +128,11 @@ export class FleetSlice {
   /** The phase's samples, with this loop's delay and the oldest Lease seen; starts the next phase. */
   take(): WorkerSamples {
     this.sampleLeases();
-    const s = { ...this.rec.take(), maxLeaseAgeSeconds: this.maxLeaseAge, lagP99Ms: this.lag.percentile(99) / 1e6 };
+    const renewedAfterStopSeconds = this.renewedAfter.filter((s) => !Number.isNaN(s));
+    const s = { ...this.rec.take(), renewedAfterStopSeconds, maxLeaseAgeSeconds: this.maxLeaseAge, lagP99Ms: this.lag.percentile(99) / 1e6 };
     this.maxLeaseAge = 0;
+    this.stoppedAt = 0;
+    this.renewedAfter = [];
     this.lag.reset();
     return s;
   }

@@ -25,7 +25,8 @@ export interface FleetRecorder {
   /** How long a request waited for its new connection (TCP and TLS handshakes) before it could be sent. */
   connectWait(ms: number): void;
   error(what: string): void;
-  throttled(): void;
+  /** A 429 honoured: the Retry-After it was told, and whether it answered a Lease renewal. */
+  throttled(retryAfterSeconds: number, leaseRenewal: boolean): void;
   /** A TLS connection was opened. */
   connected(): void;
 }
@@ -171,7 +172,7 @@ export class SimKubelet {
       const text = res.text;
       const retryAfter = Number(res.retryAfter);
       if (res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(retryAfter)) {
-        this.rec.throttled();
+        this.rec.throttled(retryAfter, opts.lease ?? false);
         await sleep(retryAfter * 1000);
         continue;
       }
@@ -217,7 +218,7 @@ export class SimKubelet {
     let res = await conn.transport.stream(path, conn.headers(false), abort.signal);
     for (let attempt = 0; res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(Number(res.retryAfter)) && !this.stopped; attempt++) {
       await res.text();
-      this.rec.throttled();
+      this.rec.throttled(Number(res.retryAfter), false);
       await sleep(Number(res.retryAfter) * 1000);
       res = await conn.transport.stream(path, conn.headers(false), abort.signal);
     }

@@ -2,6 +2,8 @@ import { closedLoop, openLoop } from '../../bench/lib/load.js';
 import { formatTable } from '../../bench/lib/report.js';
 import { summarize } from '../../bench/lib/stats.js';
 import { formatRunsTable, summarizeRuns } from '../../bench/lib/runs.js';
+import { FleetSlice, Recorder } from '../../bench/lib/fleet-worker.js';
+import type { SimKubelet } from '../../bench/lib/kubelet-sim.js';
 
 describe('bench/lib', () => {
   it('formats a table with aligned columns', () => {
@@ -51,5 +53,45 @@ describe('bench/lib', () => {
       'results.create.latencyMs.p99': { median: 8, min: 5, max: 30 },
     });
     expect(formatRunsTable(r).split('\n')).toHaveLength(4);
+  });
+});
+
+describe("bench/lib/fleet-worker's counts", () => {
+  const target = { url: 'https://127.0.0.1:1', caPem: '', protocol: 'h2' as const, bootstrapToken: 'x.y' };
+
+  it('counts the 429s a phase honoured, those to Lease renewals, and the longest Retry-After told', () => {
+    const rec = new Recorder();
+    rec.throttled(1, false);
+    rec.throttled(4, true);
+    rec.throttled(2, false);
+    expect(rec.take()).toMatchObject({ throttled: 3, leaseThrottled: 1, retryAfterMaxSeconds: 4 });
+    expect(rec.take()).toMatchObject({ throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0 });
+  });
+
+  it("times each node's first Lease renewal after the restart's stop, once, from the stop", () => {
+    const slice = new FleetSlice(target, [
+      { name: 'a', ip: '10.0.0.1' },
+      { name: 'b', ip: '10.0.0.2' },
+      { name: 'c', ip: '10.0.0.3' },
+    ]);
+    try {
+      const [a, b, c] = (slice as unknown as { nodes: SimKubelet[] }).nodes;
+      const before = Date.now() - 5_000;
+      for (const n of [a, b, c]) n!.lastRenewal = before;
+      slice.markRestart();
+      const stoppedAt = Date.now();
+      a!.lastRenewal = stoppedAt + 12_000;
+      b!.lastRenewal = stoppedAt + 20_000;
+      slice.counts();
+      // a renews again 10 s later: its first renewal since the stop still counts; c never renewed.
+      a!.lastRenewal = stoppedAt + 22_000;
+      const seconds = slice.take().renewedAfterStopSeconds.sort((x, y) => x - y);
+      expect(seconds).toHaveLength(2);
+      expect(seconds[0]).toBeCloseTo(12, 0);
+      expect(seconds[1]).toBeCloseTo(20, 0);
+      expect(slice.take().renewedAfterStopSeconds).toEqual([]);
+    } finally {
+      slice.stop();
+    }
   });
 });
