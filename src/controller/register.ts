@@ -31,6 +31,7 @@ import type { CsrReconcilerDeps } from './csr/csr-deps.js';
 import { csrCacheTransform } from './csr/csr-cache-transform.js';
 import { hasCertificate, isDenied, isFailed } from './csr/csr-conditions.js';
 import { ParsedRequests } from './csr/parsed-requests.js';
+import { IssuedCertificates } from './csr/issued-certificates.js';
 import { publisherIdentity } from './revisions/cluster-trust-bundles.js';
 import { REVISION_SELECTOR, REVISIONS_NAME, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
 import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
@@ -200,10 +201,11 @@ export function registerCsrControllers(
 export function csrControllerContext(mgr: Manager, client: KubeClient, config: ControllerConfig, deps: RegisterDeps): CsrControllerContext {
   const { registry, logger, clock } = deps;
   const metrics = CsrMetrics.for(registry);
+  const issued = new IssuedCertificates();
   const csrInformer = mgr.informer<CertificateSigningRequest>({
     name: CSR_RESOURCE,
     resource: { group: CERTIFICATES_GROUP, version: 'v1', plural: CSR_RESOURCE },
-    transform: csrCacheTransform(),
+    transform: csrCacheTransform(undefined, issued),
   });
   const csrs = csrInformer.store;
   metrics.addOldestPendingSource(() => oldestPending(csrs), () => clock.now());
@@ -228,7 +230,7 @@ export function csrControllerContext(mgr: Manager, client: KubeClient, config: C
       burst: config.rateLimiterBurst,
     },
     api,
-    deps: (component) => ({ api: api(component), csrs, events: broadcaster.recorder(component), metrics, clock, requests }),
+    deps: (component) => ({ api: api(component), csrs, events: broadcaster.recorder(component), metrics, clock, requests, issued }),
   };
 }
 

@@ -2,6 +2,10 @@ import type { CertificateSigningRequest } from '../../api/certificates.js';
 import { StringInterner } from '../informer/interner.js';
 import { csrCacheTransform } from './csr-cache-transform.js';
 import { certificateNotAfter, hasCertificate } from './csr-conditions.js';
+import { IssuedCertificates } from './issued-certificates.js';
+import { createCertificateAuthority } from '../../pki/ca.js';
+import { issueCertificate } from '../../pki/issue.js';
+import { generateKeyPair } from '../../pki/keys.js';
 
 /** A CSR as JSON.parse returns it: every string its own copy. */
 const parsed = (name: string): CertificateSigningRequest =>
@@ -46,5 +50,28 @@ describe('csrCacheTransform', () => {
     const out = csrCacheTransform()(input);
     expect(out.metadata?.managedFields).toBeUndefined();
     expect(out.spec).toBe(input.spec);
+  });
+
+  it('takes the expiry of a certificate its signer remembered, once, equal to what the certificate says', async () => {
+    const ca = await createCertificateAuthority({ commonName: 'test-ca' });
+    // Milliseconds a certificate cannot hold: the remembered value must still equal the parsed one.
+    const notAfter = new Date(Date.now() + 3_600_789);
+    const pem = await issueCertificate(ca, { subject: { commonName: 'system:node:n1' }, publicKeyPem: generateKeyPair().publicKeyPem, usages: ['digital signature', 'client auth'], notBefore: new Date(), notAfter });
+    const text = Buffer.from(pem, 'latin1').toString('base64');
+    const issuedCsr = (): CertificateSigningRequest => ({ ...parsed('d'), status: { certificate: text } });
+    const fromCertificate = certificateNotAfter(issuedCsr());
+    expect(fromCertificate).toBe(Math.floor(notAfter.getTime() / 1000) * 1000);
+
+    const issued = new IssuedCertificates();
+    const transform = csrCacheTransform(undefined, issued);
+    issued.remember(text, notAfter);
+    expect(certificateNotAfter(transform(issuedCsr()))).toBe(fromCertificate);
+    // The memo is what was read (a value only it holds), once; then the certificate is decoded again.
+    issued.remember(text, new Date(0));
+    expect(certificateNotAfter(transform(issuedCsr()))).toBe(0);
+    expect(certificateNotAfter(transform(issuedCsr()))).toBe(fromCertificate);
+    // Another text is read from its certificate.
+    issued.remember('b3RoZXI=', new Date(0));
+    expect(certificateNotAfter(transform(issuedCsr()))).toBe(fromCertificate);
   });
 });

@@ -5,14 +5,16 @@
  * (~1 KB): the cache's readers only ask whether one is set and, for the cleaner, when it expires,
  * which is kept instead (CACHED_CERTIFICATE). Reconcilers write from this copy only while no
  * certificate is set (every writer skips issued CSRs), so the PEM left out is never written back.
- * Timestamps, names, uids and extra (credential ids) vary per object and are left alone.
+ * Timestamps, names, uids and extra (credential ids) vary per object and are left alone. The expiry of a
+ * certificate this controller issued comes from `issued` without decoding the certificate.
  */
 import type { CertificateSigningRequest } from '../../api/certificates.js';
 import { StringInterner } from '../informer/interner.js';
+import type { IssuedCertificates } from './issued-certificates.js';
 import { stripManagedFields } from '../informer/informer.js';
 import { CACHED_CERTIFICATE, certificateNotAfter, type CachedCertificate } from './csr-conditions.js';
 
-export function csrCacheTransform(interner = new StringInterner()): (csr: CertificateSigningRequest) => CertificateSigningRequest {
+export function csrCacheTransform(interner = new StringInterner(), issued?: IssuedCertificates): (csr: CertificateSigningRequest) => CertificateSigningRequest {
   const i = interner;
   return (input) => {
     const csr = stripManagedFields(input);
@@ -27,7 +29,7 @@ export function csrCacheTransform(interner = new StringInterner()): (csr: Certif
     }
     const status = csr.status;
     if (status?.certificate) {
-      const cached: CachedCertificate = { notAfter: certificateNotAfter(csr) };
+      const cached: CachedCertificate = { notAfter: issued?.take(status.certificate) ?? certificateNotAfter(csr) };
       Object.assign(csr, { [CACHED_CERTIFICATE]: cached });
       delete status.certificate;
     }

@@ -5,6 +5,7 @@ import type { CsrMetrics } from '../../metrics/csr.js';
 import type { EventRecorder } from '../events/broadcaster.js';
 import type { ReadonlyCache } from '../informer/cache.js';
 import type { CsrApi } from './csr-api.js';
+import type { IssuedCertificates } from './issued-certificates.js';
 import type { ParsedRequests } from './parsed-requests.js';
 
 export interface CsrReconcilerDeps {
@@ -16,4 +17,6 @@ export interface CsrReconcilerDeps {
   clock: Clock;
   /** Parses of spec.request shared by the approver and the signers, made without verification (signers verify). */
   requests: ParsedRequests;
+  /** Where signers leave the expiry of what they issue, for the CSR cache (absent: it reads the certificate). */
+  issued?: IssuedCertificates;
 }

@@ -16,6 +16,8 @@ import type { EventRecorder } from '../events/broadcaster.js';
 import { Cache } from '../informer/cache.js';
 import { CsrApi } from '../csr/csr-api.js';
 import { ParsedRequests } from '../csr/parsed-requests.js';
+import { IssuedCertificates } from '../csr/issued-certificates.js';
+import { certificateNotAfter } from '../csr/csr-conditions.js';
 import { SignerReconciler } from './signer.js';
 import { signerPolicy } from './signer-policy.js';
 
@@ -35,7 +37,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
   });
 
   /** Runs one reconcile of an approved CSR carrying `request`; returns the /status body written. */
-  async function signOnce(request: string, requests: ParsedRequests, registry = new Registry()): Promise<CertificateSigningRequest> {
+  async function signOnce(request: string, requests: ParsedRequests, registry = new Registry(), issued?: IssuedCertificates): Promise<CertificateSigningRequest> {
     const csr: CertificateSigningRequest = {
       apiVersion: 'certificates.k8s.io/v1',
       kind: 'CertificateSigningRequest',
@@ -66,6 +68,7 @@ describe('SignerReconciler with a parse shared by the approver', () => {
       metrics: CsrMetrics.for(registry),
       clock,
       requests,
+      issued,
     });
     expect(await signer.reconcile('w1', { logger: silentLogger(), signal: new AbortController().signal, reconcileID: 'r1' })).toBe('done');
     expect(writes.map((w) => w.path)).toEqual(['/apis/certificates.k8s.io/v1/certificatesigningrequests/w1/status']);
@@ -89,11 +92,16 @@ describe('SignerReconciler with a parse shared by the approver', () => {
     const request = await kubeletRequest(false);
     const requests = new ParsedRequests();
     requests.parse(request);
-    const written = await signOnce(request, requests);
+    const issued = new IssuedCertificates();
+    const written = await signOnce(request, requests, undefined, issued);
     expect(written.status?.conditions?.map((c) => c.type)).toEqual(['Approved']);
     expect(Buffer.from(written.status?.certificate ?? '', 'base64').toString('latin1')).toMatch(/^-----BEGIN CERTIFICATE-----\n/);
     expect(written.metadata?.resourceVersion).toBe('5');
     expect(requests.size).toBe(1);
+    // It left the certificate's expiry for the cache, exactly what the certificate itself says.
+    const certificate = written.status?.certificate ?? '';
+    expect(issued.take(certificate)).toBe(certificateNotAfter(written));
+    expect(issued.take(certificate)).toBeUndefined();
   });
 
   it('has every series of its signer from the start, so a first issuance or failure is an increase', async () => {

@@ -77,8 +77,10 @@ export class SignerReconciler implements Reconciler {
       await this.fail(csr, refusal, 'policy', ctx);
       return 'done';
     }
-    const pem = this.sign(csr, parsed, usages);
-    const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, certificate: Buffer.from(pem, 'latin1').toString('base64') } };
+    const { pem, notAfter } = this.sign(csr, parsed, usages);
+    const certificate = Buffer.from(pem, 'latin1').toString('base64');
+    this.o.issued?.remember(certificate, notAfter);
+    const updated: CertificateSigningRequest = { ...csr, status: { ...csr.status, certificate } };
     try {
       await this.o.api.putStatus(updated);
     } catch (err) {
@@ -89,7 +91,7 @@ export class SignerReconciler implements Reconciler {
   }
 
   /** Signs; every failure here is transient from the CSR's point of view (CA files, CA expiry). */
-  private sign(csr: CertificateSigningRequest, parsed: Readonly<ParsedCsr>, usages: string[]): string {
+  private sign(csr: CertificateSigningRequest, parsed: Readonly<ParsedCsr>, usages: string[]): { pem: string; notAfter: Date } {
     try {
       const ca = this.o.ca.signer();
       const caNotAfter = ca.notAfter.getTime();
@@ -115,7 +117,7 @@ export class SignerReconciler implements Reconciler {
         notBefore,
         notAfter,
       });
-      return encodePem('CERTIFICATE', der);
+      return { pem: encodePem('CERTIFICATE', der), notAfter };
     } catch (err) {
       throw wrapError('error auto signing csr', err);
     }
