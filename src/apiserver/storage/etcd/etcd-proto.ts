@@ -97,7 +97,7 @@ export function encodeRange(req: RangeRequest, w = new ProtoWriter()): ProtoWrit
   return w;
 }
 
-export function encodeTxn(req: TxnRequest, w = new ProtoWriter()): ProtoWriter {
+export function encodeTxn(req: TxnRequest, w = new ProtoWriter(txnCapacity(req))): ProtoWriter {
   for (const c of req.compare) {
     w.message(1, () => {
       if (c.result === 'Greater') w.varint(1, 1);
@@ -112,6 +112,17 @@ export function encodeTxn(req: TxnRequest, w = new ProtoWriter()): ProtoWriter {
     for (const op of ops) w.message(field, () => encodeOp(op, w));
   }
   return w;
+}
+
+/** About the octets a transaction encodes to: its values, its keys (each op names one) and some for the rest. */
+function txnCapacity(req: TxnRequest): number {
+  let n = 256;
+  for (const c of req.compare) n += 16 + c.key.length;
+  for (const op of [...req.success, ...req.failure]) {
+    const put = op.request_put;
+    n += 16 + (put ? put.key.length + put.value.length : (op.request_range ?? op.request_delete_range)?.key.length ?? 0);
+  }
+  return n;
 }
 
 function encodeOp(op: RequestOp, w: ProtoWriter): void {

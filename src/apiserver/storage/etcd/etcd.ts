@@ -141,7 +141,8 @@ export class EtcdStore implements Store {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
-    const lease = await this.leaseFor(key);
+    const leasing = this.leaseFor(key);
+    const lease = leasing && (await leasing);
     const res = await this.txn('create', key, {
       compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: 0 }],
       success: [{ request_put: { key: etcdKey, value, lease } }],
@@ -158,7 +159,8 @@ export class EtcdStore implements Store {
     const etcdKey = Buffer.from(this.keys.toEtcd(key));
     const json = encode(object);
     const value = this.values.seal(key, etcdKey.toString(), json);
-    const lease = await this.leaseFor(key);
+    const leasing = this.leaseFor(key);
+    const lease = leasing && (await leasing);
     const res = await this.txn('update', key, {
       compare: [revisionCompare(etcdKey, expectedRevision)],
       success: [{ request_put: { key: etcdKey, value, lease } }],
@@ -387,30 +389,40 @@ export class EtcdStore implements Store {
     return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
   }
 
-  private async txn(operation: EtcdOperation, key: string, req: TxnRequest): Promise<TxnResponse> {
-    const res = await this.call(key, () => this.kv.txn(req), writeErrorOf, operation);
-    this.observe(res.header);
-    return res;
+  private txn(operation: EtcdOperation, key: string, req: TxnRequest): Promise<TxnResponse> {
+    return this.call(key, () => this.kv.txn(req), writeErrorOf, operation).then((res) => {
+      this.observe(res.header);
+      return res;
+    });
   }
 
-  /** Runs an etcd call, turning its failures into StoreErrors (Compacted after re-reading how far). */
-  private async call<T>(key: string, run: () => Promise<T>, errorOf = storeErrorOf, operation?: EtcdOperation): Promise<T> {
-    if (this.closed) throw new Error('store is closed');
+  /**
+   * Runs an etcd call, turning its failures into StoreErrors (Compacted after re-reading how far). One
+   * promise reaction over the call's own, as every read and write of the store passes through here.
+   */
+  private call<T>(key: string, run: () => Promise<T>, errorOf = storeErrorOf, operation?: EtcdOperation): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('store is closed'));
     const metrics = this.opts.metrics;
+    let pending: Promise<T>;
     try {
-      return await (operation && metrics ? metrics.measure(operation, key, run) : run());
+      pending = operation && metrics ? metrics.measure(operation, key, run) : run();
     } catch (err) {
-      const mapped = errorOf(err, key, this.compacted);
-      if (mapped instanceof StoreError && mapped.code === 'Compacted') {
-        await this.refresh().catch(() => undefined);
-        throw this.compactedError(key, mapped.revision ?? this.compacted);
-      }
-      throw mapped;
+      pending = Promise.reject(err as Error);
     }
+    return pending.then(undefined, (err: unknown) => this.failed(key, err, errorOf));
   }
 
-  /** The lease for a key with a TTL: one lease serves the writes of a short window, as upstream. */
-  private async leaseFor(key: string): Promise<string | undefined> {
+  private async failed(key: string, err: unknown, errorOf: typeof storeErrorOf): Promise<never> {
+    const mapped = errorOf(err, key, this.compacted);
+    if (mapped instanceof StoreError && mapped.code === 'Compacted') {
+      await this.refresh().catch(() => undefined);
+      throw this.compactedError(key, mapped.revision ?? this.compacted);
+    }
+    throw mapped;
+  }
+
+  /** The lease for a key with a TTL (one lease serves the writes of a short window, as upstream); undefined, at once, for a key without. */
+  private leaseFor(key: string): Promise<string> | undefined {
     const ttl = this.opts.ttlSeconds?.(key);
     if (!ttl) return undefined;
     const now = Date.now();

@@ -11,8 +11,13 @@ const I32 = 5;
 
 /** Appends fields to a growing buffer whose first 5 bytes are left for the gRPC message header. */
 export class ProtoWriter {
-  private buf = Buffer.allocUnsafe(512);
+  private buf: Buffer;
   private pos = 5;
+
+  /** `capacity`: the octets the message is expected to take, so that a large one is not copied as it grows. */
+  constructor(capacity = 512) {
+    this.buf = Buffer.allocUnsafe(capacity + 5);
+  }
 
   varint(field: number, value: number): void {
     this.tag(field, VARINT);
