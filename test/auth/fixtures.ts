@@ -14,6 +14,13 @@ type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 export class MemoryObjects implements ObjectReader {
   private readonly objects = new Map<string, KObject>();
+  /** With `readsAtOnce`, it answers readNow too, as a reader over a store served from memory does. */
+  readonly readNow?: ObjectReader['readNow'];
+
+  constructor(readsAtOnce = false) {
+    if (readsAtOnce) this.readNow = <T extends KObject>(info: ResourceOf<T>, ns: string | undefined, name: string): T | null =>
+      (this.objects.get(this.key(info, ns, name)) as T | undefined) ?? null;
+  }
 
   private key(info: ResourceInfo, ns: string | undefined, name: string): string {
     return `${info.group}/${info.plural}/${info.namespaced ? (ns ?? '') : ''}/${name}`;

@@ -17,7 +17,8 @@ function b64(v: unknown): string {
   return Buffer.from(JSON.stringify(v)).toString('base64url');
 }
 
-describe('service-account JWTs', () => {
+// Over a reader that only reads with promises, and over one that answers at once (as the store's does).
+describe.each([false, true])('service-account JWTs (objects read at once: %s)', (readsAtOnce) => {
   let objects: MemoryObjects;
   let clock: Date;
   const chain = (): ReturnType<typeof createTokenChain> =>
@@ -35,7 +36,7 @@ describe('service-account JWTs', () => {
 
   beforeEach(() => {
     clock = new Date(NOW.getTime() + 1000);
-    objects = new MemoryObjects();
+    objects = new MemoryObjects(readsAtOnce);
     objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-uid-1' } });
   });
 

@@ -30,7 +30,8 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
   throw new Error('expected an ApiError');
 }
 
-describe('TokenRequest, TokenReview and bearer tokens', () => {
+// Over a reader that only reads with promises, and over one that answers at once (as the store's does).
+describe.each([false, true])('TokenRequest, TokenReview and bearer tokens (objects read at once: %s)', (readsAtOnce) => {
   let objects: MemoryObjects;
   let id: AccessControl;
   let now: Date;
@@ -49,7 +50,7 @@ describe('TokenRequest, TokenReview and bearer tokens', () => {
 
   beforeEach(async () => {
     now = new Date();
-    objects = new MemoryObjects();
+    objects = new MemoryObjects(readsAtOnce);
     objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'builder', namespace: 'default', uid: 'sa-1' } });
     objects.put(SERVICE_ACCOUNTS, { metadata: { name: 'other', namespace: 'default', uid: 'sa-2' } });
     objects.put(PODS, { metadata: { name: 'web', namespace: 'default', uid: 'pod-1' }, spec: { serviceAccountName: 'builder', nodeName: 'n1' } });

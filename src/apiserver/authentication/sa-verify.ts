@@ -13,7 +13,7 @@ import type { VerificationKey } from './sa-keys.js';
 import type { KubernetesClaim, ObjectRefClaim, ServiceAccountClaims } from './sa-token.js';
 import { serviceAccountUsername } from './sa-token.js';
 import { intersect, type TokenAuthenticator, type TokenResponse } from './token-union.js';
-import type { MaybePromise } from '../../lib/maybe-promise.js';
+import { then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { type TokenMemo, VerifiedTokens } from './verified-tokens.js';
 
 export const LEEWAY_SECONDS = 60;
@@ -244,14 +244,32 @@ function userOf(claims: ServiceAccountClaims): UserInfo {
   return user;
 }
 
+/** The token's account, its bound Secret, and its bound Pod or else Node, as they are now. */
+type Live = [KObject | undefined, KObject | undefined, KObject | undefined];
+
 /** The token's account, and the objects it is bound to: the Secret, and the Pod or else the Node. */
-function readLive(objects: ObjectReader, k8s: KubernetesClaim): Promise<[KObject | undefined, KObject | undefined, KObject | undefined]> {
+function readLive(objects: ObjectReader, k8s: KubernetesClaim): Promise<Live> {
   const ns = k8s.namespace;
   return Promise.all([
     objects.get(SERVICE_ACCOUNTS, ns, k8s.serviceaccount.name ?? ''),
     k8s.secret && objects.get(SECRETS, ns, k8s.secret.name ?? ''),
     k8s.pod ? objects.get(PODS, ns, k8s.pod.name ?? '') : k8s.node && objects.get(NODES, undefined, k8s.node.name ?? ''),
   ]);
+}
+
+/**
+ * The same objects read at once, when the reader can answer each of them now (a store whose reads
+ * are served from memory, which every acknowledged write has reached: as exact as `get`); undefined
+ * when any must be read with `get`.
+ */
+function readLiveNow(objects: ObjectReader, k8s: KubernetesClaim): Live | undefined {
+  if (!objects.readNow) return undefined;
+  const ns = k8s.namespace;
+  const sa = objects.readNow(SERVICE_ACCOUNTS, ns, k8s.serviceaccount.name ?? '');
+  const secret = k8s.secret ? objects.readNow(SECRETS, ns, k8s.secret.name ?? '') : null;
+  const podOrNode = k8s.pod ? objects.readNow(PODS, ns, k8s.pod.name ?? '') : k8s.node ? objects.readNow(NODES, undefined, k8s.node.name ?? '') : null;
+  if (sa === undefined || secret === undefined || podOrNode === undefined) return undefined;
+  return [sa ?? undefined, secret ?? undefined, podOrNode ?? undefined];
 }
 
 /** The account must exist, not be long deleting, and keep the claim's uid. */
@@ -269,11 +287,16 @@ function checkAccount(sa: KObject | undefined, k8s: KubernetesClaim, now: Date):
 /**
  * The token's user once its account and bound objects are checked live, as they are on every use,
  * in upstream's order: the account, the bound Secret, then the bound Pod or (for a token bound to
- * no pod) Node. Their reads start together.
+ * no pod) Node. Their reads start together; read from memory, they are checked at once.
  */
-async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): Promise<UserInfo> {
+function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now: Date): MaybePromise<UserInfo> {
   const k8s: KubernetesClaim = claims['kubernetes.io'];
-  const [sa, secret, podOrNode] = await readLive(objects, k8s);
+  const live = readLiveNow(objects, k8s);
+  return live ? checkLive(claims, live, now) : readLive(objects, k8s).then((read) => checkLive(claims, read, now));
+}
+
+function checkLive(claims: ServiceAccountClaims, [sa, secret, podOrNode]: Live, now: Date): UserInfo {
+  const k8s: KubernetesClaim = claims['kubernetes.io'];
   checkAccount(sa, k8s, now);
   if (k8s.secret) checkBound(secret, 'secret', k8s.secret, now);
   if (k8s.pod) checkBound(podOrNode, 'pod', k8s.pod, now);
@@ -283,10 +306,10 @@ async function liveUser(objects: ObjectReader, claims: ServiceAccountClaims, now
 
 export function createServiceAccountTokenAuthenticator(o: ServiceAccountAuthenticatorOptions): TokenAuthenticator {
   const signed = new VerifiedTokens(VERIFIED_MEMO_SIZE);
-  /** The claims checked, then the live objects read. */
-  const checkedUser = async (claims: ServiceAccountClaims, v: VerifyOptions): Promise<TokenResponse> => {
+  /** The claims checked, then the live objects read: at once when the reader answers at once (throws, then, for a refusal). */
+  const checkedUser = (claims: ServiceAccountClaims, v: VerifyOptions): MaybePromise<TokenResponse> => {
     const shared = checkClaims(claims, v);
-    return { user: await liveUser(o.objects, claims, v.now), audiences: shared };
+    return then(liveUser(o.objects, claims, v.now), (user) => ({ user, audiences: shared }));
   };
   return {
     authenticateToken(token, audiences): MaybePromise<TokenResponse | undefined> {

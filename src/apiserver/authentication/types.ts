@@ -44,5 +44,7 @@ export interface Authenticator {
  */
 export interface ObjectReader {
   get<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string): Promise<T | undefined>;
+  /** `get`'s answer at once when the store can tell it (Store.readNow): null when absent, undefined when only `get` can tell. */
+  readNow?<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string): T | null | undefined;
   list<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined): Promise<T[]>;
 }

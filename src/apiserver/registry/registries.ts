@@ -116,11 +116,18 @@ function countObjects(registry: GenericRegistry): Promise<number> {
  * returned as the type the resource names: the one place a stored object gets its type.
  */
 export function objectReader(store: Store): ObjectReader {
+  const readNow = store.readNow?.bind(store);
   return {
     async get<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string) {
       const found = await store.get(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name));
       return found?.object as T | undefined;
     },
+    ...(readNow && {
+      readNow<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined, name: string): T | null | undefined {
+        const found = readNow(storageKey(info.group, info.plural, info.namespaced ? namespace : undefined, name));
+        return found && (found.object as T);
+      },
+    }),
     async list<T extends KObject>(info: ResourceOf<T>, namespace: string | undefined) {
       const res = await store.range({ prefix: storageKey(info.group, info.plural, info.namespaced ? namespace : undefined) });
       return res.items.map((i) => i.object as T);
