@@ -1,4 +1,4 @@
-import { cloneObject } from './json-value.js';
+import { cloneObject, isEmptyJson, semanticEqual, type JsonPath } from './json-value.js';
 
 describe('cloneObject', () => {
   it('copies a frozen JSON object deeply into a mutable one', () => {
@@ -24,5 +24,34 @@ describe('cloneObject', () => {
     const out = cloneObject({ when });
     expect(out.when).toEqual(when);
     expect(out.when).not.toBe(when);
+  });
+});
+
+describe('semanticEqual', () => {
+  const none = (): boolean => false;
+
+  it('takes absent, null, [] and {} for one another at any depth, and nothing else without being told', () => {
+    for (const empty of [undefined, null, [], {}]) expect(isEmptyJson(empty)).toBe(true);
+    expect(semanticEqual({ a: null, b: [], c: {} }, {}, none)).toBe(true);
+    expect(semanticEqual({ c: { d: {} } }, { c: {} }, none)).toBe(true);
+    // An object with fields is no absent value: a Go pointer to a struct of zeros is not nil.
+    expect(semanticEqual({ c: { d: {} } }, {}, none)).toBe(false);
+    expect(semanticEqual({ l: [{ x: [] }] }, { l: [{}] }, none)).toBe(true);
+    for (const zero of ['', 0, false]) expect(semanticEqual({ a: zero }, {}, none)).toBe(false);
+    expect(semanticEqual({ a: [1, 2] }, { a: [2, 1] }, none)).toBe(false);
+    expect(semanticEqual({ a: { b: 1 } }, { a: { b: '1' } }, none)).toBe(false);
+    expect(semanticEqual([{}], [], none)).toBe(false);
+  });
+
+  it("takes a value the caller calls zero at its path for absent, and only there", () => {
+    const seen: string[] = [];
+    const zeroFlag = (v: unknown, path: JsonPath): boolean => {
+      seen.push(path.join('.'));
+      return path.join('.') === 'spec.items.1.flag' && v === false;
+    };
+    expect(semanticEqual({ spec: { items: [{}, { flag: false }] } }, { spec: { items: [{}, {}] } }, zeroFlag)).toBe(true);
+    expect(seen).toContain('spec.items.1.flag');
+    expect(semanticEqual({ spec: { items: [{ flag: false }, {}] } }, { spec: { items: [{}, {}] } }, zeroFlag)).toBe(false);
+    expect(semanticEqual({ spec: { items: [{}, { flag: true }] } }, { spec: { items: [{}, {}] } }, zeroFlag)).toBe(false);
   });
 });

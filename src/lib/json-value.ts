@@ -1,4 +1,5 @@
 /** Deep copy and deep equality of JSON-shaped values (objects as decoded or stored). */
+import { isRecord } from './json.js';
 
 /**
  * A mutable deep copy (stored objects are frozen). Objects here are JSON-shaped, for which a plain
@@ -36,4 +37,29 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
+}
+
+/** Where a value sits in the object compared: field names and list indexes from its root. */
+export type JsonPath = readonly (string | number)[];
+
+/** Absent, null, empty lists and empty objects: what Go's nil and empty slices and maps decode to. */
+export function isEmptyJson(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+}
+
+/**
+ * apimachinery's Semantic.DeepEqual of two objects as JSON: a value `isZero` calls zero is the same
+ * as an absent field, at any depth. Go's decoding makes nil and empty slices and maps one (always a
+ * zero here), and a non-pointer field's zero value one with its absence, which JSON cannot tell
+ * from a pointer's: each caller says which zero values its type has where (`path`).
+ */
+export function semanticEqual(a: unknown, b: unknown, isZero: (v: unknown, path: JsonPath) => boolean, path: JsonPath = []): boolean {
+  const same = (x: unknown, y: unknown, step: string | number): boolean => semanticEqual(x, y, isZero, [...path, step]);
+  // Two objects field by field, so one whose fields are all zero equals an empty one.
+  if (isRecord(a) && isRecord(b)) return [...new Set([...Object.keys(a), ...Object.keys(b)])].every((k) => same(a[k], b[k], k));
+  const zeroA = isEmptyJson(a) || isZero(a, path);
+  const zeroB = isEmptyJson(b) || isZero(b, path);
+  if (zeroA || zeroB) return zeroA && zeroB;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i], i));
+  return a === b;
 }

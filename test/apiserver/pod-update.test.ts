@@ -113,3 +113,29 @@ it('kubectl patch of spec.nodeName prints the Invalid error, as against kube-api
   expect(out.code).toBe(1);
   expect(out.stderr).toContain(`The Pod "p" is invalid: ${FORBIDDEN_SPEC}`);
 });
+
+it("takes a non-pointer field's zero value for its absence, as Go's types do, but not a pointer's", async () => {
+  const current = (await admin('GET', `${NS}/pods/p`)).json;
+  expect(current.spec.hostNetwork).toBeUndefined();
+  const [container, ...others] = current.spec.containers;
+  const [toleration, ...more] = current.spec.tolerations;
+  const zeros = await alice('PUT', `${NS}/pods/p`, {
+    ...current,
+    spec: {
+      ...current.spec,
+      hostNetwork: false,
+      hostPID: false,
+      subdomain: '',
+      containers: [{ ...container, stdin: false, tty: false, workingDir: '' }, ...others],
+      tolerations: [{ ...toleration, value: '' }, ...more],
+    },
+  });
+  expect(zeros.status).toBe(200);
+
+  const pointer = await alice('PATCH', `${NS}/pods/p`, { spec: { automountServiceAccountToken: false } }, MERGE);
+  expectInvalid(pointer, 'spec', FORBIDDEN_SPEC);
+  expect(pointer.json.message).toContain('spec.automountServiceAccountToken: <none> -> false');
+  const set = await alice('PATCH', `${NS}/pods/p`, { spec: { hostNetwork: true } }, MERGE);
+  expectInvalid(set, 'spec', FORBIDDEN_SPEC);
+  expect(set.json.message).toContain('spec.hostNetwork: false -> true');
+});

@@ -18,7 +18,7 @@ import {
   type PodCertificateRequestCondition,
   type PodCertificateRequestStatus,
 } from '../../../api/pod-certificates.js';
-import { deepEqual } from '../../../lib/json-value.js';
+import { semanticEqual } from '../../../lib/json-value.js';
 import { readCertificateInfo, type CertificateInfo } from '../../../pki/certificate.js';
 import { parseCertificateRequestDer } from '../../../pki/csr.js';
 import { decodePemBlocks, type PemBlock } from '../../../pki/pem.js';
@@ -49,11 +49,13 @@ const conditionsOf = (obj: KObject): PodCertificateRequestCondition[] => {
 const isTrue = (obj: KObject, type: string): boolean => conditionsOf(obj).some((c) => c.type === type && c.status === 'True');
 const TERMINAL: readonly string[] = PCR_TERMINAL_CONDITIONS;
 
-/** Semantic.DeepEqual of two statuses: absent, null and empty fields are the same. */
+/**
+ * Semantic.DeepEqual of two statuses. Every scalar of the status and its conditions is a non-pointer
+ * string or integer in Go (the times that are pointers are never '' or 0), so '' and 0 are the same
+ * as absent anywhere in it.
+ */
 function sameStatus(a: PodCertificateRequestStatus, b: PodCertificateRequestStatus): boolean {
-  const norm = (s: PodCertificateRequestStatus): Record<string, unknown> =>
-    Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0)));
-  return deepEqual(norm(a), norm(b));
+  return semanticEqual(a, b, (v) => v === '' || v === 0);
 }
 
 /** metav1 validation.ValidateCondition, for condition `i`. */

@@ -10,6 +10,9 @@
 import { MIRROR_POD_ANNOTATION, type Container, type Pod, type PodSpec } from '../../../api/pods.js';
 import { forbidden, invalid, required, type FieldError } from '../../http/field-errors.js';
 import { isRecord, list, record } from '../../../lib/json.js';
+import { isEmptyJson, semanticEqual, type JsonPath } from '../../../lib/json-value.js';
+import { POD_MESSAGES } from '../../codec/protobuf-pod.js';
+import type { FieldDesc, MessageDesc } from '../../codec/protobuf-schema.js';
 
 /** Upstream's list, in its words (clients match on the message's start). */
 const MUTABLE_FIELDS =
@@ -35,7 +38,7 @@ export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
   }
   errs.push(...onlyAddedTolerations(spec.tolerations ?? [], oldSpec.tolerations ?? []), ...onlyDeletedGates(list(spec.schedulingGates), list(oldSpec.schedulingGates)));
   const munged = withAllowedChangesUndone(spec, oldSpec);
-  if (!sameJson(munged, oldSpec)) errs.push(forbidden('spec', `pod updates may not change fields other than ${MUTABLE_FIELDS}\n${difference(oldSpec, munged)}`));
+  if (!semanticEqual(munged, oldSpec, specZeros)) errs.push(forbidden('spec', `pod updates may not change fields other than ${MUTABLE_FIELDS}\n${difference(oldSpec, munged)}`));
   return errs;
 }
 
@@ -77,7 +80,7 @@ type Toleration = NonNullable<PodSpec['tolerations']>[number];
 
 /** Every existing toleration stays, changed in its tolerationSeconds at most. */
 function onlyAddedTolerations(now: Toleration[], before: Toleration[]): FieldError[] {
-  const kept = (old: Toleration): boolean => now.some((t) => sameJson({ ...old, tolerationSeconds: t.tolerationSeconds }, t));
+  const kept = (old: Toleration): boolean => now.some((t) => semanticEqual({ ...old, tolerationSeconds: t.tolerationSeconds }, t, tolerationZeros));
   return before.every(kept) ? [] : [forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
 }
 
@@ -107,30 +110,48 @@ function withAllowedChangesUndone(spec: PodSpec, old: PodSpec): PodSpec {
   return munged;
 }
 
-/** Absent, null, empty lists and empty objects are one value, as Go's nil and empty slices and maps are to Semantic.DeepEqual. */
-function isEmpty(v: unknown): boolean {
-  return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
-}
+/** Go's zero values of non-pointer scalar fields, which JSON omits and Semantic.DeepEqual sees as absent. */
+const SCALAR_ZEROS: Readonly<Record<string, unknown>> = { string: '', bool: false, int32: 0, int64: 0 };
 
-function sameJson(a: unknown, b: unknown): boolean {
-  if (isEmpty(a) || isEmpty(b)) return isEmpty(a) && isEmpty(b);
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  if (isRecord(a) && isRecord(b)) return [...new Set([...Object.keys(a), ...Object.keys(b)])].every((k) => sameJson(a[k], b[k]));
-  return a === b;
-}
+/**
+ * Zero values of the pod's fields, from the Go types in the protobuf tables (protobuf-pod.ts): at
+ * `path` under message `root`, the zero of a non-pointer scalar field (`hostNetwork: false` is the
+ * same as no hostNetwork). A field the tables do not know, a pointer's, a map's or a list element's
+ * has none but the empty ones every comparison shares (semanticEqual).
+ */
+const podZeros =
+  (root: string) =>
+  (v: unknown, path: JsonPath): boolean => {
+    let message: MessageDesc | undefined = POD_MESSAGES[root];
+    let field: FieldDesc | undefined;
+    for (const step of path) {
+      if (typeof step === 'number') {
+        if (field?.[2] !== 'r') return false;
+        field = undefined;
+        continue;
+      }
+      field = message?.[step];
+      if (!field) return false;
+      message = field[2] === 'm' ? undefined : POD_MESSAGES[field[1]];
+    }
+    return field !== undefined && field[2] === undefined && field[1] in SCALAR_ZEROS && v === SCALAR_ZEROS[field[1]];
+  };
+const specZeros = podZeros('PodSpec');
+const tolerationZeros = podZeros('Toleration');
 
 /** The fields that differ, `path: old -> new`, for the message (upstream prints a Go diff of the specs). */
 function difference(old: unknown, now: unknown): string {
   const lines: string[] = [];
-  const show = (v: unknown): string => (isEmpty(v) ? '<none>' : JSON.stringify(v));
-  const walk = (a: unknown, b: unknown, path: string): void => {
-    if (lines.length >= MAX_DIFF_LINES || sameJson(a, b)) return;
+  const show = (v: unknown): string => (isEmptyJson(v) ? '<none>' : JSON.stringify(v));
+  const name = (path: JsonPath): string => path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${step}`)).join('');
+  const walk = (a: unknown, b: unknown, path: JsonPath): void => {
+    if (lines.length >= MAX_DIFF_LINES || semanticEqual(a, b, specZeros, path)) return;
     if (isRecord(a) && isRecord(b)) {
-      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${path}.${k}`);
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], [...path, k]);
     } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      a.forEach((x, i) => walk(x, b[i], `${path}[${i}]`));
-    } else lines.push(`  ${path}: ${show(a)} -> ${show(b)}`);
+      a.forEach((x, i) => walk(x, b[i], [...path, i]));
+    } else lines.push(`  spec${name(path)}: ${show(a)} -> ${show(b)}`);
   };
-  walk(old, now, 'spec');
+  walk(old, now, []);
   return lines.join('\n');
 }
