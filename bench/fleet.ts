@@ -77,6 +77,8 @@ export interface PhaseResult {
   maxLeaseAgeSeconds: number;
   errors: number;
   firstError?: string;
+  /** The errors by kind (an HTTP error by status, else its message without per-node parts): who failed how. */
+  errorKinds: Record<string, number>;
   /** 429s the kubelets honoured; of those, answers to Lease renewals (node-high, which must never be starved); the longest Retry-After told. */
   throttled: number;
   leaseThrottled: number;
@@ -257,6 +259,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       maxLeaseAgeSeconds: round(d.maxLeaseAgeSeconds, 1),
       errors: d.errors,
       firstError: d.firstError,
+      errorKinds: d.errorKinds,
       throttled: d.throttled,
       leaseThrottled: d.leaseThrottled,
       retryAfterMaxSeconds: d.retryAfterMaxSeconds,

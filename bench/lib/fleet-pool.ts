@@ -32,6 +32,8 @@ export interface WorkerSamples {
   connectWait: number[];
   errors: number;
   firstError: string | undefined;
+  /** Errors counted by kind (fleet-worker.ts `errorKind`). */
+  errorKinds: Record<string, number>;
   throttled: number;
   /** Of those, answers to Lease renewals (node-high: never starved, so 0); and the longest Retry-After told. */
   leaseThrottled: number;
@@ -59,6 +61,21 @@ export type FleetToWorker =
   | { type: 'stop' };
 
 export type WorkerToFleet = { type: 'ready' } | { type: 'counts'; id: number; counts: NodeCounts } | { type: 'samples'; id: number; samples: WorkerSamples };
+
+/**
+ * What an error message says without the parts that differ per node: an HTTP error by its status,
+ * anything else with its long numbers (names, resourceVersions, ports) blanked.
+ */
+export function errorKind(message: string): string {
+  const http = /^HTTP \d+/.exec(message);
+  return http ? http[0] : message.replace(/\d{3,}/g, 'N').slice(0, 100);
+}
+
+function mergeCounts(all: Record<string, number>[]): Record<string, number> {
+  const merged: Record<string, number> = {};
+  for (const counts of all) for (const [k, n] of Object.entries(counts)) merged[k] = (merged[k] ?? 0) + n;
+  return merged;
+}
 
 /** Workers for N nodes unless told: one per 250 nodes, at most 8 (each is a Node process of ~50 MB). */
 export const defaultWorkers = (nodes: number): number => Math.min(8, Math.max(1, Math.ceil(nodes / 250)));
@@ -170,6 +187,7 @@ export class FleetPool {
       connectWait: all.flatMap((s) => s.connectWait),
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,
+      errorKinds: mergeCounts(all.map((s) => s.errorKinds)),
       throttled: all.reduce((a, s) => a + s.throttled, 0),
       leaseThrottled: all.reduce((a, s) => a + s.leaseThrottled, 0),
       retryAfterMaxSeconds: Math.max(0, ...all.map((s) => s.retryAfterMaxSeconds)),

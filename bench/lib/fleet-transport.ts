@@ -146,7 +146,13 @@ function responseOf(stream: ClientHttp2Stream): Promise<IncomingHttpHeaders> {
   return new Promise((resolve, reject) => {
     stream.once('response', resolve);
     stream.once('error', reject);
-    stream.once('close', () => reject(Object.assign(new Error(`stream closed before its response (code ${stream.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' })));
+    // node:http2 closes a stream CANCEL (code 8, no error) both when the server resets it and when the
+    // connection under it closes: which one it was says who cancelled.
+    stream.once('close', () => {
+      const session = stream.session;
+      const connection = !session || session.destroyed ? 'gone' : session.closed ? 'closing' : 'open';
+      reject(Object.assign(new Error(`stream closed before its response (code ${stream.rstCode}, connection ${connection})`), { code: 'ERR_HTTP2_STREAM_CLOSED' }));
+    });
   });
 }
 

@@ -5,7 +5,7 @@
  * fleet bench measures (one loop lagged 94 s at p99 starting 5,000 kubelets).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { FleetToWorker, NodeCounts, WorkerSamples, WorkerToFleet } from './fleet-pool.js';
+import { errorKind, type FleetToWorker, type NodeCounts, type WorkerSamples, type WorkerToFleet } from './fleet-pool.js';
 import { SimKubelet, type FleetRecorder, type FleetTarget, type RequestKind } from './kubelet-sim.js';
 
 /** Latencies, errors and 429s of the phase under way. */
@@ -15,7 +15,7 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, errorKinds: {} as Record<string, number>, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
   }
 
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
@@ -31,6 +31,8 @@ export class Recorder implements FleetRecorder {
   error(what: string): void {
     this.data.errors++;
     this.data.firstError ??= what;
+    const kind = errorKind(what);
+    this.data.errorKinds[kind] = (this.data.errorKinds[kind] ?? 0) + 1;
   }
 
   throttled(retryAfterSeconds: number, leaseRenewal: boolean): void {

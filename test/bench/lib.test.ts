@@ -1,3 +1,4 @@
+import { errorKind } from '../../bench/lib/fleet-pool.js';
 import { closedLoop, openLoop } from '../../bench/lib/load.js';
 import { formatTable } from '../../bench/lib/report.js';
 import { summarize } from '../../bench/lib/stats.js';
@@ -9,6 +10,12 @@ describe('bench/lib', () => {
   it('formats a table with aligned columns', () => {
     const lines = formatTable(['op', 'n/s'], [['create', '5'], ['get', '12345']]).split('\n');
     expect(lines).toEqual(['op        n/s', 'create      5', 'get     12345']);
+  });
+
+  it('counts a fleet\'s errors by kind: HTTP by status, the rest without per-node numbers', () => {
+    expect(errorKind('HTTP 429: {"kind":"Status","message":"too many requests"}')).toBe('HTTP 429');
+    expect(errorKind('join fleet-node-01234: Error: connect timeout')).toBe(errorKind('join fleet-node-04321: Error: connect timeout'));
+    expect(errorKind('stream closed before its response (code 8, connection gone)')).toBe('stream closed before its response (code 8, connection gone)');
   });
 
   it('summarises latencies with nearest-rank percentiles', () => {
