@@ -15,12 +15,14 @@ import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { encodePreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
 import { startFronts } from '../../src/apiserver/server/fronts.js';
+import { ACCEPTORS } from '../../src/apiserver/server/secure-accept.js';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { servingTls } from '../../src/pki/serving-cert-files.js';
 import { createLogger } from '../../src/log/logger.js';
 import { kill9, startApiserverChild } from '../helpers/cli.js';
 import { openWatch, raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 import { byId, eventsWhen, logAudit } from '../audit/helpers.js';
 
 /** The fronts' socket directories this process holds now. */
@@ -133,12 +135,43 @@ describe('a server behind TLS fronts', () => {
     expect([st.mode & 0o777, st.uid]).toEqual([0o700, process.getuid!()]);
     const adminDer = new Uint8Array(new X509Certificate((s.admin as { certPem: string }).certPem).raw);
     const forged = encodePreamble(randomBytes(SECRET_BYTES), { chain: [adminDer], remoteAddress: '10.0.0.1', remotePort: 1, protocol: 'http/1.1' });
-    const socket = connect(path.join(socketDir!, 'back.sock'));
-    let answer = '';
-    socket.on('data', (d: Buffer) => (answer += d.toString()));
-    socket.write(Buffer.concat([forged, Buffer.from('GET /api/v1/namespaces/kube-system/secrets HTTP/1.1\r\nHost: x\r\n\r\n')]));
-    await new Promise((resolve) => socket.once('close', resolve));
-    expect(answer).toBe('');
+    // The back listens on several sockets: each must refuse it.
+    const sockets = readdirSync(socketDir!).filter((name) => name.endsWith('.sock'));
+    expect(sockets).toHaveLength(ACCEPTORS);
+    const answers = await Promise.all(
+      sockets.map(async (name) => {
+        const socket = connect(path.join(socketDir!, name));
+        let answer = '';
+        socket.on('data', (d: Buffer) => (answer += d.toString()));
+        socket.write(Buffer.concat([forged, Buffer.from('GET /api/v1/namespaces/kube-system/secrets HTTP/1.1\r\nHost: x\r\n\r\n')]));
+        await new Promise((resolve) => socket.once('close', resolve));
+        return answer;
+      }),
+    );
+    expect(answers).toEqual(Array(ACCEPTORS).fill(''));
+  });
+
+  it('hands its connections to the back over every one of its sockets, so the back accepts as many per loop turn', async () => {
+    // libuv accepts one connection per listening socket per loop turn: over one socket, a busy back
+    // took one handed-over connection per turn, and the rest waited with their requests sent.
+    const [socketDir] = frontDirs().filter((d) => !dirsBefore.includes(d));
+    const port = Number(new URL(s.url).port);
+    const clients = Array.from({ length: 2 * ACCEPTORS }, () => tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: ['http/1.1'] }));
+    try {
+      await Promise.all(clients.map((c) => new Promise((resolve, reject) => c.once('secureConnect', resolve).once('error', reject))));
+      // Each handed-over connection is one the back accepted on one of its sockets (ss: the local path).
+      const paths = new Set<string>();
+      await until('connections on every back socket', () => {
+        for (const line of spawnSync('ss', ['-xH', 'state', 'established'], { encoding: 'utf8' }).stdout.split('\n')) {
+          const local = line.split(/\s+/).find((f) => f.startsWith(`${socketDir!}/`));
+          if (local) paths.add(path.basename(local));
+        }
+        return paths.size === ACCEPTORS;
+      });
+      expect(paths.size).toBe(ACCEPTORS);
+    } finally {
+      for (const c of clients) c.destroy();
+    }
   });
 });
 

@@ -29,15 +29,18 @@ export interface FrontWorkerData {
   handshakeWaitMs?: number;
   /** How long a started TLS handshake may take (connection-serving.ts). */
   handshakeTimeoutMs: number;
-  /** The back's unix socket and the secret that proves a connection to it comes from a front. */
-  backPath: string;
+  /** The back's unix sockets (connections are spread over them) and the secret that proves a connection to one comes from a front. */
+  backPaths: string[];
   secret: Buffer;
 }
 
 /** From the back: a new serving pair, or stop listening (the connections under way go on). */
 export type ToFrontMessage = { type: 'context'; context: SecureContextOptions } | { type: 'close' };
-/** To the back: the port it listens on, or why it could not listen. */
-export type FromFrontMessage = { type: 'listening'; port: number } | { type: 'listen-error'; code?: string; message: string };
+/**
+ * To the back: the port it listens on, or why it could not listen; connections it closed because it
+ * could not reach the back (by error code, at most one message per second).
+ */
+export type FromFrontMessage = { type: 'listening'; port: number } | { type: 'listen-error'; code?: string; message: string } | { type: 'relay-failures'; failures: Record<string, number> };
 
 const data = workerData as FrontWorkerData;
 const port = parentPort!;
@@ -58,9 +61,27 @@ const server = createServer({
   noDelay: true,
 });
 
+/** Connections that could not reach the back since the last report, by error code. */
+let failures: Record<string, number> | undefined;
+const relayFailed = (err: NodeJS.ErrnoException): void => {
+  if (!failures) {
+    failures = {};
+    setTimeout(() => {
+      port.postMessage({ type: 'relay-failures', failures: failures! } satisfies FromFrontMessage);
+      failures = undefined;
+    }, 1000).unref();
+  }
+  const code = err.code ?? 'unknown';
+  failures[code] = (failures[code] ?? 0) + 1;
+};
+
+/** The back socket the next connection goes to: each in turn (the back accepts one per socket per loop turn). */
+let next = Math.floor(Math.random() * data.backPaths.length);
+
 server.on('secureConnection', (tls: TLSSocket) => {
   tls.disableRenegotiation();
-  const back: Socket = connect({ path: data.backPath, allowHalfOpen: true });
+  const back: Socket = connect({ path: data.backPaths[next]!, allowHalfOpen: true });
+  next = (next + 1) % data.backPaths.length;
   back.setNoDelay(true);
   const protocol = tls.alpnProtocol || 'http/1.1';
   back.write(encodePreamble(secret, { chain: peerChain(tls), remoteAddress: tls.remoteAddress, remotePort: tls.remotePort, protocol }));
@@ -70,7 +91,12 @@ server.on('secureConnection', (tls: TLSSocket) => {
   // the client going away ends the back's side at once.
   back.once('close', () => tls.destroySoon());
   tls.once('close', () => back.destroy());
-  back.on('error', () => tls.destroy());
+  let connected = false;
+  back.once('connect', () => (connected = true));
+  back.on('error', (err: NodeJS.ErrnoException) => {
+    if (!connected) relayFailed(err);
+    tls.destroy();
+  });
   tls.on('error', () => back.destroy());
 });
 // A handshake that fails is the client's problem. node:tls closes the socket of one that failed,

@@ -17,6 +17,8 @@ import { isLiveProcess } from './data-dir.js';
 
 const PREFIX = 'kube-identity-fronts-';
 export const BACK_SOCKET = 'back.sock';
+/** The back's i-th socket (fronts.ts listens on several): the first is BACK_SOCKET. */
+export const backSocket = (i: number): string => (i === 0 ? BACK_SOCKET : `back-${i}.sock`);
 /** `kube-identity-fronts-<pid>-<mkdtemp's six characters>`; earlier versions left the pid out. */
 const NAME = /^kube-identity-fronts-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
 /** A directory without a socket this young may be a starting process's. */

@@ -11,6 +11,14 @@
  * abstract socket (those have no permissions), and each connection first proves a 32-byte secret
  * that only this process and its threads hold. A connection that does not is closed unread.
  *
+ * The back accepts on ACCEPTORS sockets, as the port does (secure-accept.ts), and each front spreads
+ * its connections over them: libuv accepts one connection per listening socket per loop turn, so
+ * with one socket the back took one handed-over connection per turn of its busy loop while the
+ * front handshook hundreds per second. Those connections, their handshakes done, waited in the
+ * kernel's queue of the unix socket with their clients' requests already sent (the requests' wait),
+ * and once that queue was full the front's connect failed and it closed them, which the client saw
+ * as its streams cancelled (RST_STREAM CANCEL; docs/performance.md, session 13).
+ *
  * A front that ends while the server runs leaves it half-serving: `broken` settles with why, and the
  * program stops (src/cmd), so a supervisor restarts the whole server.
  */
@@ -23,9 +31,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log/logger.js';
 import { workerModule } from '../../lib/worker-module.js';
 import { setFrontedPeer } from '../http/connection.js';
-import { BACK_SOCKET, makeFrontsDir } from './fronts-dir.js';
+import { backSocket, makeFrontsDir } from './fronts-dir.js';
 import { readPreamble, SECRET_BYTES, type FrontedConnection } from './front-preamble.js';
 import type { FromFrontMessage, FrontWorkerData, ToFrontMessage } from './front-worker.js';
+import { ACCEPTORS } from './secure-accept.js';
 
 export interface FrontsOptions {
   workers: number;
@@ -59,9 +68,9 @@ const PREAMBLE_TIMEOUT_MS = 10_000;
 
 export async function startFronts(o: FrontsOptions): Promise<Fronts> {
   const dir = await makeFrontsDir(o.logger);
-  const backPath = path.join(dir, BACK_SOCKET);
+  const backPaths = Array.from({ length: ACCEPTORS }, (_, i) => path.join(dir, backSocket(i)));
   const secret = randomBytes(SECRET_BYTES);
-  const back = createUnixServer({ allowHalfOpen: true }, (socket) => {
+  const handOver = (socket: Socket): void => {
     void readPreamble(socket, secret, PREAMBLE_TIMEOUT_MS).then((connection) => {
       if (!connection) {
         o.logger.warn('refused a connection to the TLS fronts\' socket that did not prove their secret');
@@ -70,8 +79,15 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
       setFrontedPeer(socket, connection);
       o.serve(socket, connection);
     });
-  });
-  await new Promise<void>((resolve, reject) => back.once('error', reject).listen(backPath, () => resolve()));
+  };
+  const backs = backPaths.map(() => createUnixServer({ allowHalfOpen: true }, handOver));
+  try {
+    await Promise.all(backs.map((b, i) => new Promise<void>((resolve, reject) => b.once('error', reject).listen({ path: backPaths[i], backlog: o.backlog }, () => resolve()))));
+  } catch (err) {
+    for (const b of backs) if (b.listening) b.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 
   const common: Omit<FrontWorkerData, 'port' | 'exclusive'> = {
     context: o.context,
@@ -81,7 +97,7 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
     backlog: o.backlog,
     handshakeWaitMs: o.handshakeWaitMs,
     handshakeTimeoutMs: o.handshakeTimeoutMs,
-    backPath,
+    backPaths,
     secret,
   };
   const workers: Worker[] = [];
@@ -107,9 +123,10 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
     });
     return new Promise<number>((resolve, reject) => {
       worker.once('exit', () => reject(failure ?? new Error('TLS front thread exited before listening')));
-      worker.once('message', (m: FromFrontMessage) => {
+      worker.on('message', (m: FromFrontMessage) => {
         if (m.type === 'listening') resolve(m.port);
-        else reject(Object.assign(new Error(m.message), { code: m.code, address: o.host, port }));
+        else if (m.type === 'listen-error') reject(Object.assign(new Error(m.message), { code: m.code, address: o.host, port }));
+        else o.logger.warn({ threadId, failures: m.failures }, 'a TLS front could not hand connections to this thread and closed them after their handshakes');
       });
     });
   };
@@ -119,7 +136,7 @@ export async function startFronts(o: FrontsOptions): Promise<Fronts> {
     const late = setTimeout(() => workers.forEach((w) => void w.terminate()), graceMs);
     await Promise.all(exits);
     clearTimeout(late);
-    await new Promise((resolve) => back.close(resolve));
+    await Promise.all(backs.map((b) => new Promise((resolve) => b.close(resolve))));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
