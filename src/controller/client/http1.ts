@@ -2,41 +2,18 @@
  * The controller's HTTP/1.1 client: keep-alive connections on node:tls (node:net for http://), one
  * socket write per request (head and body in one TLS record) and a response reader that hands each
  * body chunk on as it arrives, collected for a reply read in full or to a sink (a watch). undici did
- * the same through its handler objects, its wasm parser and several layers per chunk; this client's
- * CPU per request is about half of it, which the API server, sharing the two cores, gets back
- * (docs/performance.md, "The controller's HTTP client"). HTTP/2 over node:http2 measured no cheaper
- * than undici on either side ("The controller's protocol"), so the controller speaks HTTP/1.1 to
- * every server, as client-go does with DISABLE_HTTP2; a watch holds a connection of its own.
+ * the same through its handler objects, its wasm parser and several layers per chunk; this client
+ * spends a quarter to a third less CPU per request, which the API server, sharing the cores, gets
+ * (docs/performance.md, "The controller's HTTP client"). node:http2 saved the client less and cost
+ * the server more per request, so the controller speaks HTTP/1.1 to every server, as client-go does
+ * with DISABLE_HTTP2; a watch holds a connection of its own.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
+import { abortError, Exchange, type BodySink, type Http1Request, type Reply } from './http1-exchange.js';
+import { bodyLength, IDLE_MS, idleMsFor, parseHead } from './http1-head.js';
 
-export interface Reply {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  /** The whole body; empty when a sink took it (a streamed 2xx reply). */
-  body: Buffer;
-  /** Ends a streamed reply early (its sink then sees `end` with an AbortError); a no-op otherwise. */
-  stop(): void;
-}
-
-/** Where a streamed 2xx reply's body goes, chunk by chunk. */
-export interface BodySink {
-  data(chunk: Buffer): void;
-  /** Once: without an error when the body ended, with one when it failed or was stopped. */
-  end(err?: Error): void;
-}
-
-export interface Http1Request {
-  method: string;
-  /** Path and query. */
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-  /** Longest silence of the server while the request is open before it fails (ms; 0 = none, for watches). */
-  bodyTimeoutMs?: number;
-}
+export type { BodySink, Http1Request, Reply } from './http1-exchange.js';
 
 /** Where connections go: the origin and, for https, the TLS options of every connection. */
 export interface Http1Target {
@@ -46,9 +23,6 @@ export interface Http1Target {
 
 /** A response head larger than this is refused (Go's http.Transport allows 1 MiB). */
 const MAX_HEAD_BYTES = 1 << 20;
-/** An idle connection is closed after this long unless the server's Keep-Alive header asks for less (undici's default). */
-const IDLE_MS = 4000;
-const EMPTY = Buffer.alloc(0);
 const CRLF2 = Buffer.from('\r\n\r\n');
 
 const enum Mode {
@@ -59,107 +33,6 @@ const enum Mode {
   ChunkEnd,
   Trailers,
   UntilClose,
-}
-
-function abortError(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
-}
-
-/** One request and its reply; `conn` is the connection carrying it. */
-class Exchange {
-  statusCode = 0;
-  headers: IncomingHttpHeaders = {};
-  /** Bytes of the reply were seen (a failure after that cannot be retried on another connection). */
-  answered = false;
-  conn: Connection | undefined;
-  private streaming = false;
-  private done = false;
-  private readonly chunks: Buffer[] = [];
-  private readonly onAbort = (): void => this.abort(abortError(this.signal));
-
-  constructor(
-    private readonly pool: Http1Pool,
-    readonly req: Http1Request,
-    private readonly signal: AbortSignal | undefined,
-    private readonly sink: BodySink | undefined,
-    private readonly settle: { resolve: (r: Reply) => void; reject: (e: Error) => void },
-  ) {
-    signal?.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  /** Sends the request on a free connection, or a new one. */
-  start(): void {
-    this.answered = false;
-    this.conn = this.pool.acquire();
-    this.conn.send(this);
-  }
-
-  abort(err: Error): void {
-    if (this.conn) this.conn.abort(this, err);
-    else this.finish(err);
-  }
-
-  head(statusCode: number, headers: IncomingHttpHeaders): void {
-    this.statusCode = statusCode;
-    this.headers = headers;
-    if (this.sink && statusCode >= 200 && statusCode <= 299) {
-      this.streaming = true;
-      this.settle.resolve({ statusCode, headers, body: EMPTY, stop: () => this.abort(abortError(undefined)) });
-    }
-  }
-
-  data(chunk: Buffer): void {
-    if (this.streaming) this.sink?.data(chunk);
-    else this.chunks.push(chunk);
-  }
-
-  finish(err?: Error): void {
-    if (this.done) return;
-    this.done = true;
-    this.signal?.removeEventListener('abort', this.onAbort);
-    if (this.streaming) this.sink?.end(err);
-    else if (err) this.settle.reject(err);
-    else {
-      const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
-      this.settle.resolve({ statusCode: this.statusCode, headers: this.headers, body, stop: () => {} });
-    }
-  }
-}
-
-/** Parses a response head (status line and fields); undefined when it is not HTTP/1.x. */
-function parseHead(text: string): { version: number; status: number; headers: IncomingHttpHeaders } | undefined {
-  const lines = text.split('\r\n');
-  const m = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0] ?? '');
-  if (!m) return undefined;
-  const headers: IncomingHttpHeaders = {};
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const colon = line.indexOf(':');
-    if (colon <= 0) return undefined;
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const prev = headers[name];
-    if (name === 'set-cookie') headers['set-cookie'] = [...(prev ?? []), value];
-    else headers[name] = prev === undefined ? value : `${prev as string}, ${value}`;
-  }
-  return { version: Number(m[1]), status: Number(m[2]), headers };
-}
-
-/** Idle time the server's `Keep-Alive: timeout=N` allows us, less a second for the race; IDLE_MS at most. */
-function idleMsFor(headers: IncomingHttpHeaders): number {
-  const m = /timeout=(\d+)/i.exec(String(headers['keep-alive'] ?? ''));
-  return m ? Math.max(0, Math.min(IDLE_MS, Number(m[1]) * 1000 - 1000)) : IDLE_MS;
-}
-
-/** How the reply's body is framed (RFC 9112 section 6.3): its length, chunked, until the server closes, or a broken length. */
-function bodyLength(method: string, status: number, headers: IncomingHttpHeaders): number | 'chunked' | 'close' | 'invalid' {
-  if (method === 'HEAD' || status === 204 || status === 304) return 0;
-  const te = headers['transfer-encoding'];
-  if (te !== undefined) return /(?:^|,)\s*chunked\s*$/i.test(te) ? 'chunked' : 'close';
-  const cl = headers['content-length'];
-  if (cl === undefined) return 'close';
-  return /^\d{1,15}$/.test(cl) ? Number(cl) : 'invalid';
 }
 
 class Connection {
@@ -384,7 +257,7 @@ export class Http1Pool {
     if (/\s/.test(req.path)) return Promise.reject(new Error('request path holds white space'));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.closed) return Promise.reject(new Error('the connection pool is closed'));
-    return new Promise((resolve, reject) => new Exchange(this, req, signal, sink, { resolve, reject }).start());
+    return new Promise((resolve, reject) => new Exchange(() => this.acquire(), req, signal, sink, { resolve, reject }).start());
   }
 
   /** Closes idle connections now and the others once their reply ended (a superseded TLS config). */
