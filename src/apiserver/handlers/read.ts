@@ -7,12 +7,18 @@ import { type RequestScope, respondList, respondObject } from './scope.js';
 
 /**
  * A GET is the store's read, then the response's write: it takes no async step of its own (each
- * costs every GET a promise, a suspended frame and a turn of the microtask queue).
+ * costs every GET a promise, a suspended frame and a turn of the microtask queue). A store that
+ * serves reads from memory answers at once, and the response is written before this returns.
  */
 export function handleGet(scope: RequestScope): Promise<void> {
   let revision: number | undefined;
   try {
     revision = minimumRevision(scope);
+    const now = revision === undefined ? scope.registry.getNow(scope.info.namespace, scope.info.name ?? '') : undefined;
+    if (now) {
+      respondObject(scope, 200, now, true);
+      return Promise.resolve();
+    }
   } catch (err) {
     return Promise.reject(err as Error);
   }

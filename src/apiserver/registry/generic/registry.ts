@@ -97,6 +97,13 @@ export class GenericRegistry {
     return stored.object;
   }
 
+  /** `get`'s answer at once when the store can tell it (Store.readNow; the 404 thrown at once); undefined: call `get`. */
+  getNow(namespace: string | undefined, name: string): KObject | undefined {
+    const found = this.store.readNow?.(this.key(namespace, name));
+    if (found === null) throw errors.notFound(this.target(name));
+    return found?.object;
+  }
+
   /** Refuses by rejecting, never by throwing. Waits only for the steps that have to (admission, the commit). */
   create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
     try {
