@@ -139,3 +139,34 @@ it("takes a non-pointer field's zero value for its absence, as Go's types do, bu
   expectInvalid(set, 'spec', FORBIDDEN_SPEC);
   expect(set.json.message).toContain('spec.hostNetwork: false -> true');
 });
+
+it('lets a gated pod gain node selector labels and node affinity requirements, and lose or change none', async () => {
+  const TERMS = 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms';
+  const zone = { key: 'zone', operator: 'In', values: ['a'] };
+  const disk = { key: 'disk', operator: 'Exists' };
+  const affinity = (...terms: unknown[][]) => ({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })) } } });
+  await admin('POST', `${NS}/pods`, {
+    metadata: { name: 'g' },
+    spec: { containers: [{ name: 'c', image: 'app:1' }], schedulingGates: [{ name: 'example.com/quota' }], nodeSelector: { tier: 'web' }, affinity: affinity([zone]) },
+  });
+  const patch = (spec: unknown) => alice('PATCH', `${NS}/pods/g`, { spec }, MERGE);
+  const expectGatedInvalid = (r: RawResponse, field: string, message: string): void => {
+    expect([r.status, r.json.reason]).toEqual([422, 'Invalid']);
+    expect(r.json.details.causes.map((c: { field: string }) => c.field)).toEqual([field]);
+    expect(r.json.message).toContain(message);
+  };
+
+  const added = await patch({ nodeSelector: { pool: 'blue' }, affinity: affinity([zone, disk]) });
+  expect(added.status).toBe(200);
+  expect([added.json.spec.nodeSelector, added.json.spec.affinity]).toEqual([{ tier: 'web', pool: 'blue' }, affinity([zone, disk])]);
+
+  expectGatedInvalid(await patch({ nodeSelector: { tier: 'db' } }), 'spec.nodeSelector', 'only additions to spec.nodeSelector are allowed (no mutations or deletions)');
+  expectGatedInvalid(await patch({ nodeSelector: { pool: null } }), 'spec.nodeSelector', 'only additions to spec.nodeSelector are allowed (no mutations or deletions)');
+  expectGatedInvalid(await patch({ affinity: affinity([disk, zone]) }), `${TERMS}[0]`, 'only additions are allowed (no mutations or deletions)');
+  expectGatedInvalid(await patch({ affinity: affinity([zone, disk], [disk]) }), TERMS, 'no additions/deletions to non-empty NodeSelectorTerms list are allowed');
+  // Other placement stays immutable, and once ungated so does the node selector.
+  expectInvalid(await alice('PATCH', `${NS}/pods/p`, { spec: { nodeSelector: { pool: 'blue' } } }, MERGE), 'spec', FORBIDDEN_SPEC);
+  expect((await patch({ schedulingGates: [] })).status).toBe(200);
+  const ungated = await patch({ nodeSelector: { more: 'x' } });
+  expect([ungated.status, ungated.json.details.causes[0].field]).toEqual([422, 'spec']);
+});

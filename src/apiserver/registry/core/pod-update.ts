@@ -1,8 +1,9 @@
 /**
  * What an update of a pod may change, as upstream's ValidatePodUpdate: the spec is immutable but for
  * container and init container images, activeDeadlineSeconds (set, or lowered), tolerations (added,
- * or an existing one's tolerationSeconds), scheduling gates (removed) and a negative
- * terminationGracePeriodSeconds set to 1; the mirror pod annotation can be neither added, changed nor
+ * or an existing one's tolerationSeconds), scheduling gates (removed), a negative
+ * terminationGracePeriodSeconds set to 1, and on a pod still gated its node selector and required
+ * node affinity (extended only); the mirror pod annotation can be neither added, changed nor
  * removed. So `spec.nodeName` is set only through pods/binding, and nobody who may update a pod can
  * move it to another node or make it name other Secrets, ConfigMaps or service accounts, which
  * would hand them to the node it runs on (the Node authorizer's graph).
@@ -38,6 +39,7 @@ export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
   }
   errs.push(...onlyAddedTolerations(spec.tolerations ?? [], oldSpec.tolerations ?? []), ...onlyDeletedGates(list(spec.schedulingGates), list(oldSpec.schedulingGates)));
   const munged = withAllowedChangesUndone(spec, oldSpec);
+  errs.push(...gatedPlacementUpdates(munged, oldSpec));
   if (!semanticEqual(munged, oldSpec, specZeros)) errs.push(forbidden('spec', `pod updates may not change fields other than ${MUTABLE_FIELDS}\n${difference(oldSpec, munged)}`));
   return errs;
 }
@@ -108,6 +110,51 @@ function withAllowedChangesUndone(spec: PodSpec, old: PodSpec): PodSpec {
   const grace = old.terminationGracePeriodSeconds;
   if (grace !== undefined && grace < 0 && spec.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = grace;
   return munged;
+}
+
+const TERMS = 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms';
+
+/**
+ * A gated pod (the old spec has scheduling gates) may gain node selector labels and node affinity
+ * requirements, and lose or change none, so what schedules it once ungated only narrows; `munged`
+ * gets the old ones back for the comparison of the rest, as upstream's ValidatePodUpdate does.
+ */
+function gatedPlacementUpdates(munged: PodSpec, old: PodSpec): FieldError[] {
+  if (list(old.schedulingGates).length === 0) return [];
+  const errs = gatedNodeSelector(munged, old);
+  const oldNode = record(old.affinity).nodeAffinity;
+  const nowAffinity = munged.affinity === undefined || munged.affinity === null ? undefined : record(munged.affinity);
+  if (semanticEqual(nowAffinity?.nodeAffinity, oldNode, specZeros, ['affinity', 'nodeAffinity'])) return errs;
+  errs.push(...nodeAffinityUpdates(nowAffinity?.nodeAffinity, oldNode));
+  if (nowAffinity === undefined) munged.affinity = oldNode === undefined ? undefined : { nodeAffinity: oldNode };
+  else if (old.affinity === undefined && nowAffinity.podAffinity === undefined && nowAffinity.podAntiAffinity === undefined) munged.affinity = undefined;
+  else munged.affinity = { ...nowAffinity, nodeAffinity: oldNode };
+  return errs;
+}
+
+/** Node selector labels: added only. */
+function gatedNodeSelector(munged: PodSpec, old: PodSpec): FieldError[] {
+  if (semanticEqual(munged.nodeSelector, old.nodeSelector, specZeros, ['nodeSelector'])) return [];
+  const now = munged.nodeSelector ?? {};
+  munged.nodeSelector = old.nodeSelector;
+  const kept = Object.entries(old.nodeSelector ?? {}).every(([k, v]) => now[k] === v);
+  return kept ? [] : [invalid('spec.nodeSelector', now, 'only additions to spec.nodeSelector are allowed (no mutations or deletions)')];
+}
+
+/** Required node selector terms, once there are any: the same number, each only extended (its old requirements a prefix of its new). */
+function nodeAffinityUpdates(now: unknown, old: unknown): FieldError[] {
+  const termsOf = (affinity: unknown): unknown[] => list(record(record(affinity).requiredDuringSchedulingIgnoredDuringExecution).nodeSelectorTerms);
+  const before = termsOf(old);
+  if (before.length === 0) return [];
+  const after = termsOf(now);
+  if (after.length !== before.length) return [invalid(TERMS, after, 'no additions/deletions to non-empty NodeSelectorTerms list are allowed')];
+  const onlyExtends = (term: unknown, oldTerm: unknown): boolean =>
+    ['matchExpressions', 'matchFields'].every((f) => {
+      const was = list(record(oldTerm)[f]);
+      const is = list(record(term)[f]);
+      return is.length >= was.length && semanticEqual(is.slice(0, was.length), was, () => false);
+    });
+  return before.flatMap((oldTerm, i) => (onlyExtends(after[i], oldTerm) ? [] : [invalid(`${TERMS}[${i}]`, after[i], 'only additions are allowed (no mutations or deletions)')]));
 }
 
 /** Go's zero values of non-pointer scalar fields, which JSON omits and Semantic.DeepEqual sees as absent. */
