@@ -109,4 +109,14 @@ describe('etcd values', () => {
     expect(relayed.object).toStrictEqual(decode(value, 4));
     expect(compactJson(relayed.object)).toBe(JSON.stringify(relayed.object));
   });
+
+  it("relays a value this replica encoded itself (its caller compared the octets) to the same text, and refuses any other that is not JSON", () => {
+    const json = encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '2' }, data: { k: 'v' } });
+    const own = relay(json, 9, true) as RelayedValue;
+    expect(own).toBeInstanceOf(RelayedValue);
+    expect(own.text).toBe((relay(json, 9) as RelayedValue).text);
+    expect(own.object).toStrictEqual(decode(json, 9));
+    const cut = Buffer.from('{"kind":"ConfigMap","metadata":{"name":"a"},"data":');
+    expect(() => relay(cut, 9)).toThrow(/not JSON/);
+  });
 });

@@ -77,6 +77,12 @@ export class EtcdStore implements Store {
   private readonly values: EtcdValues;
   private readonly recent = new RecentObjects();
   private readonly previous: PreviousStates;
+  /**
+   * The JSON of this replica's creates and updates still waiting for etcd's reply, by etcd key: etcd
+   * often sends a write's watch event before its reply, and a value with these very octets is known
+   * JSON without scanning it (etcd-value.ts `relay`).
+   */
+  private readonly writing = new Map<string, Buffer>();
 
   private constructor(
     private readonly kv: EtcdKv,
@@ -143,7 +149,7 @@ export class EtcdStore implements Store {
     const value = this.values.seal(key, etcdKey.toString(), json);
     const leasing = this.leaseFor(key);
     const lease = leasing && (await leasing);
-    const res = await this.txn('create', key, {
+    const res = await this.writingTxn('create', key, etcdKey, json, {
       compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: 0 }],
       success: [{ request_put: { key: etcdKey, value, lease } }],
       failure: [{ request_range: { key: etcdKey } }],
@@ -161,7 +167,7 @@ export class EtcdStore implements Store {
     const value = this.values.seal(key, etcdKey.toString(), json);
     const leasing = this.leaseFor(key);
     const lease = leasing && (await leasing);
-    const res = await this.txn('update', key, {
+    const res = await this.writingTxn('update', key, etcdKey, json, {
       compare: [revisionCompare(etcdKey, expectedRevision)],
       success: [{ request_put: { key: etcdKey, value, lease } }],
       failure: [{ request_range: { key: etcdKey } }],
@@ -348,7 +354,8 @@ export class EtcdStore implements Store {
   private relay(key: string, etcdKey: string, value: Uint8Array, revision: number): Revisioned | Promise<Revisioned> {
     const known = this.recent.at(etcdKey, revision);
     if (known) return known;
-    const relayed = this.values.relay(key, value, revision);
+    const mine = this.writing.get(etcdKey);
+    const relayed = this.values.relay(key, value, revision, mine !== undefined && mine.equals(value));
     if (relayed) {
       this.recent.saw(etcdKey, relayed);
       return relayed;
@@ -387,6 +394,18 @@ export class EtcdStore implements Store {
       }
     }
     return new StoreError('Conflict', key, `key ${key} is at revision ${revision}, expected ${expected}`, revision);
+  }
+
+  /** A create's or update's transaction, its JSON known (`writing`) until etcd replies. */
+  private writingTxn(operation: EtcdOperation, key: string, etcdKey: Buffer, json: Buffer, req: TxnRequest): Promise<TxnResponse> {
+    const k = etcdKey.toString();
+    this.writing.set(k, json);
+    const done = (): void => {
+      if (this.writing.get(k) === json) this.writing.delete(k);
+    };
+    const res = this.txn(operation, key, req);
+    res.then(done, done);
+    return res;
   }
 
   private txn(operation: EtcdOperation, key: string, req: TxnRequest): Promise<TxnResponse> {
