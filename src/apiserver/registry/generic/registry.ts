@@ -86,10 +86,13 @@ export class GenericRegistry {
 
   /** The stored object, from the store's index without an async step of its own when it can tell at once. */
   get(namespace: string | undefined, name: string): Promise<KObject> {
-    const key = this.key(namespace, name);
-    const now = this.store.readNow?.(key);
-    if (now === undefined) return this.store.get(key).then((found) => this.found(found, name));
-    return now ? Promise.resolve(now.object) : Promise.reject(errors.notFound(this.target(name)));
+    let now: KObject | undefined;
+    try {
+      now = this.getNow(namespace, name);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return now ? Promise.resolve(now) : this.store.get(this.key(namespace, name)).then((found) => this.found(found, name));
   }
 
   private found(stored: StoredObject | undefined, name: string): KObject {
