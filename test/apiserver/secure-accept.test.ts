@@ -176,6 +176,30 @@ describe.each([
   });
 });
 
+// One accepting thread each, so which connections are the oldest is known.
+describe.each([
+  ['on its own thread', {}],
+  ['behind one TLS front', { tlsFrontWorkers: 1 }],
+] as const)('a secure port %s', (_where, serving) => {
+  it('holds no more waiting connections than its backlog: the oldest are closed, unread, for new ones', async () => {
+    // A paused socket notices no close: redials would fill the process's descriptors with dead ones.
+    const backlog = 32;
+    const port = await secureServer(serving).listen('127.0.0.1', 0, backlog);
+    const silent: RawClient[] = [];
+    for (let i = 0; i < backlog + 8; i++) {
+      silent.push(rawClient(port));
+      await new Promise<void>((resolve) => silent.at(-1)!.socket.once('connect', resolve));
+      await allAccepted(port);
+    }
+    // Long before the handshake wait (10 s), the eight oldest are closed and no newer one.
+    await Promise.all(silent.slice(0, 8).map((c) => c.closed));
+    expect(silent.slice(0, 8).every((c) => c.received === 0)).toBe(true);
+    expect(silent.slice(8).filter((c) => c.socket.destroyed)).toEqual([]);
+    expect(await realRequest(port)).toBe('HTTP/1.1 200 OK');
+  });
+
+});
+
 it(`starts the newest connections' handshakes first, ${HANDSHAKES_PER_TURN} per turn, and in time every one`, async () => {
   const port = await secureServer().listen('127.0.0.1', 0, 511);
   const hello = await clientHello();

@@ -15,6 +15,14 @@
  * finishes the ones it starts, instead of dividing its turns among every connection that came until
  * each finishes too late (the collapse seen in session 11, docs/performance.md).
  *
+ * The queue holds at most the listen backlog's number of connections: past it, the one that waited
+ * longest is closed for each new one. A paused socket reads nothing, so one whose client gave up
+ * (a connect timeout, then a new dial) kept its descriptor until the queue's own limit; behind a TLS
+ * front, whose loop accepts sixteen connections a turn, a 3,000-node join's redials filled the
+ * process's 20,000 descriptors with such sockets, and the front could then reach neither new clients
+ * nor the back (EMFILE; docs/performance.md, session 13). The oldest are the ones newest-first admission
+ * would serve last, and the kernel's queue is no longer either.
+ *
  * The cap counts handshakes started per turn, not handshakes in progress: a handshake waiting for
  * its client costs nothing, and a count of them could be held by clients that send a ClientHello and
  * stall (64 such connections every 10 s would lock everyone out). A connection that sends nothing
@@ -76,7 +84,7 @@ interface NetSocketDefaults {
 
 /** Accepts for `server` (which never listens itself) on ACCEPTORS sockets sharing the port. */
 export async function acceptForTls(server: TlsServer, o: AcceptOptions): Promise<Accepting> {
-  const queue = handshakeQueue(server, o.waitMs ?? HANDSHAKE_WAIT_MS);
+  const queue = handshakeQueue(server, o.waitMs ?? HANDSHAKE_WAIT_MS, o.backlog);
   const { noDelay, keepAlive, keepAliveInitialDelay, highWaterMark, allowHalfOpen } = server as TlsServer & NetSocketDefaults;
   const acceptors = Array.from({ length: ACCEPTORS }, () =>
     createServer({ noDelay, keepAlive, keepAliveInitialDelay, highWaterMark, allowHalfOpen, pauseOnConnect: true }, queue.accepted),
@@ -103,10 +111,21 @@ export async function acceptForTls(server: TlsServer, o: AcceptOptions): Promise
  * The connections accepted and not yet handed to TLS: `unheard` until their first bytes arrive (in
  * the order accepted), then `heard`, ordered by when they were accepted, the newest last.
  */
-function handshakeQueue(server: TlsServer, waitMs: number) {
+function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
   const unheard = new Set<Waiting>();
   let heard: Waiting[] = [];
   let scheduled: NodeJS.Immediate | undefined;
+
+  /** Closes, unread, the connection that has waited longest (the first of either list). */
+  const closeOldest = (): void => {
+    const u = unheard.values().next().value;
+    const h = heard[0];
+    const w = h && (!u || h.since < u.since) ? heard.shift() : u;
+    if (!w) return;
+    unheard.delete(w);
+    w.release();
+    w.socket.destroy();
+  };
 
   const admit = (): void => {
     scheduled = undefined;
@@ -156,6 +175,7 @@ function handshakeQueue(server: TlsServer, waitMs: number) {
 
   return {
     accepted(socket: Socket): void {
+      if (unheard.size + heard.length >= limit) closeOldest();
       const onReadable = (): void => {
         // 'readable' with nothing buffered is the end of the stream: read() lets 'end' follow.
         if (socket.readableLength === 0) {
