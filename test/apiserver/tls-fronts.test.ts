@@ -159,12 +159,13 @@ describe('a server behind TLS fronts', () => {
     const clients = Array.from({ length: 2 * ACCEPTORS }, () => tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: ['http/1.1'] }));
     try {
       await Promise.all(clients.map((c) => new Promise((resolve, reject) => c.once('secureConnect', resolve).once('error', reject))));
-      // Each handed-over connection is one the back accepted on one of its sockets (ss: the local path).
+      // Each handed-over connection is one the back accepted on one of its sockets: /proc/net/unix
+      // lists it connected (state 03) with that socket's path.
       const paths = new Set<string>();
       await until('connections on every back socket', () => {
-        for (const line of spawnSync('ss', ['-xH', 'state', 'established'], { encoding: 'utf8' }).stdout.split('\n')) {
-          const local = line.split(/\s+/).find((f) => f.startsWith(`${socketDir!}/`));
-          if (local) paths.add(path.basename(local));
+        for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n')) {
+          const fields = line.trim().split(/\s+/);
+          if (fields[5] === '03' && fields[7]?.startsWith(`${socketDir!}/`)) paths.add(path.basename(fields[7]));
         }
         return paths.size === ACCEPTORS;
       });
