@@ -16,7 +16,7 @@ describe('DecodedBodies', () => {
   const body = (token: string): Buffer => Buffer.from(JSON.stringify({ kind: 'TokenReview', spec: { token } }));
 
   it('decodes bytes seen before once, and hands every caller the same frozen result', () => {
-    const memo = new DecodedBodies(8);
+    const memo = new DecodedBodies(8, 4096);
     const c = counting();
     const first = memo.decode(body('a'), 'application/json', true, c.decode(body('a')));
     const again = memo.decode(body('a'), 'application/json', true, c.decode(body('a')));
@@ -31,7 +31,7 @@ describe('DecodedBodies', () => {
   });
 
   it('never answers a body with another one that shares its end', () => {
-    const memo = new DecodedBodies(8);
+    const memo = new DecodedBodies(8, 4096);
     const c = counting();
     const tail = 'x'.repeat(64);
     const one = Buffer.from(`{"spec":{"token":"1${tail}"}}`);
@@ -43,7 +43,7 @@ describe('DecodedBodies', () => {
   });
 
   it('remembers no failed decode, keeps its own copy of the bytes, and stays bounded', () => {
-    const memo = new DecodedBodies(4);
+    const memo = new DecodedBodies(4, 4096);
     const fail = (): DecodedBody => {
       throw new Error('bad body');
     };
@@ -59,5 +59,14 @@ describe('DecodedBodies', () => {
     expect(c.calls).toBe(1);
     for (let i = 0; i < 10; i++) memo.decode(body(`t${i}`), undefined, false, c.decode(body(`t${i}`)));
     expect(memo.size).toBe(4);
+  });
+
+  it('keeps no body larger than its limit: each is decoded afresh and nothing is held', () => {
+    const memo = new DecodedBodies(8, 64);
+    const c = counting();
+    const large = body('y'.repeat(100));
+    const first = memo.decode(large, undefined, false, c.decode(large));
+    expect(memo.decode(large, undefined, false, c.decode(large))).not.toBe(first);
+    expect([c.calls, memo.size]).toEqual([2, 0]);
   });
 });

@@ -6,6 +6,8 @@
  * without parsing or walking it again. Decoding errors are not remembered (each attempt fails afresh).
  * An entry is found by the body's last bytes (for a review, the end of the token's signature, which
  * is random), then the whole body is compared: a body differing in any byte is decoded afresh.
+ * Only bodies up to `maxBytes` are kept, so what a caller can make the memo hold is bounded by count
+ * times that size, not by the request body limit.
  */
 import { BoundedMap } from '../../lib/bounded-map.js';
 import { deepFreeze } from '../../lib/json.js';
@@ -24,7 +26,10 @@ interface Entry {
 export class DecodedBodies {
   private readonly byTail: BoundedMap<string, Entry>;
 
-  constructor(limit: number) {
+  constructor(
+    limit: number,
+    private readonly maxBytes: number,
+  ) {
     this.byTail = new BoundedMap(limit);
   }
 
@@ -34,6 +39,7 @@ export class DecodedBodies {
 
   /** `decode()`'s result for these bytes, decoded once; its object is frozen and shared by every caller. */
   decode(bytes: Buffer, contentType: string | undefined, unknownFields: boolean, decode: () => DecodedBody): DecodedBody {
+    if (bytes.length > this.maxBytes) return decode();
     const tail = bytes.toString('latin1', Math.max(0, bytes.length - TAIL));
     const known = this.byTail.get(tail);
     if (known && known.contentType === contentType && known.unknownFields === unknownFields && known.bytes.equals(bytes)) return known.decoded;

@@ -21,6 +21,8 @@ function gvkOf(scope: RequestScope): Gvk {
 
 /** Bodies remembered per virtual create: a few hundred tokens reviewed over and over, about 3 KB each. */
 const DECODED_BODIES = 512;
+/** The largest body remembered (a review of a service-account token is 1-3 KB): at most 8 MiB in all. */
+const DECODED_BODY_MAX_BYTES = 16 * 1024;
 
 /** The decoded bodies of each virtual create that only reads its body, by the bytes. */
 const remembered = new WeakMap<VirtualCreate, DecodedBodies>();
@@ -28,7 +30,7 @@ const remembered = new WeakMap<VirtualCreate, DecodedBodies>();
 function memoOf(virtual: VirtualCreate): DecodedBodies | undefined {
   if (!virtual.readsBodyOnly) return undefined;
   let memo = remembered.get(virtual);
-  if (!memo) remembered.set(virtual, (memo = new DecodedBodies(DECODED_BODIES)));
+  if (!memo) remembered.set(virtual, (memo = new DecodedBodies(DECODED_BODIES, DECODED_BODY_MAX_BYTES)));
   return memo;
 }
 
