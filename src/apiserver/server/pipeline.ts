@@ -4,12 +4,11 @@
  * then health, metrics, static documents, discovery or the resource handlers. Failures are thrown
  * as ApiErrors; the server answers them.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { UserInfo } from '../../api/meta.js';
 import type { Logger } from '../../log/logger.js';
-import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
-import { ANONYMOUS_USER } from '../authentication/request-authenticator.js';
+import type { Authenticator } from '../authentication/types.js';
 import type { RequestAudit } from '../audit/request.js';
 import type { Authorizer, Decision } from '../authorization/authorizer.js';
 import { serveDiscovery } from '../discovery/index.js';
@@ -17,7 +16,7 @@ import { FLOW_CONTROL_DEFAULTS, FlowControl, queueWaitLimitMs, type FlowControlO
 import type { RequestScope } from '../handlers/scope.js';
 import { errors } from '../http/errors.js';
 import { writeBody } from '../http/http-io.js';
-import { closeConnectionAfter, distinctHeaders, isHttp2, peerOf, requestHost } from '../http/connection.js';
+import { requestHost } from '../http/connection.js';
 import type { ApiServerMetrics, RequestTracker } from '../http/metrics.js';
 import { parseRequestInfo, requestPath, requestQuery, type RequestInfo, type RequestQuery } from '../http/request-info.js';
 import type { Registries } from '../registry/registries.js';
@@ -28,7 +27,8 @@ import { health, isHealthPath, type HealthCheck } from './health.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RequestDeadlines, requestDeadlineMs } from './request-timeout.js';
 import { routeResource } from './routes.js';
 import { authorizeNow } from '../authorization/authorizer.js';
-import { isPromise, then, type MaybePromise } from '../../lib/maybe-promise.js';
+import { isPromise } from '../../lib/maybe-promise.js';
+import { authenticateRequest, type AuthenticationStep } from './pipeline-authentication.js';
 
 /** The server options the pipeline reads. */
 export interface PipelineOptions {
@@ -61,38 +61,6 @@ export interface StaticRoute {
   body: string;
 }
 
-/**
- * HTTP/2 costs the server more than HTTP/1.1 and is open to abuse (CVE-2023-44487): as
- * kube-apiserver does, a caller who is not authenticated (401 or anonymous) gets this one request
- * on its connection, then a GOAWAY. `caller`: who authenticated (the impersonator, if any).
- */
-function unauthenticatedHttp2(req: IncomingMessage, res: ServerResponse, caller: UserInfo | undefined): void {
-  if (isHttp2(req) && (caller === undefined || caller.username === ANONYMOUS_USER.username)) closeConnectionAfter(req, res);
-}
-
-/**
- * What authentication reads of a request. A class, so that `headersDistinct` is a getter on its
- * prototype: a getter in an object literal defines an accessor on every request's object, a runtime
- * call that cost about 1% of a GET.
- */
-class PipelineAuthenticationRequest implements AuthenticationRequest {
-  readonly headers: IncomingHttpHeaders;
-  readonly clientCertificateChain: Uint8Array[];
-  impersonator?: UserInfo;
-  constructor(
-    private readonly req: IncomingMessage,
-    readonly path: string,
-  ) {
-    this.headers = req.headers;
-    this.clientCertificateChain = peerOf(req).chain;
-  }
-
-  /** Built on first read (by Node over HTTP/1.1): only impersonation reads it. */
-  get headersDistinct(): NodeJS.Dict<string[]> {
-    return distinctHeaders(this.req);
-  }
-}
-
 /** What the pipeline knows of a request on arrival. */
 interface Arrival {
   url: RequestQuery;
@@ -100,15 +68,6 @@ interface Arrival {
   tracker: RequestTracker | undefined;
   audit: RequestAudit | undefined;
   queueUntil: number;
-}
-
-/** A request being authenticated. */
-interface Authenticating {
-  req: IncomingMessage;
-  res: ServerResponse;
-  info: RequestInfo;
-  audit: RequestAudit | undefined;
-  request: PipelineAuthenticationRequest;
 }
 
 /** What runs on a flow-control seat is given. */
@@ -125,6 +84,7 @@ export class Pipeline {
   private readonly watches = new Set<() => void>();
   private readonly flowControl: FlowControl;
   private readonly deadlines: RequestDeadlines;
+  private readonly authentication: AuthenticationStep;
   constructor(
     private readonly opts: PipelineOptions,
     private readonly registries: Registries,
@@ -132,6 +92,7 @@ export class Pipeline {
   ) {
     this.flowControl = new FlowControl({ ...FLOW_CONTROL_DEFAULTS, ...opts.flowControl, registry: opts.metricsRegistry });
     this.deadlines = new RequestDeadlines(opts.logger);
+    this.authentication = { authenticator: opts.authenticator, metrics };
   }
 
   /** The server closes: the watches it serves end, flow control stops sampling the event loop, deadlines are no longer timed. */
@@ -163,7 +124,7 @@ export class Pipeline {
   private serveRequest(req: IncomingMessage, res: ServerResponse, r: Arrival): Promise<void> {
     // Health endpoints too are authenticated and authorized, as upstream's: anonymous probes are
     // system:anonymous there (system:public-info-viewer), and --anonymous-auth=false closes them.
-    const user = this.authenticate(req, res, r.info, r.audit);
+    const user = authenticateRequest(this.authentication, req, res, r.info, r.audit);
     return isPromise(user) ? user.then((known) => this.serveAuthenticated(req, res, r, known)) : this.serveAuthenticated(req, res, r, user);
   }
 
@@ -265,52 +226,6 @@ export class Pipeline {
     res.statusCode = found.status;
     for (const [k, v] of Object.entries(found.headers)) res.setHeader(k, v);
     res.end(found.body);
-  }
-
-  /** The caller, at once when the authenticator knows it at once (and the audit stores at once). */
-  private authenticate(req: IncomingMessage, res: ServerResponse, info: RequestInfo, audit: RequestAudit | undefined): MaybePromise<UserInfo> {
-    const request = new PipelineAuthenticationRequest(req, info.path);
-    const a: Authenticating = { req, res, info, audit, request };
-    const authenticator = this.opts.authenticator;
-    let user: MaybePromise<UserInfo | undefined>;
-    try {
-      user = authenticator.authenticateNow ? authenticator.authenticateNow(request) : authenticator.authenticate(request);
-    } catch (err) {
-      return this.authenticationFailed(a, err);
-    }
-    if (!isPromise(user)) return this.authenticated(a, user);
-    return user.then(
-      (known) => this.authenticated(a, known),
-      (err: unknown) => this.authenticationFailed(a, err),
-    );
-  }
-
-  /** The authenticator refused the credentials (401) or the impersonation (403 or 400). */
-  private async authenticationFailed({ req, res, info, audit, request }: Authenticating, err: unknown): Promise<never> {
-    this.metrics?.authenticated(undefined, true);
-    unauthenticatedHttp2(req, res, request.impersonator);
-    // A refused impersonation is the caller's request, audited as such; bad credentials have no caller.
-    if (request.impersonator) await audit?.authenticated(info, request.impersonator);
-    else await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
-    throw err;
-  }
-
-  /** The authenticator answered: no credentials is a 401; a caller is audited (RequestReceived) and goes on. */
-  private authenticated({ req, res, info, audit, request }: Authenticating, user: UserInfo | undefined): MaybePromise<UserInfo> {
-    this.metrics?.authenticated(user?.username, false);
-    unauthenticatedHttp2(req, res, request.impersonator ?? user);
-    if (!user) return this.noCredentials(info, audit, request);
-    if (!audit) return user;
-    const stored = audit.authenticated(info, request.impersonator ?? user, request.impersonator && user);
-    return then(stored, (ok) => {
-      if (!ok) throw errors.internal(new Error('failed to store audit event'));
-      return user;
-    });
-  }
-
-  private async noCredentials(info: RequestInfo, audit: RequestAudit | undefined, request: PipelineAuthenticationRequest): Promise<never> {
-    await audit?.authenticationFailed(info, request.clientCertificateChain.length > 0);
-    throw errors.unauthorized();
   }
 
   /** Throws the 403 of a denied request; a promise only while the authorizer's decision is to come. */
