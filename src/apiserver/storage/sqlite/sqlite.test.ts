@@ -251,9 +251,11 @@ describe('SqliteStore', () => {
     it('fails writes in flight and later ones, instead of hanging, when the writer thread is gone', async () => {
       const store = await SqliteStore.open(file);
       await store.create('/r/a', obj('a', '1'));
+      // The thread is stopped before it can take the next write, which is then in flight and never
+      // answered (stopped after a setImmediate, it sometimes committed and answered that write first).
+      const stopped = (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker.terminate();
       const pending = store.create('/r/b', obj('b', '1'));
-      await new Promise((resolve) => setImmediate(resolve));
-      await (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker.terminate();
+      await stopped;
       await expect(pending).rejects.toThrow(/writer thread exited/);
       await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
       expect(store.currentRevision()).toBe(1);
