@@ -38,6 +38,11 @@ export interface Authenticator {
   authenticateNow?(req: AuthenticationRequest): MaybePromise<UserInfo | undefined>;
 }
 
+/** The authenticator's answer, at once when it can give one (authenticateNow), else as a promise. */
+export function authenticateNow(authenticator: Authenticator, req: AuthenticationRequest): MaybePromise<UserInfo | undefined> {
+  return authenticator.authenticateNow ? authenticator.authenticateNow(req) : authenticator.authenticate(req);
+}
+
 /**
  * Read access to stored objects, for authenticators, the authorizer and strategies that consult
  * other objects; typed by the resource (a plain ResourceInfo reads KObjects).

@@ -11,7 +11,7 @@ import { isPromise, promised, then, type MaybePromise } from '../../lib/maybe-pr
 import { authorizeNow, type AuthorizationAttributes, type Authorizer, type Decision } from '../authorization/authorizer.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED } from '../authentication/request-authenticator.js';
 import { splitServiceAccountUsername } from '../authentication/sa-token.js';
-import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
+import { authenticateNow, type AuthenticationRequest, type Authenticator } from '../authentication/types.js';
 
 const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
@@ -166,7 +166,6 @@ export function createImpersonatingAuthenticator(inner: Authenticator, authorize
     }
     return authorizeEach(authorizer, caller, reqs, 0);
   };
-  const authenticateNow = (req: AuthenticationRequest): MaybePromise<UserInfo | undefined> =>
-    then(inner.authenticateNow ? inner.authenticateNow(req) : inner.authenticate(req), (caller) => impersonate(req, caller));
-  return { authenticate: (req) => promised(() => authenticateNow(req)), authenticateNow };
+  const answerNow = (req: AuthenticationRequest): MaybePromise<UserInfo | undefined> => then(authenticateNow(inner, req), (caller) => impersonate(req, caller));
+  return { authenticate: (req) => promised(() => answerNow(req)), authenticateNow: answerNow };
 }

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
 import { ANONYMOUS_USER } from '../authentication/request-authenticator.js';
-import type { AuthenticationRequest, Authenticator } from '../authentication/types.js';
+import { authenticateNow, type AuthenticationRequest, type Authenticator } from '../authentication/types.js';
 import type { RequestAudit } from '../audit/request.js';
 import { closeConnectionAfter, distinctHeaders, isHttp2, peerOf } from '../http/connection.js';
 import { errors } from '../http/errors.js';
@@ -74,7 +74,7 @@ export function authenticateRequest(
   const a: Authenticating = { req, res, info, audit, request, metrics };
   let user: MaybePromise<UserInfo | undefined>;
   try {
-    user = authenticator.authenticateNow ? authenticator.authenticateNow(request) : authenticator.authenticate(request);
+    user = authenticateNow(authenticator, request);
   } catch (err) {
     return authenticationFailed(a, err);
   }
