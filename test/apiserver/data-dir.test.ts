@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DataDirInUseError, lockDataDir, PID_FILE, securePrivateDir } from '../../src/apiserver/server/data-dir.js';
+import { DataDirInUseError, lockDataDir, PID_FILE, securePrivateDir, tighten } from '../../src/apiserver/server/data-dir.js';
 
 let dir: string;
 beforeEach(() => {
@@ -49,4 +49,13 @@ it('takes over the pid file of a process that is gone, and releases it', () => {
   expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
   release();
   lockDataDir(dir)();
+});
+
+it("leaves a file that is gone since the directory was listed (another replica's renamed temporary file)", () => {
+  const gone = path.join(dir, 'apiserver.crt.123.tmp');
+  expect(tighten(gone, 0o644)).toBe(false);
+  writeFileSync(gone, 'x');
+  chmodSync(gone, 0o666);
+  expect(tighten(gone, 0o644)).toBe(true);
+  expect(mode(gone)).toBe('644');
 });

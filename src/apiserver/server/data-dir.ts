@@ -23,11 +23,20 @@ export class DataDirInUseError extends Error {
   }
 }
 
-/** Removes group/other bits beyond `allowed`; returns whether the mode changed. */
-function tighten(file: string, allowed: number): boolean {
-  const mode = statSync(file).mode & 0o777;
-  if ((mode & ~allowed) === 0) return false;
-  chmodSync(file, mode & allowed);
+/**
+ * Removes group/other bits beyond `allowed`; returns whether the mode changed. A file gone since the
+ * directory was listed is left: replicas sharing a data directory rename their temporary files into
+ * place while another one starts and walks it.
+ */
+export function tighten(file: string, allowed: number): boolean {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  if (!stat || (stat.mode & 0o777 & ~allowed) === 0) return false;
+  try {
+    chmodSync(file, stat.mode & 0o777 & allowed);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
   return true;
 }
 
