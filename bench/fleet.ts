@@ -72,6 +72,11 @@ export interface PhaseResult {
   getMs: LatencySummary;
   listMs: LatencySummary;
   leaseRenewMs: LatencySummary;
+  /**
+   * Of every kind, the requests that had waited for their connection (the first on each): what waits
+   * between a handshake the client saw done and the server reading the connection (a TLS front's hand-over).
+   */
+  firstOnConnectionMs: LatencySummary;
   /** Requests' waits for a new connection (TCP and TLS handshakes), outside the latencies above. */
   connectWaitMs: LatencySummary;
   maxLeaseAgeSeconds: number;
@@ -255,6 +260,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
       getMs: summarize(d.get),
       listMs: summarize(d.list),
       leaseRenewMs: summarize(d.lease),
+      firstOnConnectionMs: summarize(d.firstOnConnection),
       connectWaitMs: summarize(d.connectWait),
       maxLeaseAgeSeconds: round(d.maxLeaseAgeSeconds, 1),
       errors: d.errors,
@@ -420,6 +426,7 @@ export function formatFleetTable(r: FleetResult): string {
         String(x.seconds),
         String(x.requests),
         String(x.mutatingMs.p99),
+        String(x.firstOnConnectionMs.p99),
         `${x.leaseRenewMs.p99}/${x.leaseRenewMs.max}`,
         String(x.getMs.p99),
         String(x.listMs.p99),
@@ -439,7 +446,7 @@ export function formatFleetTable(r: FleetResult): string {
       ],
     ];
   });
-  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'accept queue max', 'oldest lease s', 'errors', '429s all/Lease/max Retry-After s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
+  const head = ['scenario', 's', 'requests', 'mut p99 ms', 'first on conn p99', 'lease p99/max ms', 'get p99', 'list p99', 'conn wait p99', 'accept queue max', 'oldest lease s', 'errors', '429s all/Lease/max Retry-After s', 'conns/node', 'up CPU % all/main/controller', 'up CPU ms/node all/main', 'main ms/Lease renewal', 'up RSS MB', 'gen lag p99 ms', 'gen CPU %', 'CPU pressure %'];
   const verdict = Object.entries(r.slo).map(([k, ok]) => `${ok ? 'ok' : 'BROKEN'} ${k}`);
   const bare = `bare server: ${r.bareConnectionCpuMs} ms CPU per client-certificate connection; up CPU per node = ${r.ratios.joinCpuPerNodeInBareConnections} of them in the join, ${r.ratios.rotationCpuPerNodeInBareConnections} in the rotation`;
   return [`fleet: ${r.nodes} nodes over ${r.protocol} (${r.params.workers} simulator processes), join storm ${r.joinStormSeconds ?? 'not reached'} s, load average ${r.loadAverage.join(' ')} (shared machine: absolute figures are noisy)`, formatTable(head, rows), bare, verdict.join(', ')].join('\n');

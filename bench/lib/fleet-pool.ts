@@ -28,6 +28,8 @@ export interface WorkerSamples {
   get: number[];
   list: number[];
   lease: number[];
+  /** Latencies of the requests that had waited for their connection (the first on each), of every kind. */
+  firstOnConnection: number[];
   /** Requests' waits for a new connection to be ready. */
   connectWait: number[];
   errors: number;
@@ -184,6 +186,7 @@ export class FleetPool {
       get: all.flatMap((s) => s.get),
       list: all.flatMap((s) => s.list),
       lease: all.flatMap((s) => s.lease),
+      firstOnConnection: all.flatMap((s) => s.firstOnConnection),
       connectWait: all.flatMap((s) => s.connectWait),
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,

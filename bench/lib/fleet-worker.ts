@@ -15,13 +15,14 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, errorKinds: {} as Record<string, number>, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], firstOnConnection: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, errorKinds: {} as Record<string, number>, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
   }
 
-  latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void {
+  latency(kind: RequestKind, ms: number, leaseRenewal: boolean, firstOnConnection: boolean): void {
     if (Date.now() - ms < this.from) return;
     this.data[kind].push(ms);
     if (leaseRenewal) this.data.lease.push(ms);
+    if (firstOnConnection) this.data.firstOnConnection.push(ms);
   }
 
   connectWait(ms: number): void {

@@ -20,8 +20,11 @@ export type RequestKind = 'mutating' | 'get' | 'list';
 
 /** Where every simulated request is counted. */
 export interface FleetRecorder {
-  /** A request's latency from the moment its connection was ready (SIG Scalability's SLI: from when the server gets it). */
-  latency(kind: RequestKind, ms: number, leaseRenewal: boolean): void;
+  /**
+   * A request's latency from the moment its connection was ready (SIG Scalability's SLI: from when the
+   * server gets it); `firstOnConnection`: it had waited for that connection (the first sent on it).
+   */
+  latency(kind: RequestKind, ms: number, leaseRenewal: boolean, firstOnConnection: boolean): void;
   /** How long a request waited for its new connection (TCP and TLS handshakes) before it could be sent. */
   connectWait(ms: number): void;
   error(what: string): void;
@@ -178,7 +181,7 @@ export class SimKubelet {
       }
       if (res.connectWaitMs > 0) this.rec.connectWait(res.connectWaitMs);
       if (res.status < 200 || res.status > 299) throw new HttpError(res.status, text);
-      this.rec.latency(kind, performance.now() - started - res.connectWaitMs, opts.lease ?? false);
+      this.rec.latency(kind, performance.now() - started - res.connectWaitMs, opts.lease ?? false, res.connectWaitMs > 0);
       return JSON.parse(text) as Obj;
     }
   }

@@ -75,6 +75,14 @@ describe("bench/lib/fleet-worker's counts", () => {
     expect(rec.take()).toMatchObject({ throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0 });
   });
 
+  it('keeps apart the latencies of requests that waited for their connection, whatever their kind', () => {
+    const rec = new Recorder();
+    rec.latency('mutating', 900, false, true);
+    rec.latency('mutating', 20, true, false);
+    rec.latency('get', 700, false, true);
+    expect(rec.take()).toMatchObject({ mutating: [900, 20], get: [700], lease: [20], firstOnConnection: [900, 700] });
+  });
+
   it("times each node's first Lease renewal after the restart's stop, once, from the stop", () => {
     const slice = new FleetSlice(target, [
       { name: 'a', ip: '10.0.0.1' },
