@@ -13,6 +13,7 @@
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { workerModule } from '../../../lib/worker-module.js';
+import { StoreError } from '../store.js';
 import type { Failure, Reply, Request, StoredFile, WorkerData, WriteRow, WriterOptions } from './sqlite-worker.js';
 
 interface Waiter {
@@ -38,7 +39,7 @@ export class SqliteWriter {
     port.on('message', (reply: Reply) => this.onReply(reply));
     // Idle, the channel must not keep the process alive; commits in flight do (see commit).
     port.unref();
-    worker.on('error', (err) => this.stop(err));
+    worker.on('error', (err) => this.stop(new Error(`SQLite writer thread failed: ${err.message}`)));
     worker.on('exit', (code) => this.stop(new Error(`SQLite writer thread exited (code ${code})`)));
   }
 
@@ -72,7 +73,8 @@ export class SqliteWriter {
   /**
    * Writes the rows, the revision counter and (when given) the log trimmed to `compactTo` in one
    * transaction, after the commits sent before; resolves once it committed (fsync done), rejects and
-   * leaves the file unchanged if not, and then so do the commits sent after it.
+   * leaves the file unchanged if not, and then so do the commits sent after it. If the thread is
+   * gone before it answered, rejects with a Timeout: the commit may be on disk or not.
    */
   commit(rows: WriteRow[], revision: number, compactTo: number | undefined): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
@@ -108,10 +110,19 @@ export class SqliteWriter {
     return waiter;
   }
 
-  /** The thread is gone: nothing in flight can be known to have committed, and nothing more can. */
+  /**
+   * The thread is gone: nothing more can commit (later commits fail as never sent), and the commits
+   * sent to it that it did not answer have an unknown outcome, as a write etcd did not confirm: it
+   * may have committed them just before it died. They fail with a Timeout (504), never with a
+   * failure (500) that a restart would then show as written.
+   */
   private stop(err: Error): void {
-    this.stopped ??= err;
-    for (const waiter of this.waiting.values()) waiter.reject(this.stopped);
+    if (this.stopped) return;
+    this.stopped = err;
+    if (this.waiting.size === 0) return;
+    const unknown = new StoreError('Timeout', '', `${err.message}: the write sent to it was not confirmed and may or may not have been committed`);
+    for (const waiter of this.waiting.values()) waiter.reject(unknown);
     this.waiting.clear();
+    this.port.unref();
   }
 }

@@ -3,7 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { jest } from '@jest/globals';
+import { toApiError } from '../../http/errors.js';
 import type { KObject } from '../../../api/meta.js';
 import { SqliteStore } from './sqlite.js';
 import { StoreError, type StoreEvent } from '../store.js';
@@ -17,6 +19,24 @@ beforeEach(() => {
   file = path.join(dir, 'state.db');
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+interface WriterInternals {
+  worker: Worker;
+  onReply(reply: unknown): void;
+}
+const writerOf = (store: SqliteStore): WriterInternals => (store as unknown as { writer: WriterInternals }).writer;
+
+/**
+ * Makes the writer thread die after its next commit, before the store reads the answer: the thread
+ * answers once the commit is on disk, and that answer is dropped while the thread is terminated.
+ * Resolves to the thread's exit code.
+ */
+function dieAfterNextCommit(store: SqliteStore): Promise<number> {
+  const writer = writerOf(store);
+  return new Promise((resolve) => {
+    writer.onReply = () => resolve(writer.worker.terminate());
+  });
+}
 
 const obj = (name: string, v: string): KObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { v } });
 
@@ -248,18 +268,44 @@ describe('SqliteStore', () => {
       await reopened.close();
     });
 
-    it('fails writes in flight and later ones, instead of hanging, when the writer thread is gone', async () => {
+    it('answers writes in flight as of unknown outcome and fails later ones, instead of hanging, when the writer thread is gone', async () => {
       const store = await SqliteStore.open(file);
       await store.create('/r/a', obj('a', '1'));
       // The thread is stopped before it can take the next write, which is then in flight and never
       // answered (stopped after a setImmediate, it sometimes committed and answered that write first).
-      const stopped = (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker.terminate();
+      const stopped = writerOf(store).worker.terminate();
       const pending = store.create('/r/b', obj('b', '1'));
       await stopped;
-      await expect(pending).rejects.toThrow(/writer thread exited/);
-      await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
+      await expect(pending).rejects.toMatchObject({ code: 'Timeout', message: expect.stringMatching(/writer thread exited .*may or may not have been committed/) });
+      // Never sent: a failure, not an unknown outcome.
+      const later = await store.create('/r/c', obj('c', '1')).catch((e: unknown) => e);
+      expect([later instanceof StoreError, (later as Error).message]).toEqual([false, expect.stringMatching(/writer thread exited/)]);
       expect(store.currentRevision()).toBe(1);
       await store.close();
+    });
+
+    it('answers a write the thread committed but died before confirming with a Timeout, and the reopened file holds it', async () => {
+      const store = await SqliteStore.open(file);
+      await store.create('/r/a', obj('a', '1'));
+      const died = dieAfterNextCommit(store);
+      const err = await store.create('/r/b', obj('b', '1')).catch((e: unknown) => e);
+      expect(await died).toBe(1);
+      expect(err).toMatchObject({ code: 'Timeout', message: expect.stringMatching(/may or may not have been committed/) });
+      expect(toApiError(err).toStatus()).toMatchObject({ code: 504, reason: 'Timeout', message: expect.stringMatching(/^Timeout: .*may or may not have been committed/) });
+      // Unknown here: neither visible nor its revision reused, and nothing more is written.
+      expect(store.currentRevision()).toBe(1);
+      expect(await store.get('/r/b')).toBeUndefined();
+      await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
+      await store.close();
+
+      const reopened = await SqliteStore.open(file);
+      expect(reopened.currentRevision()).toBe(2);
+      expect((await reopened.range({ prefix: '/r/' })).items.map((i) => [i.key, i.revision])).toEqual([
+        ['/r/a', 1],
+        ['/r/b', 2],
+      ]);
+      expect((await reopened.create('/r/c', obj('c', '1'))).revision).toBe(3);
+      await reopened.close();
     });
 
     it('commits a queued group on close', async () => {
