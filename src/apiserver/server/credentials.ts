@@ -12,13 +12,15 @@
  * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
  * end up with one CA and one set of keys.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../../pki/ca.js';
 import { parseCertificatePem } from '../../pki/certificate.js';
 import { issueCertificate } from '../../pki/issue.js';
 import { generateKeyPair } from '../../pki/keys.js';
+import { createPrivateFile } from './data-dir.js';
 
 export interface ServerCredentials {
   /** The cluster CA: the API server's serving CA (kube-root-ca.crt) and the client CA. */
@@ -87,28 +89,50 @@ async function leaf(
 }
 
 const LOCK_FILE = '.credentials.lock';
-/** A lock older than this was left by a process that died while creating the files. */
-const STALE_LOCK_MS = 30_000;
 
-/** Runs `create` holding DIR/.credentials.lock (taken over when stale). */
-async function withCredentialsLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
-  const lock = path.join(dir, LOCK_FILE);
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx', 0o600));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
-    if (since !== undefined && Date.now() - since > STALE_LOCK_MS) rmSync(lock, { force: true });
-    else await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/**
+ * Runs `create` holding DIR/.credentials.lock: SQLite's exclusive lock on it, a POSIX record lock
+ * (Node has no flock), which the kernel releases when its holder dies, kill -9 included. So a lock is
+ * never stale: with a file made O_EXCL, one left by a crash had to be judged stale by its age and
+ * removed, and two replicas removing it at once could both go on to make a CA. The file stays, empty:
+ * removing it would let one replica lock the removed file while another locks a new one.
+ */
+export async function withCredentialsLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
+  const file = path.join(dir, LOCK_FILE);
+  createPrivateFile(file);
+  // Loaded only here (a first start, a renewal): 100-200 ms of a start that finds every file.
+  const { default: Database } = await import('better-sqlite3');
+  // No busy timeout: SQLite would wait on the event loop's thread; the loop polls instead.
+  const db = new Database(file, { timeout: 0 });
   try {
-    return await create();
+    for (;;) {
+      try {
+        db.exec('BEGIN EXCLUSIVE');
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    try {
+      return await create();
+    } finally {
+      db.exec('ROLLBACK');
+    }
   } finally {
-    rmSync(lock, { force: true });
+    db.close();
   }
+}
+
+/**
+ * Writes `text` to `file` whole or not at all (a temporary file, then rename): another replica, or
+ * whoever waits for the file, may read it meanwhile. The temporary name is random, not the pid:
+ * replicas in containers sharing the directory may have the same pid.
+ */
+function writeWhole(file: string, text: string, mode: number): void {
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(tmp, text, { mode, flag: 'wx' });
+  renameSync(tmp, file);
 }
 
 /** Loads the credentials in `dir`, creating whatever is missing (everything on first use). */
@@ -122,11 +146,7 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   const file = (f: Field): string => path.join(dir, CREDENTIAL_FILES[f]);
   const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
   const write = (f: Field, text: string): string => {
-    const secret = !CREDENTIAL_FILES[f].endsWith('.crt');
-    // Whole or not at all: another replica may read the directory meanwhile.
-    const tmp = `${file(f)}.${process.pid}.tmp`;
-    writeFileSync(tmp, text, { mode: secret ? 0o600 : 0o644 });
-    renameSync(tmp, file(f));
+    writeWhole(file(f), text, CREDENTIAL_FILES[f].endsWith('.crt') ? 0o644 : 0o600);
     return text;
   };
 
@@ -195,13 +215,8 @@ export async function renewAdminCredentials(dir: string, kubeconfigFile = path.j
   const credentials = await withCredentialsLock(dir, async () => {
     const current = await loadCredentials(dir, []);
     const made = await leaf({ certPem: current.caPem, keyPem: current.caKeyPem }, ADMIN_SUBJECT, { server: false });
-    const write = (f: 'adminCertPem' | 'adminKeyPem', text: string, mode: number): void => {
-      const tmp = `${path.join(dir, CREDENTIAL_FILES[f])}.${process.pid}.tmp`;
-      writeFileSync(tmp, text, { mode });
-      renameSync(tmp, path.join(dir, CREDENTIAL_FILES[f]));
-    };
-    write('adminKeyPem', made.keyPem, 0o600);
-    write('adminCertPem', made.certPem, 0o644);
+    writeWhole(path.join(dir, CREDENTIAL_FILES.adminKeyPem), made.keyPem, 0o600);
+    writeWhole(path.join(dir, CREDENTIAL_FILES.adminCertPem), made.certPem, 0o644);
     return { ...current, adminCertPem: made.certPem, adminKeyPem: made.keyPem };
   });
   return { kubeconfig: writeKubeconfig(dir, server, credentials, kubeconfigFile), notAfter: adminCertificateExpiry(credentials) };
@@ -238,11 +253,7 @@ export function writeKubeconfig(dir: string, url: string, credentials: ServerCre
     'current-context': 'kube-identity',
   };
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  // Whole or not at all: whoever waits for the file (kubectl, a script, the other process of up) may read it meanwhile.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, YAML.stringify(config), { mode: 0o600 });
-  // The mode above only applies to a new file; a leftover temporary file may have another.
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
+  // Every replica writes it at each start, the other process of up may be reading it.
+  writeWhole(file, YAML.stringify(config), 0o600);
   return file;
 }
