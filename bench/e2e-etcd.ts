@@ -8,7 +8,7 @@
  * the closed loop's batching, which falls with its throughput.
  * Run: `node dist/bench/run.js e2e-etcd [--runs=3]`.
  */
-import { type CpuMsPerCsr, runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
+import { type CpuMsPerCsr, formatQueues, runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
 import { formatTable, round, type Machine, machine } from './lib/report.js';
 
 interface Config {
@@ -33,6 +33,8 @@ export interface EtcdRatioRow {
   /** On etcd, per CSR in the closed loop: the store's calls by operation, and what etcd received by gRPC method. */
   etcdRequestsPerCsr?: Record<string, number>;
   etcdRpcsPerCsr?: Record<string, number>;
+  /** In the closed loop, each controller queue's mean wait for a worker and work time, ms (E2eBenchResult). */
+  controllerQueueMs: E2eBenchResult['controllerQueueMs'];
 }
 
 export interface EtcdRatioResult extends Machine {
@@ -60,6 +62,7 @@ function row(r: E2eBenchResult): EtcdRatioRow {
     errors: r.sustained.errors,
     cpuMsPerCsr: r.cpuMsPerCsr,
     fixedRate: { csrsPerSec: r.fixedRate.csrsPerSec, cpuMsPerCsr: r.fixedRate.cpuMsPerCsr },
+    controllerQueueMs: r.controllerQueueMs,
     ...(r.etcdRequestsPerCsr ? { etcdRequestsPerCsr: r.etcdRequestsPerCsr } : {}),
     ...(r.etcdRpcsPerCsr ? { etcdRpcsPerCsr: r.etcdRpcsPerCsr } : {}),
   };
@@ -67,6 +70,8 @@ function row(r: E2eBenchResult): EtcdRatioRow {
 
 /** `{ Txn: 3, Range: 0.01 }` as `Txn 3, Range 0.01`. */
 const counts = (c: Record<string, number> | undefined): string => (c ? Object.entries(c).map(([k, n]) => `${k} ${n}`).join(', ') : '-');
+
+const LABELS: Record<Config['label'], string> = { sqlite: 'SQLite', etcd: 'etcd', etcdX2: 'etcd x2' };
 
 /** Rounds run so far in this process: every other round runs the three in reverse, so a host getting busier or quieter favours none. */
 let rounds = 0;
@@ -95,10 +100,11 @@ export function formatEtcdRatioTable(r: EtcdRatioResult): string {
     'e2e-etcd: closed loop x64, the same run on SQLite, etcd and etcd with two API servers; then each at one fixed rate',
     formatTable(
       ['store', 'CSRs/s', 'p99 ms', 'errors', 'CPU ms per CSR: apiserver / controller / clients / etcd', 'fixed rate CSRs/s: CPU ms per CSR, as before'],
-      [line('SQLite', r.sqlite), line('etcd', r.etcd), line('etcd x2', r.etcdX2)],
+      (['sqlite', 'etcd', 'etcdX2'] as const).map((k) => line(LABELS[k], r[k])),
     ),
     `etcd ÷ SQLite ${r.ratios.etcdToSqlite} (goal 0.7); two replicas ÷ one ${r.ratios.twoReplicasToOne} (goal 1)`,
     `the second replica adds per CSR at the fixed rate: ${r.secondReplicaMsPerCsr.total} ms (apiservers ${r.secondReplicaMsPerCsr.apiserver}, controller ${r.secondReplicaMsPerCsr.controller}, clients ${r.secondReplicaMsPerCsr.clients}, etcd ${r.secondReplicaMsPerCsr.etcd})`,
-    ...(['etcd', 'etcdX2'] as const).map((k) => `${k === 'etcd' ? 'etcd' : 'etcd x2'} calls per CSR: store ${counts(r[k].etcdRequestsPerCsr)}; etcd received ${counts(r[k].etcdRpcsPerCsr)}`),
+    ...(['sqlite', 'etcd', 'etcdX2'] as const).map((k) => `${LABELS[k]} controller queues, ms waited / worked: ${formatQueues(r[k].controllerQueueMs)}`),
+    ...(['etcd', 'etcdX2'] as const).map((k) => `${LABELS[k]} calls per CSR: store ${counts(r[k].etcdRequestsPerCsr)}; etcd received ${counts(r[k].etcdRpcsPerCsr)}`),
   ].join('\n');
 }

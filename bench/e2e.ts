@@ -90,6 +90,12 @@ export interface E2eBenchResult extends Machine {
   apiRequestsPerCsr: { total: number; csr: number; events: number; controller: number; byMethod: Record<string, number> };
   /** Rate-limited requeues (conflicts, errors) per CSR in the sustained run: each waits on the queue's backoff. */
   controllerRetriesPerCsr: number;
+  /**
+   * Each controller work queue in the sustained run: mean ms an item waited for a worker and mean ms a
+   * worker spent on it (workqueue_queue_duration_seconds, workqueue_work_duration_seconds). A queue
+   * whose wait far exceeds its work has too few workers for the latency of its API calls.
+   */
+  controllerQueueMs: Record<string, { wait: number; work: number }>;
   /** `apiserver` adds up the replicas (etcd's own memory and CPU are not counted). */
   peakRssMb: { apiserver: number; controller: number };
   /**
@@ -259,6 +265,16 @@ function requestsPerCsr(m0: string, m1: string, creates: number, perCsr: (x: num
   };
 }
 
+/** Mean queue wait and work time of each controller work queue between two scrapes. */
+function queueMs(m0: string, m1: string): E2eBenchResult['controllerQueueMs'] {
+  const mean = (metric: string, name: string): number => {
+    const delta = (suffix: string): number => metricSum(m1, `${metric}_${suffix}`, `name="${name}"`) - metricSum(m0, `${metric}_${suffix}`, `name="${name}"`);
+    return round((1000 * delta('sum')) / Math.max(1, delta('count')), 2);
+  };
+  const names = new Set([...m1.matchAll(/^workqueue_work_duration_seconds_count\{name="([^"]+)"/gm)].map((m) => m[1]!));
+  return Object.fromEntries([...names].map((n) => [n, { wait: mean('workqueue_queue_duration_seconds', n), work: mean('workqueue_work_duration_seconds', n) }]));
+}
+
 function mode(r: LoadResult): E2eMode {
   return { issued: r.ok, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}), csrsPerSec: r.perSec, latencyMs: r.latencyMs };
 }
@@ -347,6 +363,7 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
       csrsToQuarterBareCreates: round(sustained.perSec / Math.max(1, bareCreates / 4)),
       apiRequestsPerCsr: requestsPerCsr(m0, m1, sustained.ok + sustained.errors, perCsr),
       controllerRetriesPerCsr: perCsr(metricSum(m1, 'workqueue_retries_total') - metricSum(m0, 'workqueue_retries_total')),
+      controllerQueueMs: queueMs(m0, m1),
       peakRssMb: { apiserver: mb(servers.reduce((sum, s) => sum + s.proc.memory().peakRss, 0)), controller: mb(ctl.proc.memory().peakRss) },
       cpuMsPerCsr: cpuPerCsr(cpu0, cpu1, perCsr, started.etcd !== undefined),
       ...etcdRequestsPerCsr(etcd0, etcd1, perCsr),
@@ -360,6 +377,11 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
   }
 }
 
+/** `{ csrapproving: { wait: 12, work: 3 } }` as `csrapproving 12 / 3`. */
+export function formatQueues(q: E2eBenchResult['controllerQueueMs']): string {
+  return Object.entries(q).map(([name, { wait, work }]) => `${name} ${wait} / ${work}`).join(', ');
+}
+
 export function formatE2eTable(r: E2eBenchResult): string {
   const row = (label: string, m: E2eMode): string[] => [label, String(m.issued), String(m.errors), String(m.csrsPerSec), formatLatency(m.latencyMs)];
   return [
@@ -368,6 +390,7 @@ export function formatE2eTable(r: E2eBenchResult): string {
       `CPU ms per CSR apiserver ${r.cpuMsPerCsr.apiserver}, controller ${r.cpuMsPerCsr.controller}, clients ${r.cpuMsPerCsr.clients}${r.cpuMsPerCsr.replicas ? ` (replicas ${r.cpuMsPerCsr.replicas.join(' + ')})` : ''}${r.cpuMsPerCsr.etcd === undefined ? '' : `, etcd ${r.cpuMsPerCsr.etcd}`}; ${r.cores} cores; node ${r.node}`,
     formatTable(['mode', 'issued', 'errors', 'CSRs/s', 'create->issued p50/p90/p99/max ms'], [row(`closed loop x${r.params.concurrency}`, r.sustained), row(`fixed ${r.fixedRate.offeredPerSec}/s`, r.fixedRate)]),
     `ratio to the bare server of this run: CSRs/s ÷ (bare creates/s ${r.bareCreatesPerSec} ÷ 4) = ${r.csrsToQuarterBareCreates.toFixed(3)} (goal 0.5)`,
+    `controller queues in the closed loop, ms an item waited / a worker spent: ${formatQueues(r.controllerQueueMs)}`,
     ...(r.etcdRpcsPerCsr ? [`etcd calls per CSR: store ${JSON.stringify(r.etcdRequestsPerCsr)}; etcd received ${JSON.stringify(r.etcdRpcsPerCsr)}`] : []),
   ].join('\n');
 }

@@ -6,6 +6,7 @@ const row = (csrsPerSec: number, fixed: EtcdRatioRow['fixedRate']['cpuMsPerCsr']
   errors: 0,
   cpuMsPerCsr: { apiserver: 2, controller: 1, clients: 0.3, etcd: 1 },
   fixedRate: { csrsPerSec: 100, cpuMsPerCsr: fixed },
+  controllerQueueMs: { csrapproving: { wait: csrsPerSec / 100, work: 2.5 } },
 });
 
 describe('bench/e2e-etcd', () => {
@@ -35,5 +36,7 @@ describe('bench/e2e-etcd', () => {
     expect(table).toContain('the second replica adds per CSR at the fixed rate: 1.05 ms (apiservers 0.7, controller 0.1, clients 0.05, etcd 0.2)');
     expect(table).toContain('etcd calls per CSR: store create 1, update 2; etcd received Txn 3, WatchResponses 3.01');
     expect(table).toContain('etcd x2 calls per CSR: store -; etcd received -');
+    expect(table).toContain('SQLite controller queues, ms waited / worked: csrapproving 4 / 2.5');
+    expect(table).toContain('etcd x2 controller queues, ms waited / worked: csrapproving 3.5 / 2.5');
   });
 });

@@ -16,6 +16,10 @@ describe('bench/e2e', () => {
     expect(r.apiRequestsPerCsr.total).toBeCloseTo(r.apiRequestsPerCsr.csr + r.apiRequestsPerCsr.events, 1);
     expect(r.apiRequestsPerCsr.total).toBeCloseTo(r.apiRequestsPerCsr.controller + 1, 1);
     expect(r.controllerRetriesPerCsr).toBeGreaterThanOrEqual(0);
+    // Every measured CSR went through the approver's and the kubelet client signer's queues, and a
+    // worker spent time on each (a wait may round to 0 ms when a worker is idle).
+    expect(r.controllerQueueMs.csrapproving!.work).toBeGreaterThan(0);
+    expect(r.controllerQueueMs['csrsigning-kubelet-client']!.work).toBeGreaterThan(0);
     expect(r.peakRssMb.apiserver).toBeGreaterThan(0);
     expect(r.peakRssMb.controller).toBeGreaterThan(0);
     // /proc ticks are 10 ms: a few CSRs through both processes cost more than one tick in total.
@@ -27,6 +31,7 @@ describe('bench/e2e', () => {
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(r.bareCreatesPerSec).toBeGreaterThan(0);
     expect(r.csrsToQuarterBareCreates).toBeCloseTo(r.sustained.csrsPerSec / (r.bareCreatesPerSec / 4), 2);
-    expect(formatE2eTable(r).split('\n')).toHaveLength(5);
+    expect(formatE2eTable(r).split('\n')).toHaveLength(6);
+    expect(formatE2eTable(r)).toMatch(/controller queues in the closed loop, ms an item waited \/ a worker spent: .*csrapproving [\d.]+ \/ [\d.]+/);
   }, 180_000);
 });
