@@ -15,7 +15,7 @@
  */
 import type { KObject } from '../../api/meta.js';
 import type { RangeOptions, RangeResult, Store, StoredObject, StoreEvent, StoreWriteOptions, WatchHandle, WatchOptions } from './store.js';
-import { StoreError } from './store.js';
+import { isStoreError, StoreError } from './store.js';
 import { MvccIndex, type EncodeValue, type PreparedWrite, type WriteOp } from './mvcc-index.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -177,13 +177,18 @@ export abstract class IndexedStore implements Store {
     }
     if (!outcome.ok) {
       const { err } = outcome;
-      // The writes prepared after this group were checked against it: they fail with it.
+      // The writes prepared after this group were checked against it: they fail with it. Those not
+      // handed to the backend yet are not written even when its outcome is unknown (a Timeout).
       this.failures++;
       this.lastFailure = err;
-      const failed = [...queued, ...this.group];
+      const unsent = this.group;
       this.group = [];
       this.index.discardPending();
-      for (const q of failed) q.reject(err);
+      for (const q of queued) q.reject(err);
+      const notWritten = isStoreError(err, 'Timeout')
+        ? new StoreError('Unavailable', '', `not written: a write before it, which it was checked against, has an unknown outcome (${(err as Error).message})`)
+        : err;
+      for (const q of unsent) q.reject(notWritten);
       return;
     }
     this.applyAll(queued.map((q) => q.write));
