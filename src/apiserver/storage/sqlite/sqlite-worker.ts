@@ -142,6 +142,11 @@ export function openDatabase(opts: WriterOptions): Database.Database {
     db.pragma('locking_mode = EXCLUSIVE');
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal') throw new Error(`cannot use WAL journal mode for ${opts.path} (got ${String(mode)})`);
+    // FULL syncs the WAL at each commit, so an acknowledged write survives power loss, as etcd syncs
+    // its WAL before answering; in WAL mode NORMAL syncs only at checkpoints (a write outlives the
+    // process, not the machine). SQLite uses fdatasync, as etcd does, only when built with
+    // HAVE_FDATASYNC, which better-sqlite3's build leaves out (it calls fsync), and no pragma picks it;
+    // a 4 KiB overwrite's fdatasync measured 0.96 of fsync's on this ext4 disk, within noise.
     // Set on every open: the bundled SQLite only defaults to FULL on the connection that created the file.
     db.pragma('synchronous = FULL');
     // On macOS plain fsync does not flush the drive cache; no effect elsewhere.
