@@ -1,4 +1,4 @@
-import { cloneObject, isEmptyJson, semanticEqual, type JsonPath } from './json-value.js';
+import { cloneObject, deepEqual, equalExcept, isEmptyJson, semanticEqual, type JsonPath } from './json-value.js';
 
 describe('cloneObject', () => {
   it('copies a frozen JSON object deeply into a mutable one', () => {
@@ -53,5 +53,27 @@ describe('semanticEqual', () => {
     expect(seen).toContain('spec.items.1.flag');
     expect(semanticEqual({ spec: { items: [{ flag: false }, {}] } }, { spec: { items: [{}, {}] } }, zeroFlag)).toBe(false);
     expect(semanticEqual({ spec: { items: [{}, { flag: true }] } }, { spec: { items: [{}, {}] } }, zeroFlag)).toBe(false);
+  });
+});
+
+describe('deepEqual and equalExcept', () => {
+  it('compares JSON values deeply, a field set to undefined as an absent one', () => {
+    expect(deepEqual({ a: [1, { b: 'x' }], c: null }, { c: null, a: [1, { b: 'x' }] })).toBe(true);
+    expect(deepEqual({ a: 1, u: undefined }, { a: 1 })).toBe(true);
+    expect(deepEqual({ a: 1 }, { a: 1, u: undefined })).toBe(true);
+    expect(deepEqual({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(deepEqual({ a: [] }, { a: {} })).toBe(false);
+    expect(deepEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(deepEqual({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(deepEqual({ a: null }, {})).toBe(false);
+    expect(deepEqual({ a: '1' }, { a: 1 })).toBe(false);
+  });
+
+  it('leaves out the named fields at the top level only', () => {
+    const skip = new Set(['resourceVersion']);
+    expect(equalExcept({ name: 'x', resourceVersion: '1' }, { name: 'x', resourceVersion: '2' }, skip)).toBe(true);
+    expect(equalExcept({ name: 'x', resourceVersion: '1' }, { name: 'x' }, skip)).toBe(true);
+    expect(equalExcept({ name: 'x' }, { name: 'y', resourceVersion: '1' }, skip)).toBe(false);
+    expect(equalExcept({ n: { resourceVersion: '1' } }, { n: { resourceVersion: '2' } }, skip)).toBe(false);
   });
 });

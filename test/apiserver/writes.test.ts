@@ -48,6 +48,19 @@ describe('create/update/delete semantics', () => {
     expect(uncond.json.metadata.labels).toEqual({ v: '3' });
   });
 
+  it('writes nothing for an update that differs only in resourceVersion and managedFields, and writes a nested change', async () => {
+    const created = (await raw(s, 'POST', SA, { body: { metadata: { name: 'noop', labels: { a: 'b' } }, secrets: [{ name: 's1' }] } })).json;
+    const before = await revision();
+    const same = await raw(s, 'PUT', `${SA}/noop`, { body: { ...created, metadata: { ...created.metadata, resourceVersion: undefined, managedFields: undefined } } });
+    expect(same.status).toBe(200);
+    expect(same.json.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    expect(await revision()).toBe(before);
+    const nested = await raw(s, 'PUT', `${SA}/noop`, { body: { ...created, secrets: [{ name: 's2' }] } });
+    expect(nested.status).toBe(200);
+    expect(nested.json.metadata.resourceVersion).not.toBe(created.metadata.resourceVersion);
+    expect(await revision()).toBe(before + 1);
+  });
+
   it('lands concurrent unconditional updates, each answered with its own body after lost races are retried', async () => {
     // On SQLite a write waits for its group's commit, so updates arriving meanwhile lose their compare-and-swap.
     const sq = await startTestServer({ storage: 'sqlite' });

@@ -10,7 +10,7 @@ import type { StoredObject } from '../../storage/store.js';
 import { ownershipChanged } from '../../apply/index.js';
 import { applyNamespace, invalidError, omitEmptyMetadata, stampManager, validateMeta } from './meta.js';
 import { isRaceError } from '../../storage/store.js';
-import { deepEqual } from '../../../lib/json-value.js';
+import { equalExcept } from '../../../lib/json-value.js';
 import type { RequestContext, SubresourceStrategy } from './strategy.js';
 import { MODIFIED_MESSAGE, type RegistryScope, type WriteOptions } from './types.js';
 
@@ -131,7 +131,7 @@ export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt):
   }
 
   // A stale value (sealed with an older key) is rewritten even unchanged: that is how `kubectl replace` re-encrypts.
-  if (!attempt.cur.stale && deepEqual(withoutBookkeeping(next), withoutBookkeeping(old)) && !ownershipChanged(old, next)) return attempt.cachedCopy ? 'refresh' : old;
+  if (!attempt.cur.stale && sameButBookkeeping(next, old) && !ownershipChanged(old, next)) return attempt.cachedCopy ? 'refresh' : old;
   stampManager(scope, next, old, ctx, opts);
   delete meta.resourceVersion;
   try {
@@ -142,10 +142,13 @@ export async function writeUpdate(scope: RegistryScope, attempt: UpdateAttempt):
   }
 }
 
-/** The object with server-written bookkeeping removed, for "did anything change" comparisons. */
-function withoutBookkeeping(obj: KObject): KObject {
-  const meta = { ...obj.metadata };
-  delete meta.resourceVersion;
-  delete meta.managedFields;
-  return { ...obj, metadata: meta };
+const METADATA = new Set(['metadata']);
+const BOOKKEEPING = new Set(['resourceVersion', 'managedFields']);
+
+/**
+ * Whether two objects are equal but for server-written bookkeeping (resourceVersion, managedFields),
+ * compared where they stand: copies without those fields cost more than the comparison itself.
+ */
+function sameButBookkeeping(a: KObject, b: KObject): boolean {
+  return equalExcept(a, b, METADATA) && equalExcept(a.metadata ?? {}, b.metadata ?? {}, BOOKKEEPING);
 }
