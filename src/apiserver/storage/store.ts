@@ -209,8 +209,8 @@ export interface Store {
   watch(prefix: string, options: WatchOptions): WatchHandle;
 
   /**
-   * Rejects when the backend cannot serve (etcd unreachable or without quorum); backends that live
-   * in the process have nothing to check. Feeds /readyz and /healthz.
+   * Rejects when the backend cannot serve (etcd unreachable or without quorum, SQLite's writer
+   * thread gone); the memory store has nothing to check. Feeds /readyz and /healthz.
    */
   checkHealth?(): Promise<void>;
 

@@ -86,6 +86,11 @@ export class SqliteWriter {
     });
   }
 
+  /** Why nothing can be committed any more (the thread is gone), if so. */
+  failure(): Error | undefined {
+    return this.stopped;
+  }
+
   /** Closes the connection after the commits already sent, and ends the thread. */
   async close(): Promise<void> {
     if (!this.stopped) this.port.postMessage({ type: 'close' } satisfies Request);

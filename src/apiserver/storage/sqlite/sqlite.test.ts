@@ -287,6 +287,7 @@ describe('SqliteStore', () => {
     it('answers a write the thread committed but died before confirming with a Timeout, and the reopened file holds it', async () => {
       const store = await SqliteStore.open(file);
       await store.create('/r/a', obj('a', '1'));
+      await store.checkHealth();
       const died = dieAfterNextCommit(store);
       const err = await store.create('/r/b', obj('b', '1')).catch((e: unknown) => e);
       expect(await died).toBe(1);
@@ -296,6 +297,8 @@ describe('SqliteStore', () => {
       expect(store.currentRevision()).toBe(1);
       expect(await store.get('/r/b')).toBeUndefined();
       await expect(store.create('/r/c', obj('c', '1'))).rejects.toThrow(/writer thread exited/);
+      // Out of /readyz: it can serve reads but never write again.
+      await expect(store.checkHealth()).rejects.toThrow(/writer thread exited/);
       await store.close();
 
       const reopened = await SqliteStore.open(file);

@@ -140,6 +140,12 @@ export class SqliteStore extends IndexedStore {
     return this.writer.commit(rows, last.event.revision, compactTo);
   }
 
+  /** Fails once the writer thread is gone: reads are still served, but no write can commit again. */
+  async checkHealth(): Promise<void> {
+    const failure = this.writer.failure();
+    if (failure) throw failure;
+  }
+
   /** The file and its write-ahead log, as they take space on disk. */
   async sizeBytes(): Promise<{ endpoint: string; bytes: number }[]> {
     const size = async (file: string): Promise<number> => (await stat(file).catch(() => undefined))?.size ?? 0;
