@@ -28,6 +28,12 @@ export interface EtcdRatioRow {
   p99Ms: number;
   errors: number;
   cpuMsPerCsr: CpuMsPerCsr;
+  /**
+   * Cores the closed loop kept busy: CSRs/s times every process's CPU per CSR. Near the host's usable
+   * cores the loop is CPU-bound and the stores' throughputs go as their total CPU per CSR; well below,
+   * something waits (a queue's workers, etcd's commits).
+   */
+  coresBusy: number;
   /** At the fixed rate: CSRs/s issued (the offered rate when the setup keeps up) and each process's CPU per CSR. */
   fixedRate: { csrsPerSec: number; cpuMsPerCsr: CpuMsPerCsr };
   /** On etcd, per CSR in the closed loop: the store's calls by operation, and what etcd received by gRPC method. */
@@ -55,12 +61,18 @@ export function secondReplicaCost(one: CpuMsPerCsr, two: CpuMsPerCsr): EtcdRatio
   return { ...parts, total: round(parts.apiserver + parts.controller + parts.clients + parts.etcd) };
 }
 
+/** CSRs/s times the CPU ms per CSR of every process (etcd's when it runs), in cores. */
+export function coresBusy(csrsPerSec: number, c: CpuMsPerCsr): number {
+  return round((csrsPerSec * (c.apiserver + c.controller + c.clients + (c.etcd ?? 0))) / 1000, 2);
+}
+
 function row(r: E2eBenchResult): EtcdRatioRow {
   return {
     csrsPerSec: r.sustained.csrsPerSec,
     p99Ms: r.sustained.latencyMs.p99,
     errors: r.sustained.errors,
     cpuMsPerCsr: r.cpuMsPerCsr,
+    coresBusy: coresBusy(r.sustained.csrsPerSec, r.cpuMsPerCsr),
     fixedRate: { csrsPerSec: r.fixedRate.csrsPerSec, cpuMsPerCsr: r.fixedRate.cpuMsPerCsr },
     controllerQueueMs: r.controllerQueueMs,
     ...(r.etcdRequestsPerCsr ? { etcdRequestsPerCsr: r.etcdRequestsPerCsr } : {}),
@@ -95,11 +107,11 @@ export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: {
 
 export function formatEtcdRatioTable(r: EtcdRatioResult): string {
   const cpu = (c: EtcdRatioRow['cpuMsPerCsr']): string => `${c.apiserver}${c.replicas ? ` (${c.replicas.join(' + ')})` : ''} / ${c.controller} / ${c.clients} / ${c.etcd ?? '-'}`;
-  const line = (label: string, x: EtcdRatioRow): string[] => [label, String(x.csrsPerSec), String(x.p99Ms), String(x.errors), cpu(x.cpuMsPerCsr), `${x.fixedRate.csrsPerSec}: ${cpu(x.fixedRate.cpuMsPerCsr)}`];
+  const line = (label: string, x: EtcdRatioRow): string[] => [label, String(x.csrsPerSec), String(x.p99Ms), String(x.errors), String(x.coresBusy), cpu(x.cpuMsPerCsr), `${x.fixedRate.csrsPerSec}: ${cpu(x.fixedRate.cpuMsPerCsr)}`];
   return [
     'e2e-etcd: closed loop x64, the same run on SQLite, etcd and etcd with two API servers; then each at one fixed rate',
     formatTable(
-      ['store', 'CSRs/s', 'p99 ms', 'errors', 'CPU ms per CSR: apiserver / controller / clients / etcd', 'fixed rate CSRs/s: CPU ms per CSR, as before'],
+      ['store', 'CSRs/s', 'p99 ms', 'errors', 'cores busy', 'CPU ms per CSR: apiserver / controller / clients / etcd', 'fixed rate CSRs/s: CPU ms per CSR, as before'],
       (['sqlite', 'etcd', 'etcdX2'] as const).map((k) => line(LABELS[k], r[k])),
     ),
     `etcd ÷ SQLite ${r.ratios.etcdToSqlite} (goal 0.7); two replicas ÷ one ${r.ratios.twoReplicasToOne} (goal 1)`,
