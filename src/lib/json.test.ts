@@ -1,4 +1,4 @@
-import { freezePlainJson } from './json.js';
+import { deepFreeze, freezePlainJson } from './json.js';
 
 describe('freezePlainJson', () => {
   it('freezes plain JSON in place, all the way down, and says it is plain', () => {
@@ -36,5 +36,28 @@ describe('freezePlainJson', () => {
   it('accepts scalars and null as they are', () => {
     for (const value of ['s', true, false, 0, 1.5, null]) expect(freezePlainJson(value)).toBe(true);
     expect(freezePlainJson(undefined)).toBe(false);
+  });
+});
+
+describe('deepFreeze', () => {
+  it('freezes every object and array reachable from a value, and returns it', () => {
+    const value = { a: [1, { b: 'x', c: [{ d: null }] }], e: { f: { g: true } }, h: 'text' };
+    expect(deepFreeze(value)).toBe(value);
+    const objects = [value, value.a, value.a[1], (value.a[1] as { c: object[] }).c, (value.a[1] as { c: object[] }).c[0], value.e, value.e.f];
+    for (const o of objects) expect(Object.isFrozen(o)).toBe(true);
+    expect(deepFreeze('text')).toBe('text');
+    expect(deepFreeze(null)).toBeNull();
+  });
+
+  it('does not walk into a value already frozen, and freezes arrays within arrays', () => {
+    const inner = { x: 1 };
+    const list = Object.freeze([inner]);
+    deepFreeze({ list });
+    // A frozen container is taken as frozen through and through (as before): its children are not visited.
+    expect(Object.isFrozen(inner)).toBe(false);
+    const arr = [{ y: 2 }, [{ z: 3 }]];
+    deepFreeze(arr);
+    expect(Object.isFrozen(arr[0])).toBe(true);
+    expect(Object.isFrozen((arr[1] as object[])[0])).toBe(true);
   });
 });
