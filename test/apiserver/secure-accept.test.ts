@@ -200,6 +200,32 @@ describe.each([
 
 });
 
+it('starts no handshake for a client that sent its ClientHello and left while it waited', async () => {
+  const port = await secureServer().listen('127.0.0.1', 0, 511);
+  const hello = await clientHello();
+  // Accepted first, so served last: by their turn their clients have timed out and closed (a FIN
+  // after the ClientHello, as a client that gave up sends).
+  const gone: RawClient[] = [];
+  for (let i = 0; i < 8; i++) {
+    gone.push(rawClient(port));
+    await new Promise<void>((resolve) => gone.at(-1)!.socket.once('connect', resolve));
+    await allAccepted(port);
+  }
+  const waiting: RawClient[] = [];
+  for (let i = 0; i < 3 * HANDSHAKES_PER_TURN; i++) {
+    waiting.push(rawClient(port));
+    await new Promise<void>((resolve) => waiting.at(-1)!.socket.once('connect', resolve));
+    await allAccepted(port);
+  }
+  for (const c of gone) c.socket.end(hello);
+  for (const c of waiting) c.socket.write(hello);
+  await Promise.all(gone.map((c) => c.closed));
+  // Half closed, each would still have read a server's first flight: none was sent.
+  expect(gone.map((c) => c.received)).toEqual(Array(gone.length).fill(0));
+  // And the connections still waited for were all served.
+  while (waiting.some((c) => c.received === 0)) await new Promise<void>((resolve) => setTimeout(resolve, 10));
+});
+
 it(`starts the newest connections' handshakes first, ${HANDSHAKES_PER_TURN} per turn, and in time every one`, async () => {
   const port = await secureServer().listen('127.0.0.1', 0, 511);
   const hello = await clientHello();

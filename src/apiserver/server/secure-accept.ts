@@ -10,10 +10,12 @@
  * Admitting: connections are accepted paused (`pauseOnConnect`) into a queue of our own, so the one
  * queue that decides which handshake runs next is ours, not the kernel's first-come one. A connection
  * joins it once its ClientHello has arrived; at most HANDSHAKES_PER_TURN handshakes are started per
- * loop turn, newest connection first; a connection that waited past a client's handshake timeout is
- * closed unread. So an overloaded loop spends its turns on handshakes whose clients still wait, and
- * finishes the ones it starts, instead of dividing its turns among every connection that came until
- * each finishes too late (the collapse seen in session 11, docs/performance.md).
+ * loop turn, newest connection first; a connection that waited past a client's handshake timeout,
+ * or whose client closed it while it waited, is closed unread (its ClientHello is read out of the
+ * socket so that its end is seen). So an overloaded loop spends its turns on handshakes whose
+ * clients still wait, and finishes the ones it starts, instead of dividing its turns among every
+ * connection that came until each finishes too late (the collapse seen in session 11,
+ * docs/performance.md).
  *
  * The queue holds at most the listen backlog's number of connections: past it, the one that waited
  * longest is closed for each new one. A paused socket reads nothing, so one whose client gave up
@@ -69,9 +71,17 @@ interface Waiting {
   socket: Socket;
   /** When it was accepted (performance.now()). */
   since: number;
+  /** What its client sent so far (its ClientHello), read out so that the stream's end can be seen behind it. */
+  sent: Buffer[];
   /** Removes the listeners the queue put on it. */
   release(): void;
 }
+
+/**
+ * How much of what a waiting client sends is read and held: a ClientHello in a few records. What
+ * comes past it stays in the socket, whose end is then seen only once its handshake starts.
+ */
+const HELD_BYTES = 16 * 1024;
 
 /** The options node:net copies from a server onto each socket it accepts. */
 interface NetSocketDefaults {
@@ -139,6 +149,8 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
         w.socket.destroy();
         continue;
       }
+      // The TLS socket reads what the stream holds before what comes from the kernel.
+      if (w.sent.length > 0) w.socket.unshift(Buffer.concat(w.sent));
       server.emit('connection', w.socket);
       started++;
     }
@@ -176,22 +188,26 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
   return {
     accepted(socket: Socket): void {
       if (unheard.size + heard.length >= limit) closeOldest();
+      let held = 0;
       const onReadable = (): void => {
-        // 'readable' with nothing buffered is the end of the stream: read() lets 'end' follow.
-        if (socket.readableLength === 0) {
-          socket.read();
-          return;
-        }
-        socket.off('readable', onReadable);
-        hear(w);
+        // Read out, so that the end of the stream (a client that gave up) is seen now, not after a
+        // handshake for nobody; at the end, read() returns null and lets 'end' follow.
+        const chunk = socket.read() as Buffer | null;
+        if (!chunk) return;
+        w.sent.push(chunk);
+        held += chunk.length;
+        if (held >= HELD_BYTES) socket.off('readable', onReadable);
+        if (w.sent.length === 1) hear(w);
       };
       const onGone = (): void => {
+        // (A heard connection stays in its list; admission passes over a destroyed socket.)
         unheard.delete(w);
         socket.destroy();
       };
       const w: Waiting = {
         socket,
         since: performance.now(),
+        sent: [],
         release() {
           socket.off('readable', onReadable).off('end', onGone).off('error', onGone).off('close', onGone);
         },
