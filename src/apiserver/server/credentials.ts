@@ -4,7 +4,8 @@
  * so x509 authentication trusts exactly what the client signers issue), a separate kubelet-serving
  * CA (docs/architecture.md, "Trust domains"), a service-account signing key, and a kubeconfig for
  * kubectl and client-node. Later starts reuse them; a piece that is missing is made again (the
- * kubelet-serving CA of a directory made by an older release, among them). The admin credential is
+ * kubelet-serving CA of a directory made by an older release, among them), unless what is left shows
+ * it was in use (CredentialsLostError): then the start refuses, as kubeadm does. The admin credential is
  * a client certificate (CN=kubernetes-admin, O=system:masters, as kubeadm's admin.conf) that expires
  * after a year, renewed with `kube-identity kubeconfig admin --renew`; there is no static admin token.
  *
@@ -13,7 +14,7 @@
  * end up with one CA and one set of keys.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../../pki/ca.js';
@@ -138,34 +139,105 @@ function writeWhole(file: string, text: string, mode: number): void {
 /** Loads the credentials in `dir`, creating whatever is missing (everything on first use). */
 export async function ensureCredentials(dir: string, extraNames: string[] = []): Promise<ServerCredentials> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const complete = (Object.values(CREDENTIAL_FILES) as string[]).every((f) => existsSync(path.join(dir, f)));
-  return complete ? loadCredentials(dir, extraNames) : withCredentialsLock(dir, () => loadCredentials(dir, extraNames));
+  return readComplete(dir) ?? withCredentialsLock(dir, () => loadCredentials(dir, extraNames));
 }
 
+/** The text of `file`, undefined when it is missing or empty. */
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8') || undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function readAll(dir: string): Partial<ServerCredentials> {
+  const found: Partial<ServerCredentials> = {};
+  for (const [field, name] of Object.entries(CREDENTIAL_FILES) as [Field, string][]) found[field] = readIfThere(path.join(dir, name));
+  return found;
+}
+
+/** Every file, read without the lock; undefined when one is missing. */
+function readComplete(dir: string): ServerCredentials | undefined {
+  const found = readAll(dir);
+  if ((Object.keys(CREDENTIAL_FILES) as Field[]).some((field) => found[field] === undefined)) return undefined;
+  return found as ServerCredentials;
+}
+
+/**
+ * A credential the directory shows was in use is gone, and making it again would silently replace
+ * it: a new CA that nothing trusting the old one trusts, a new signing key that every service-account
+ * token issued so far fails against. kubeadm refuses a CA it cannot load whole too.
+ */
+export class CredentialsLostError extends Error {
+  override readonly name = 'CredentialsLostError';
+  constructor(
+    readonly dir: string,
+    /** The files missing (or empty). */
+    readonly missing: string[],
+    /** The files that show they were in use. */
+    readonly present: string[],
+    why: string,
+    remedy: string,
+  ) {
+    super(`data directory ${dir} has ${present.join(', ')} but no ${missing.join(' nor ')}: refusing to make a new ${why}. Restore ${missing.join(' and ')} from a backup, or, ${remedy}`);
+  }
+}
+
+/** Each CA's files, and the pairs in the directory it issued. */
+const CAS: { name: string; cert: Field; key: Field; issued: Field[] }[] = [
+  { name: 'cluster CA', cert: 'caPem', key: 'caKeyPem', issued: ['servingCertPem', 'servingKeyPem', 'adminCertPem', 'adminKeyPem'] },
+  { name: 'kubelet-serving CA', cert: 'kubeletServingCaPem', key: 'kubeletServingCaKeyPem', issued: [] },
+  { name: 'workload CA', cert: 'workloadCaPem', key: 'workloadCaKeyPem', issued: [] },
+];
+
+/**
+ * Throws CredentialsLostError, before anything is written, when a CA is missing (a file of its pair,
+ * or both while the pairs it issued are there), or when sa.key is missing while ca.crt is
+ * there: every release makes sa.key at the start that makes the CA, so tokens signed by it may be out.
+ * A CA missing whole, with nothing it issued, is made: a first start, or an older release's directory.
+ */
+function refuseLost(dir: string, found: Partial<ServerCredentials>): void {
+  const names = (fields: Field[], there: boolean): string[] => fields.filter((f) => (found[f] !== undefined) === there).map((f) => CREDENTIAL_FILES[f]);
+  for (const ca of CAS) {
+    const missing = names([ca.cert, ca.key], false);
+    const present = names([ca.cert, ca.key, ...ca.issued], true);
+    if (missing.length === 0 || present.length === 0) continue;
+    const fresh = ca.cert === 'caPem' ? 'cluster identity' : ca.name;
+    throw new CredentialsLostError(dir, missing, present, `${ca.name}, which whatever trusts the old one would not trust`, `to start a new ${fresh}, remove ${present.join(', ')}`);
+  }
+  if (found.serviceAccountKeyPem === undefined && found.caPem !== undefined) {
+    const file = path.join(dir, CREDENTIAL_FILES.serviceAccountKeyPem);
+    throw new CredentialsLostError(
+      dir,
+      [CREDENTIAL_FILES.serviceAccountKeyPem],
+      [CREDENTIAL_FILES.caPem],
+      'service-account signing key, against which every service-account token issued so far would fail',
+      `to accept that, write a new private key there (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ${file})`,
+    );
+  }
+}
+
+/** Holding the lock: reads the credentials, making what is missing, unless what is missing was lost. */
 async function loadCredentials(dir: string, extraNames: string[]): Promise<ServerCredentials> {
-  const file = (f: Field): string => path.join(dir, CREDENTIAL_FILES[f]);
-  const read = (f: Field): string | undefined => (existsSync(file(f)) ? readFileSync(file(f), 'utf8') : undefined);
+  const found = readAll(dir);
+  refuseLost(dir, found);
   const write = (f: Field, text: string): string => {
-    writeWhole(file(f), text, CREDENTIAL_FILES[f].endsWith('.crt') ? 0o644 : 0o600);
+    writeWhole(path.join(dir, CREDENTIAL_FILES[f]), text, CREDENTIAL_FILES[f].endsWith('.crt') ? 0o644 : 0o600);
     return text;
   };
-
-  let ca: CaMaterial;
-  const caPem = read('caPem');
-  const caKeyPem = read('caKeyPem');
-  if (caPem && caKeyPem) ca = { certPem: caPem, keyPem: caKeyPem };
-  else {
-    ca = await createCertificateAuthority({ commonName: 'kube-identity-ca' });
-    write('caPem', ca.certPem);
-    write('caKeyPem', ca.keyPem);
-  }
+  // Before the CA: a first start that dies between the two must not leave a ca.crt without sa.key.
+  const serviceAccountKeyPem = found.serviceAccountKeyPem ?? write('serviceAccountKeyPem', generateKeyPair().privateKeyPem);
   const pair = async (cert: Field, key: Field, make: () => Promise<{ certPem: string; keyPem: string }>): Promise<[string, string]> => {
-    const c = read(cert);
-    const k = read(key);
+    const c = found[cert];
+    const k = found[key];
     if (c && k) return [c, k];
     const made = await make();
     return [write(cert, made.certPem), write(key, made.keyPem)];
   };
+  const [caPem, caKeyPem] = await pair('caPem', 'caKeyPem', () => createCertificateAuthority({ commonName: 'kube-identity-ca' }));
+  const ca: CaMaterial = { certPem: caPem, keyPem: caKeyPem };
   // Data directories of older releases have no kubelet-serving CA: it is made on their next start.
   const [kubeletServingCaPem, kubeletServingCaKeyPem] = await pair('kubeletServingCaPem', 'kubeletServingCaKeyPem', () =>
     createCertificateAuthority({ commonName: 'kube-identity-kubelet-serving-ca' }),
@@ -175,12 +247,10 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   const [servingCertPem, servingKeyPem] = await pair('servingCertPem', 'servingKeyPem', () =>
     leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
   );
-  const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () =>
-    leaf(ca, ADMIN_SUBJECT, { server: false }),
-  );
+  const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () => leaf(ca, ADMIN_SUBJECT, { server: false }));
   return {
-    caPem: ca.certPem,
-    caKeyPem: ca.keyPem,
+    caPem,
+    caKeyPem,
     kubeletServingCaPem,
     kubeletServingCaKeyPem,
     workloadCaPem,
@@ -189,7 +259,7 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
     servingKeyPem,
     adminCertPem,
     adminKeyPem,
-    serviceAccountKeyPem: read('serviceAccountKeyPem') ?? write('serviceAccountKeyPem', generateKeyPair().privateKeyPem),
+    serviceAccountKeyPem,
   };
 }
 
