@@ -156,9 +156,16 @@ async function up(opts: Record<string, unknown>): Promise<void> {
       listening = true;
     });
     // Signals reach only this thread: the first one stops the controller, which releases its Lease
-    // before the server below closes.
-    if (shutdown.signal.aborted) controller.stop();
-    else shutdown.signal.addEventListener('abort', () => controller.stop(), { once: true });
+    // over its open connection before the server below closes. New connections are refused at once,
+    // as kube-apiserver stops its listener at SIGTERM (--shutdown-delay-duration 0): clients retry
+    // elsewhere or later instead of handshaking with a server about to close, and a backlog of
+    // connections their clients gave up on is dropped rather than drained first.
+    const stopping = (): void => {
+      server.stopAccepting();
+      controller.stop();
+    };
+    if (shutdown.signal.aborted) stopping();
+    else shutdown.signal.addEventListener('abort', stopping, { once: true });
     const controllerDone = controller.done.catch((err: unknown) => {
       // The API server goes down with it: exiting non-zero gets the pair restarted, as a
       // Deployment's controller would be, instead of a server left running without its controller.

@@ -1,6 +1,8 @@
 /** The assembled server's start-up options: in-memory storage and a kubeconfig written elsewhere. */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http2 from 'node:http2';
+import { connect as netConnect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -41,5 +43,34 @@ it('leaves no socket, timer or thread of its own once closed, with a watch and k
     expect(await handles.settle(500)).toEqual([]);
   } finally {
     handles.stop();
+  }
+});
+
+it('refuses new connections once it stops accepting, and serves the open ones until closed', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-embedded-'));
+  const server = await startEmbeddedServer({ dataDir: path.join(dir, 'data'), storage: 'memory', logger: silentLogger() });
+  const { adminCertPem: cert, adminKeyPem: key, caPem: ca } = server.credentials;
+  const session = http2.connect(server.url, { ca, cert, key });
+  const get = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const stream = session.request({ ':path': '/api' });
+      stream.once('response', (headers) => resolve(Number(headers[':status'])));
+      stream.once('error', reject);
+      stream.resume();
+    });
+  try {
+    expect(await get()).toBe(200);
+    server.stopAccepting();
+    const refused = await new Promise<string | undefined>((resolve) => {
+      const socket = netConnect({ host: '127.0.0.1', port: server.port }, () => resolve(undefined));
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
+      socket.once('connect', () => socket.destroy());
+    });
+    expect(refused).toBe('ECONNREFUSED');
+    expect(await get()).toBe(200);
+  } finally {
+    session.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -148,6 +148,8 @@ export interface EmbeddedServer {
   kubeletServingCaKeyFile: string;
   store: Store;
   encryption?: EncryptionSummary;
+  /** Refuses new connections from now on (a shutdown's first step); the open ones are served until close(). */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -251,6 +253,7 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions, onEt
     url: server.url,
     port: server.port,
     broken: server.broken,
+    stopAccepting: server.stopAccepting,
     dataDir,
     kubeconfigPath: writeKubeconfig(dataDir, server.url, credentials, opts.kubeconfigOut ? path.resolve(opts.kubeconfigOut) : undefined),
     credentials,

@@ -49,6 +49,11 @@ export interface SecureServer {
   setSecureContext(options: SecureContextOptions): void;
   /** Settles (never rejects) if the server can no longer accept connections: a front thread ended. */
   broken: Promise<Error>;
+  /**
+   * Stops taking new connections and drops the ones the kernel queued; those accepted are served
+   * on until close(). Only this thread's own listener: TLS fronts stop theirs in close().
+   */
+  stopAccepting?(): void;
   /** Stops listening, lets the requests under way finish (GOAWAY on HTTP/2), ends every connection within a second. */
   close(): Promise<void>;
 }
@@ -100,6 +105,7 @@ function ownTlsServer(tls: SecureContextOptions, opts: SecureServingOptions, log
     },
     setSecureContext: (options) => server.setSecureContext(options),
     broken: new Promise<Error>(() => undefined),
+    stopAccepting: () => void accepting?.close(),
     close: async () => {
       // (Stops node:http's timer; the server has no socket of its own to close.)
       server.close();

@@ -67,6 +67,8 @@ export interface RunningApiServer {
   port: number;
   /** Settles (never rejects) once the server can no longer accept connections (a TLS front thread ended): stop it. */
   broken: Promise<Error>;
+  /** Refuses new connections from now on (a shutdown's first step); the open ones are served until close(). */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -178,6 +180,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     url,
     port,
     broken: secure.broken,
+    stopAccepting: () => secure.stopAccepting?.(),
     async close() {
       storageMetrics?.stop();
       registries.close();
