@@ -1,6 +1,7 @@
 /**
  * A data directory's credentials on later starts (src/apiserver/server/credentials.ts): a start whose
- * CA or service-account key was lost refuses, writing nothing, instead of making a new one.
+ * CA or service-account key was lost refuses, writing nothing, instead of making a new one; an admin
+ * pair read while `kubeconfig admin --renew` replaces it is read again holding the lock.
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
@@ -13,9 +14,12 @@ import {
   CredentialsLostError,
   ensureCredentials,
   renewAdminCredentials,
+  withCredentialsLock,
   writeKubeconfig,
   type ServerCredentials,
 } from '../../src/apiserver/server/credentials.js';
+import { issueCertificate } from '../../src/pki/issue.js';
+import { generateKeyPair } from '../../src/pki/keys.js';
 import { runCli } from '../helpers/cli.js';
 
 type Field = keyof typeof CREDENTIAL_FILES;
@@ -123,4 +127,46 @@ describe('a lost CA or service-account key', () => {
     expect(r.stderr).toContain(`kube-identity: data directory ${dir} has ca.crt, apiserver.crt, apiserver.key, admin.crt, admin.key but no ca.key: refusing`);
     expect(contents()).toEqual(before);
   }, 60_000);
+});
+
+describe('an admin pair that does not match', () => {
+  /** A new admin pair from the directory's CA, as `kubeconfig admin --renew` makes it. */
+  async function newAdminPair(): Promise<{ certPem: string; keyPem: string }> {
+    const key = generateKeyPair();
+    const now = Date.now();
+    const certPem = await issueCertificate(
+      { certPem: first.caPem, keyPem: first.caKeyPem },
+      { subject: { commonName: 'kubernetes-admin', organizations: ['system:masters'] }, publicKeyPem: key.publicKeyPem, usages: ['client auth'], notBefore: new Date(now), notAfter: new Date(now + 3_600_000) },
+    );
+    return { certPem, keyPem: key.privateKeyPem };
+  }
+
+  it('is read again holding the lock while a renewal has replaced the key but not yet the certificate', async () => {
+    const renewed = await newAdminPair();
+    let reading: Promise<{ credentials: ServerCredentials; certReplaced: boolean }> | undefined;
+    let certReplaced = false;
+    await withCredentialsLock(dir, async () => {
+      writeFileSync(file('adminKeyPem'), renewed.keyPem);
+      reading = ensureCredentials(dir).then((credentials) => ({ credentials, certReplaced }));
+      // Time for a reader that did not wait to come back with the mismatched pair.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      writeFileSync(file('adminCertPem'), renewed.certPem);
+      certReplaced = true;
+    });
+    const read = await reading!;
+    expect(read.certReplaced).toBe(true);
+    expect([read.credentials.adminCertPem, read.credentials.adminKeyPem]).toEqual([renewed.certPem, renewed.keyPem]);
+    expect(read.credentials.caPem).toBe(first.caPem);
+  });
+
+  it('left by a renewal that died between its two writes is issued again by the CA', async () => {
+    writeFileSync(file('adminKeyPem'), (await newAdminPair()).keyPem);
+    const made = await ensureCredentials(dir);
+    const cert = new X509Certificate(made.adminCertPem);
+    expect(cert.checkPrivateKey(createPrivateKey(made.adminKeyPem))).toBe(true);
+    expect(cert.verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
+    expect(cert.subject).toBe('O=system:masters\nCN=kubernetes-admin');
+    expect([readFileSync(file('adminCertPem'), 'utf8'), readFileSync(file('adminKeyPem'), 'utf8')]).toEqual([made.adminCertPem, made.adminKeyPem]);
+    expect({ ...made, adminCertPem: '', adminKeyPem: '' }).toEqual({ ...first, adminCertPem: '', adminKeyPem: '' });
+  });
 });

@@ -13,7 +13,7 @@
  * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
  * end up with one CA and one set of keys.
  */
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -158,11 +158,25 @@ function readAll(dir: string): Partial<ServerCredentials> {
   return found;
 }
 
-/** Every file, read without the lock; undefined when one is missing. */
+/** Whether `keyPem` is the private key of `certPem` (not when either does not parse). */
+function isKeyOf(certPem: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every file, read without the lock; undefined when one is missing, or when the admin key is not the
+ * admin certificate's: `kubeconfig admin --renew` renames admin.key and then admin.crt holding the
+ * lock, so a pair read meanwhile may not match, and is read again holding it.
+ */
 function readComplete(dir: string): ServerCredentials | undefined {
   const found = readAll(dir);
   if ((Object.keys(CREDENTIAL_FILES) as Field[]).some((field) => found[field] === undefined)) return undefined;
-  return found as ServerCredentials;
+  const credentials = found as ServerCredentials;
+  return isKeyOf(credentials.adminCertPem, credentials.adminKeyPem) ? credentials : undefined;
 }
 
 /**
@@ -229,10 +243,10 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   };
   // Before the CA: a first start that dies between the two must not leave a ca.crt without sa.key.
   const serviceAccountKeyPem = found.serviceAccountKeyPem ?? write('serviceAccountKeyPem', generateKeyPair().privateKeyPem);
-  const pair = async (cert: Field, key: Field, make: () => Promise<{ certPem: string; keyPem: string }>): Promise<[string, string]> => {
+  const pair = async (cert: Field, key: Field, make: () => Promise<{ certPem: string; keyPem: string }>, usable?: (c: string, k: string) => boolean): Promise<[string, string]> => {
     const c = found[cert];
     const k = found[key];
-    if (c && k) return [c, k];
+    if (c && k && (!usable || usable(c, k))) return [c, k];
     const made = await make();
     return [write(cert, made.certPem), write(key, made.keyPem)];
   };
@@ -247,7 +261,8 @@ async function loadCredentials(dir: string, extraNames: string[]): Promise<Serve
   const [servingCertPem, servingKeyPem] = await pair('servingCertPem', 'servingKeyPem', () =>
     leaf(ca, { commonName: 'kube-apiserver' }, { server: true, names: servingNames }),
   );
-  const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () => leaf(ca, ADMIN_SUBJECT, { server: false }));
+  // A mismatched pair here is a renewal that died between its two renames: the CA issues a new one.
+  const [adminCertPem, adminKeyPem] = await pair('adminCertPem', 'adminKeyPem', () => leaf(ca, ADMIN_SUBJECT, { server: false }), isKeyOf);
   return {
     caPem,
     caKeyPem,
