@@ -8,12 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import os from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import { encodePreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
+import { encodeConnection, readPreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
 import { startFronts } from '../../src/apiserver/server/fronts.js';
 import { ACCEPTORS } from '../../src/apiserver/server/secure-accept.js';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
@@ -134,7 +134,7 @@ describe('a server behind TLS fronts', () => {
     const st = statSync(socketDir!);
     expect([st.mode & 0o777, st.uid]).toEqual([0o700, process.getuid!()]);
     const adminDer = new Uint8Array(new X509Certificate((s.admin as { certPem: string }).certPem).raw);
-    const forged = encodePreamble(randomBytes(SECRET_BYTES), { chain: [adminDer], remoteAddress: '10.0.0.1', remotePort: 1, protocol: 'http/1.1' });
+    const forged = Buffer.concat([randomBytes(SECRET_BYTES), encodeConnection({ chain: [adminDer], remoteAddress: '10.0.0.1', remotePort: 1, protocol: 'http/1.1' })]);
     // The back listens on several sockets: each must refuse it.
     const sockets = readdirSync(socketDir!).filter((name) => name.endsWith('.sock'));
     expect(sockets).toHaveLength(ACCEPTORS);
@@ -172,6 +172,54 @@ describe('a server behind TLS fronts', () => {
       expect(paths.size).toBe(ACCEPTORS);
     } finally {
       for (const c of clients) c.destroy();
+    }
+  });
+});
+
+describe('the preamble a front sends the back', () => {
+  /** A connected unix socket pair: [the front's end, the back's end]. */
+  async function pair(): Promise<[Socket, Socket, () => void]> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'preamble-'));
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(dir, 's.sock'), resolve));
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const front = connect(path.join(dir, 's.sock'));
+    const back = await accepted;
+    return [front, back, () => {
+      front.destroy();
+      back.destroy();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }];
+  }
+  const secret = randomBytes(SECRET_BYTES);
+  const connection = { chain: [new Uint8Array([1, 2, 3])], remoteAddress: '10.0.0.7', remotePort: 4242, protocol: 'h2' };
+
+  it('waits past its deadline for the connection of a socket that proved the secret in time (a front\'s spare), leaving what follows unread', async () => {
+    const [front, back, done] = await pair();
+    try {
+      front.write(secret);
+      const read = readPreamble(back, secret, 200);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      front.write(Buffer.concat([encodeConnection(connection), Buffer.from('PRI * HTTP/2.0')]));
+      expect(await read).toEqual(connection);
+      expect(String(back.read())).toBe('PRI * HTTP/2.0');
+    } finally {
+      done();
+    }
+  });
+
+  it.each([
+    ['another secret', (front: Socket) => front.write(randomBytes(SECRET_BYTES))],
+    ['nothing in time', () => undefined],
+  ])('closes a socket that sends %s', async (_what, send) => {
+    const [front, back, done] = await pair();
+    try {
+      send(front);
+      expect(await readPreamble(back, secret, 200)).toBeUndefined();
+      expect(back.destroyed).toBe(true);
+    } finally {
+      done();
     }
   });
 });

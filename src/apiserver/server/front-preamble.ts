@@ -4,7 +4,9 @@
  * handshake established (the client's chain, its address, the ALPN protocol). Without the secret
  * the connection is closed before anything of it is read as a peer.
  *
- * Layout: 32 bytes of secret, a 32-bit big-endian length, that many bytes of JSON.
+ * Layout: 32 bytes of secret, a 32-bit big-endian length, that many bytes of JSON. A front sends the
+ * secret as soon as it connects and the rest once it has a connection to hand over, maybe much later
+ * (front-worker.ts keeps connections to the back open ahead): only the secret has a deadline.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
@@ -14,7 +16,7 @@ export const SECRET_BYTES = 32;
 
 /** A peer chain is a few kB; a preamble beyond this is refused, not buffered. */
 const MAX_BODY_BYTES = 256 * 1024;
-const HEADER_BYTES = SECRET_BYTES + 4;
+const LENGTH_BYTES = 4;
 
 /** A handed-over connection: its peer and the protocol ALPN chose (`h2` or `http/1.1`). */
 export interface FrontedConnection extends Peer {
@@ -28,44 +30,54 @@ interface Body {
   protocol: string;
 }
 
-export function encodePreamble(secret: Buffer, c: FrontedConnection): Buffer {
+/** The preamble after the secret: the connection's length-prefixed JSON. */
+export function encodeConnection(c: FrontedConnection): Buffer {
   const body: Body = { chain: c.chain.map((der) => Buffer.from(der).toString('base64')), remoteAddress: c.remoteAddress, remotePort: c.remotePort, protocol: c.protocol };
   const json = Buffer.from(JSON.stringify(body));
-  const header = Buffer.alloc(HEADER_BYTES);
-  secret.copy(header);
-  header.writeUInt32BE(json.length, SECRET_BYTES);
-  return Buffer.concat([header, json]);
+  const length = Buffer.alloc(LENGTH_BYTES);
+  length.writeUInt32BE(json.length);
+  return Buffer.concat([length, json]);
 }
 
 /**
- * Reads the preamble off `socket` (leaving what follows it unread) within `timeoutMs`; undefined,
- * with the socket destroyed, when it does not prove `secret` or is not well formed.
+ * Reads the preamble off `socket` (leaving what follows it unread); undefined, with the socket
+ * destroyed, when it does not prove `secret` within `timeoutMs` or is not well formed.
  */
 export function readPreamble(socket: Socket, secret: Buffer, timeoutMs: number): Promise<FrontedConnection | undefined> {
   return new Promise((resolve) => {
+    let proven = false;
     let length: number | undefined;
     const finish = (c: FrontedConnection | undefined): void => {
       clearTimeout(timer);
       socket.off('readable', onReadable);
-      socket.off('close', onClose);
+      socket.off('close', onClose).off('end', onClose);
       if (!c) socket.destroy();
       resolve(c);
     };
     const onClose = (): void => finish(undefined);
     const timer = setTimeout(onClose, timeoutMs);
     const onReadable = (): void => {
+      if (!proven) {
+        const proof = socket.read(SECRET_BYTES) as Buffer | null;
+        if (!proof) return;
+        if (!timingSafeEqual(proof, secret)) return finish(undefined);
+        // One of our fronts: its connection comes when it has one.
+        proven = true;
+        clearTimeout(timer);
+      }
       if (length === undefined) {
-        const header = socket.read(HEADER_BYTES) as Buffer | null;
+        const header = socket.read(LENGTH_BYTES) as Buffer | null;
         if (!header) return;
-        length = header.readUInt32BE(SECRET_BYTES);
-        if (!timingSafeEqual(header.subarray(0, SECRET_BYTES), secret) || length > MAX_BODY_BYTES) return finish(undefined);
+        length = header.readUInt32BE();
+        if (length > MAX_BODY_BYTES) return finish(undefined);
       }
       const json = socket.read(length) as Buffer | null;
       if (!json) return;
       finish(parseBody(json));
     };
     socket.on('readable', onReadable);
-    socket.once('close', onClose);
+    // (The back's sockets allow half-open: a front's spare it closed ends without closing.)
+    socket.once('close', onClose).once('end', onClose);
   });
 }
 

@@ -5,12 +5,18 @@
  * plaintext stream to the back, the store-owning thread, over its private unix socket, preceded by
  * the preamble (front-preamble.ts). Everything HTTP is the
  * back's: this thread only accepts, handshakes, encrypts and decrypts.
+ *
+ * It keeps one connection to each back socket open ahead (connected, the secret sent), and a
+ * handshaken connection takes one: the back has accepted it already, so its first request costs the
+ * back one loop turn, as on an established connection, not an accept (sixteen per turn) and then a
+ * read; nor does it wait here for libuv to report a new connect, a turn of this loop later
+ * (docs/performance.md, session 14).
  */
 import { connect, type Socket } from 'node:net';
 import { createServer, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { peerChain } from '../http/connection.js';
-import { encodePreamble } from './front-preamble.js';
+import { encodeConnection } from './front-preamble.js';
 import { acceptForTls, type Accepting } from './secure-accept.js';
 
 export interface FrontWorkerData {
@@ -78,21 +84,66 @@ const relayFailed = (err: NodeJS.ErrnoException): void => {
 /** The back socket the next connection goes to: each in turn (the back accepts one per socket per loop turn). */
 let next = Math.floor(Math.random() * data.backPaths.length);
 
-server.on('secureConnection', (tls: TLSSocket) => {
-  tls.disableRenegotiation();
-  const back: Socket = connect({ path: data.backPaths[next]!, allowHalfOpen: true });
+const dialBack = (): Socket => {
+  const back = connect({ path: data.backPaths[next]!, allowHalfOpen: true });
   next = (next + 1) % data.backPaths.length;
   back.setNoDelay(true);
+  return back;
+};
+
+/** Connected connections to the back, each with the listener to remove when it is taken. */
+const spares = new Map<Socket, () => void>();
+let dialing = 0;
+let closing = false;
+/** Opens connections to the back until as many as it has sockets are open or on their way. */
+const topUpSpares = (): void => {
+  while (!closing && spares.size + dialing < data.backPaths.length) {
+    const back = dialBack();
+    dialing++;
+    back.write(secret);
+    const onClose = (): void => void spares.delete(back);
+    back.once('connect', () => {
+      dialing--;
+      if (closing) back.destroy();
+      else spares.set(back, () => back.off('close', onClose).off('error', onError));
+    });
+    // One that cannot connect is counted, and not dialled again before the next handshake.
+    const onError = (err: NodeJS.ErrnoException): void => {
+      if (!spares.has(back)) dialing--;
+      relayFailed(err);
+    };
+    back.once('error', onError).once('close', onClose);
+  }
+};
+
+/** A connection to the back: a spare if one is open (then `connected`), else a new one. */
+const takeBack = (): { back: Socket; connected: boolean } => {
+  for (const [back, detach] of spares) {
+    spares.delete(back);
+    detach();
+    topUpSpares();
+    return { back, connected: true };
+  }
+  topUpSpares();
+  const back = dialBack();
+  back.write(secret);
+  return { back, connected: false };
+};
+
+server.on('secureConnection', (tls: TLSSocket) => {
+  tls.disableRenegotiation();
+  const taken = takeBack();
+  const back = taken.back;
+  let connected = taken.connected;
   const protocol = tls.alpnProtocol || 'http/1.1';
-  back.write(encodePreamble(secret, { chain: peerChain(tls), remoteAddress: tls.remoteAddress, remotePort: tls.remotePort, protocol }));
+  back.write(encodeConnection({ chain: peerChain(tls), remoteAddress: tls.remoteAddress, remotePort: tls.remotePort, protocol }));
   tls.pipe(back);
   back.pipe(tls);
   // The back closing a connection (idle timeout, GOAWAY, close()) ends it once its last bytes are out;
   // the client going away ends the back's side at once.
   back.once('close', () => tls.destroySoon());
   tls.once('close', () => back.destroy());
-  let connected = false;
-  back.once('connect', () => (connected = true));
+  if (!connected) back.once('connect', () => (connected = true));
   back.on('error', (err: NodeJS.ErrnoException) => {
     if (!connected) relayFailed(err);
     tls.destroy();
@@ -106,13 +157,18 @@ server.on('tlsClientError', (_err: Error, tls: TLSSocket) => tls.destroy());
 let accepting: Accepting | undefined;
 port.on('message', (m: ToFrontMessage) => {
   if (m.type === 'context') server.setSecureContext(m.context);
-  // (The connections under way keep this thread alive until they end.)
-  else void accepting?.close().then(() => port.close());
+  else {
+    // (The connections under way keep this thread alive until they end; the spares would too.)
+    closing = true;
+    for (const back of spares.keys()) back.destroy();
+    void accepting?.close().then(() => port.close());
+  }
 });
 
 acceptForTls(server, { host: data.host, port: data.port, backlog: data.backlog, exclusive: data.exclusive, waitMs: data.handshakeWaitMs }).then(
   (a) => {
     accepting = a;
+    topUpSpares();
     port.postMessage({ type: 'listening', port: a.port } satisfies FromFrontMessage);
   },
   (err: NodeJS.ErrnoException) => port.postMessage({ type: 'listen-error', code: err.code, message: err.message } satisfies FromFrontMessage),
