@@ -9,13 +9,13 @@
  *
  * Admitting: connections are accepted paused (`pauseOnConnect`) into a queue of our own, so the one
  * queue that decides which handshake runs next is ours, not the kernel's first-come one. A connection
- * joins it once its ClientHello has arrived; HANDSHAKES_PER_TURN handshakes are started per loop
- * turn (more in a long one, TURN_MS), newest connection first; a connection that waited past a
- * client's handshake timeout, or whose client closed it while it waited, is closed unread (its
- * ClientHello is read out of the socket so that its end is seen). So an overloaded loop spends its
- * turns on handshakes whose clients still wait, and finishes the ones it starts, instead of
- * dividing its turns among every connection that came until each finishes too late (the collapse
- * seen in session 11, docs/performance.md).
+ * joins it once its ClientHello has arrived; at most HANDSHAKES_PER_TURN handshakes are started per
+ * loop turn, newest connection first; a connection that waited past a client's handshake timeout,
+ * or whose client closed it while it waited, is closed unread (its ClientHello is read out of the
+ * socket so that its end is seen). So an overloaded loop spends its turns on handshakes whose
+ * clients still wait, and finishes the ones it starts, instead of dividing its turns among every
+ * connection that came until each finishes too late (the collapse seen in session 11,
+ * docs/performance.md).
  *
  * The queue holds at most the listen backlog's number of connections: past it, the one that waited
  * longest is closed for each new one. A paused socket reads nothing, so one whose client gave up
@@ -42,14 +42,6 @@ export const ACCEPTORS = 16;
  * handshakes started the turn before finish (their clients' flights are read) in the turns between.
  */
 export const HANDSHAKES_PER_TURN = 16;
-
-/**
- * A turn longer than this starts HANDSHAKES_PER_TURN more for each such stretch of it: at most
- * about half the loop's time goes to new handshakes, however long its turns. A loop busy with
- * requests (a join storm's turns took 1–2 s on a loaded host) otherwise started sixteen a turn
- * while hundreds of ClientHellos waited past their clients' timeout, and each then dialled again.
- */
-const TURN_MS = 20;
 
 /** Go's TLSHandshakeTimeout (client-go's, the kubelet's, kubectl's): a client gives up after 10 s. */
 export const HANDSHAKE_WAIT_MS = 10_000;
@@ -133,8 +125,6 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
   const unheard = new Set<Waiting>();
   let heard: Waiting[] = [];
   let scheduled: NodeJS.Immediate | undefined;
-  /** Since when the handshakes waiting have had no turn (the last admission, or the queue's filling). */
-  let waitingSince = 0;
 
   /** Closes, unread, the connection that has waited longest (the first of either list). */
   const closeOldest = (): void => {
@@ -150,10 +140,8 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
   const admit = (): void => {
     scheduled = undefined;
     const now = performance.now();
-    const allowed = HANDSHAKES_PER_TURN * Math.max(1, Math.floor((now - waitingSince) / TURN_MS));
-    waitingSince = now;
     let started = 0;
-    while (started < allowed && heard.length > 0) {
+    while (started < HANDSHAKES_PER_TURN && heard.length > 0) {
       const w = heard.pop()!;
       w.release();
       if (w.socket.destroyed) continue;
@@ -175,9 +163,7 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
     let i = heard.length;
     while (i > 0 && heard[i - 1]!.since > w.since) i--;
     heard.splice(i, 0, w);
-    if (scheduled) return;
-    waitingSince = performance.now();
-    scheduled = setImmediate(admit);
+    scheduled ??= setImmediate(admit);
   };
 
   /** Closes, unread, what waited too long (checked ten times per wait limit). */
