@@ -60,6 +60,7 @@ function serverNoDelay(serverPort: number, clientPort: number): string {
 }
 
 describe('a server behind TLS fronts', () => {
+  const FRONTS = 2;
   let s: TestServer;
   let auditLog: string;
   let dir: string;
@@ -70,7 +71,7 @@ describe('a server behind TLS fronts', () => {
     writeFileSync(path.join(dir, 'policy.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
     auditLog = path.join(dir, 'audit.log');
     dirsBefore = frontDirs();
-    s = await startTestServer({ audit: logAudit(path.join(dir, 'policy.yaml'), auditLog), serving: { tlsFrontWorkers: 2 } });
+    s = await startTestServer({ audit: logAudit(path.join(dir, 'policy.yaml'), auditLog), serving: { tlsFrontWorkers: FRONTS } });
   });
   afterAll(async () => {
     await s.close();
@@ -159,17 +160,26 @@ describe('a server behind TLS fronts', () => {
     const clients = Array.from({ length: 2 * ACCEPTORS }, () => tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: ['http/1.1'] }));
     try {
       await Promise.all(clients.map((c) => new Promise((resolve, reject) => c.once('secureConnect', resolve).once('error', reject))));
-      // Each handed-over connection is one the back accepted on one of its sockets: /proc/net/unix
-      // lists it connected (state 03) with that socket's path.
-      const paths = new Set<string>();
-      await until('connections on every back socket', () => {
+      // Each connection the back accepted on one of its sockets is listed connected (state 03) with
+      // that socket's path in /proc/net/unix. Each front keeps a connection open to every socket (a
+      // spare, or one a client took, then replaced in turn), and each client's connection is one more.
+      const spread = (): { sockets: number; connections: number } => {
+        const counts = new Map<string, number>();
         for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n')) {
           const fields = line.trim().split(/\s+/);
-          if (fields[5] === '03' && fields[7]?.startsWith(`${socketDir!}/`)) paths.add(path.basename(fields[7]));
+          if (fields[5] === '03' && fields[7]?.startsWith(`${socketDir!}/`)) counts.set(fields[7], (counts.get(fields[7]) ?? 0) + 1);
         }
-        return paths.size === ACCEPTORS;
+        const each = [...counts.values()];
+        return { sockets: each.filter((n) => n >= FRONTS).length, connections: each.reduce((a, b) => a + b, 0) };
+      };
+      const expected = { sockets: ACCEPTORS, connections: FRONTS * ACCEPTORS + clients.length };
+      await until('every back socket in use, every client relayed', () => {
+        const now = spread();
+        return now.sockets === expected.sockets && now.connections >= expected.connections;
       });
-      expect(paths.size).toBe(ACCEPTORS);
+      const now = spread();
+      expect(now.sockets).toBe(expected.sockets);
+      expect(now.connections).toBeGreaterThanOrEqual(expected.connections);
     } finally {
       for (const c of clients) c.destroy();
     }
