@@ -6,7 +6,8 @@
  */
 import 'reflect-metadata';
 import { once } from 'node:events';
-import { ensureCredentials, withCredentialsLock } from '../../src/apiserver/server/credentials.js';
+import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
+import { withCredentialsLock } from '../../src/apiserver/server/credentials-lock.js';
 
 const [dir, mode] = process.argv.slice(2);
 if (!dir || (mode !== 'ensure' && mode !== 'hold')) throw new Error('usage: credentials-child DIR ensure|hold');

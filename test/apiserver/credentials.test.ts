@@ -14,10 +14,10 @@ import {
   CredentialsLostError,
   ensureCredentials,
   renewAdminCredentials,
-  withCredentialsLock,
   writeKubeconfig,
   type ServerCredentials,
 } from '../../src/apiserver/server/credentials.js';
+import { withCredentialsLock } from '../../src/apiserver/server/credentials-lock.js';
 import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { runCli } from '../helpers/cli.js';

@@ -13,15 +13,15 @@
  * piece missing makes it holding DIR/.credentials.lock, and writes each file whole (rename), so they all
  * end up with one CA and one set of keys.
  */
-import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createCertificateAuthority, type CaMaterial } from '../../pki/ca.js';
 import { parseCertificatePem } from '../../pki/certificate.js';
 import { issueCertificate } from '../../pki/issue.js';
 import { generateKeyPair } from '../../pki/keys.js';
-import { createPrivateFile } from './data-dir.js';
+import { withCredentialsLock, writeWhole } from './credentials-lock.js';
 
 export interface ServerCredentials {
   /** The cluster CA: the API server's serving CA (kube-root-ca.crt) and the client CA. */
@@ -87,53 +87,6 @@ async function leaf(
     notAfter: new Date(now + 365 * DAY_MS),
   });
   return { certPem, keyPem: key.privateKeyPem };
-}
-
-const LOCK_FILE = '.credentials.lock';
-
-/**
- * Runs `create` holding DIR/.credentials.lock: SQLite's exclusive lock on it, a POSIX record lock
- * (Node has no flock), which the kernel releases when its holder dies, kill -9 included. So a lock is
- * never stale: with a file made O_EXCL, one left by a crash had to be judged stale by its age and
- * removed, and two replicas removing it at once could both go on to make a CA. The file stays, empty:
- * removing it would let one replica lock the removed file while another locks a new one.
- */
-export async function withCredentialsLock<T>(dir: string, create: () => Promise<T>): Promise<T> {
-  const file = path.join(dir, LOCK_FILE);
-  createPrivateFile(file);
-  // Loaded only here (a first start, a renewal): 100-200 ms of a start that finds every file.
-  const { default: Database } = await import('better-sqlite3');
-  // No busy timeout: SQLite would wait on the event loop's thread; the loop polls instead.
-  const db = new Database(file, { timeout: 0 });
-  try {
-    for (;;) {
-      try {
-        db.exec('BEGIN EXCLUSIVE');
-        break;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    try {
-      return await create();
-    } finally {
-      db.exec('ROLLBACK');
-    }
-  } finally {
-    db.close();
-  }
-}
-
-/**
- * Writes `text` to `file` whole or not at all (a temporary file, then rename): another replica, or
- * whoever waits for the file, may read it meanwhile. The temporary name is random, not the pid:
- * replicas in containers sharing the directory may have the same pid.
- */
-function writeWhole(file: string, text: string, mode: number): void {
-  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmp, text, { mode, flag: 'wx' });
-  renameSync(tmp, file);
 }
 
 /** Loads the credentials in `dir`, creating whatever is missing (everything on first use). */
