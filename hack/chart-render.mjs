@@ -38,13 +38,21 @@ export function mergeValues(base, over) {
   return out;
 }
 
+/** Compiled schemas by their text: compiling one takes Ajv far longer than validating (a second under load). */
+const validators = new Map();
+
 /** values.yaml merged with `overrides`, checked against values.schema.json (throws naming what is wrong). */
 export function loadValues(chartDir, overrides = {}) {
   const defaults = parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8')) ?? {};
   const values = mergeValues(defaults, overrides);
   const schemaPath = path.join(chartDir, 'values.schema.json');
   if (existsSync(schemaPath)) {
-    const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(schemaPath, 'utf8')));
+    const schema = readFileSync(schemaPath, 'utf8');
+    let validate = validators.get(schema);
+    if (!validate) {
+      validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(schema));
+      validators.set(schema, validate);
+    }
     if (!validate(values)) throw new Error(`values don't meet the specifications of the schema: ${JSON.stringify(validate.errors)}`);
   }
   return values;
