@@ -128,7 +128,9 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
     });
 
   const stop = async (): Promise<void> => {
-    await Promise.all(members.map((m) => m.kill('SIGTERM')));
+    // Killed, not stopped: the data goes next, and three members stopping together each wait out a
+    // leadership transfer to members that are stopping too (7.5 s against 0.3 s here).
+    await Promise.all(members.map((m) => m.kill()));
     rmSync(dir, { recursive: true, force: true });
   };
 
