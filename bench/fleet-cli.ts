@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fleetResultFile, formatFleetTable, runFleetBench, type FleetParams } from './fleet.js';
+import type { FleetParams } from './fleet.js';
 import { parseBenchArgs } from './lib/cli.js';
 
 const FLEET_USAGE = `usage: npm run bench -- fleet [flags]   (or node dist/bench/run.js fleet [flags])
@@ -30,6 +30,8 @@ N simulated kubelets against kube-identity up: join storm, steady state, rotatio
  */
 export async function runFleetCli(argv: string[]): Promise<void> {
   const o = fleetOptions(argv);
+  // Imported once the flags are good: `--help` and a bad flag answer without loading the server's code.
+  const { fleetResultFile, formatFleetTable, runFleetBench } = await import('./fleet.js');
   if (o.out) mkdirSync(o.out, { recursive: true });
   const met: number[] = [];
   for (const nodes of o.counts) {

@@ -25,15 +25,10 @@ import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { formatApiTable, runApiBench } from './api.js';
-import { formatApiAbTable, runApiAbBench } from './api-ab.js';
-import { formatCacheTable, runCacheBench } from './cache.js';
-import { formatE2eTable, runE2eBench, type E2eParams } from './e2e.js';
-import { ENCRYPTION_PROVIDERS, formatEncryptionTable, runEncryptionBench, type EncryptionProvider } from './encryption.js';
-import { formatEtcdRatioTable, runEtcdRatioBench } from './e2e-etcd.js';
-import { runFleetCli } from './fleet-cli.js';
-import { formatPkiTable, runPkiBench } from './pki.js';
-import { formatSoakTable, runSoak } from './soak.js';
+// Each benchmark's module is imported when it runs, so `--help` and a bad flag answer without loading
+// the servers' code (seconds per start from source, as the CLI tests run it).
+import type { E2eParams } from './e2e.js';
+import type { EncryptionProvider } from './encryption.js';
 import { parseBenchArgs } from './lib/cli.js';
 import { printResult } from './lib/report.js';
 import { formatRunsTable, summarizeRuns } from './lib/runs.js';
@@ -65,6 +60,7 @@ fleet takes flags of its own: npm run bench -- fleet --help`;
 const argv = process.argv.slice(2);
 // fleet parses its own flags (bench/fleet-cli.ts), with its own --help.
 if (argv[0] === 'fleet') {
+  const { runFleetCli } = await import('./fleet-cli.js');
   await runFleetCli(argv.slice(1));
   process.exit(0);
 }
@@ -86,7 +82,10 @@ if (storage !== undefined && storage !== 'sqlite' && storage !== 'memory' && sto
 const issuanceWatch = args.string('issuance-watch');
 if (issuanceWatch !== undefined && issuanceWatch !== 'first' && issuanceWatch !== 'last') args.fail(`--issuance-watch takes first or last, got ${issuanceWatch}`);
 const provider = args.string('provider');
-if (provider !== undefined && !ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) args.fail(`--provider takes one of ${ENCRYPTION_PROVIDERS.join(', ')}, got ${provider}`);
+if (provider !== undefined) {
+  const { ENCRYPTION_PROVIDERS } = await import('./encryption.js');
+  if (!ENCRYPTION_PROVIDERS.includes(provider as EncryptionProvider)) args.fail(`--provider takes one of ${ENCRYPTION_PROVIDERS.join(', ')}, got ${provider}`);
+}
 const replicas = args.number('replicas', { min: 1, integer: true });
 const rate = args.number('rate', { min: 1 });
 const e2eParams: Partial<E2eParams> = {
@@ -111,18 +110,22 @@ type Run = () => Promise<{ result: object; table: string }>;
 
 const BENCHMARKS: Record<string, Run> = {
   pki: async () => {
+    const { formatPkiTable, runPkiBench } = await import('./pki.js');
     const r = await runPkiBench();
     return { result: r, table: formatPkiTable(r) };
   },
   api: async () => {
+    const { formatApiTable, runApiBench } = await import('./api.js');
     const r = await runApiBench({}, { ...childArgs, args: auditArgs() });
     return { result: r, table: formatApiTable(r) };
   },
   cache: async () => {
+    const { formatCacheTable, runCacheBench } = await import('./cache.js');
     const r = await runCacheBench();
     return { result: r, table: formatCacheTable(r) };
   },
   e2e: async () => {
+    const { formatE2eTable, runE2eBench } = await import('./e2e.js');
     const r = await runE2eBench(e2eParams, childArgs);
     return { result: r, table: formatE2eTable(r) };
   },
@@ -131,18 +134,22 @@ const BENCHMARKS: Record<string, Run> = {
 /** Benchmarks that run only when named. */
 const ON_REQUEST: Record<string, Run> = {
   'e2e-etcd': async () => {
+    const { formatEtcdRatioTable, runEtcdRatioBench } = await import('./e2e-etcd.js');
     const r = await runEtcdRatioBench(e2eParams, childArgs);
     return { result: r, table: formatEtcdRatioTable(r) };
   },
   encryption: async () => {
+    const { formatEncryptionTable, runEncryptionBench } = await import('./encryption.js');
     const r = await runEncryptionBench(provider ? { provider: provider as EncryptionProvider } : {}, childArgs);
     return { result: r, table: formatEncryptionTable(r) };
   },
   'api-ab': async () => {
+    const { formatApiAbTable, runApiAbBench } = await import('./api-ab.js');
     const r = await runApiAbBench({}, args.string('against'));
     return { result: r, table: formatApiAbTable(r) };
   },
   soak: async () => {
+    const { formatSoakTable, runSoak } = await import('./soak.js');
     const r = await runSoak({ durationS: soakDuration, seed: soakSeed }, (line) => console.error(line));
     if (r.violations.length > 0 || r.replicaExits.length > 0) process.exitCode = 1;
     return { result: r, table: formatSoakTable(r) };

@@ -64,18 +64,19 @@ describe('bench command lines', () => {
       [['e2e', '--storage=disk'], /^bench: --storage takes sqlite, memory or etcd, got disk/],
       [['api', '--runs=0'], /^bench: --runs takes an integer of at least 1, got "0"/],
     ];
-    for (const [args, message] of cases) {
-      const r = await bench('run.ts', args);
+    // Side by side, as the help runs above.
+    const results = await Promise.all(cases.map(([args]) => bench('run.ts', args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i] as Result;
       expect({ args, code: r.code, stdout: r.stdout, tmpEntries: r.tmpEntries }).toEqual({ args, code: 2, stdout: '', tmpEntries: [] });
       expect(r.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(message)]);
     }
   }, 180_000);
 
   it('the benchmarks that also run on their own take --help and refuse unknown flags', async () => {
-    const help = await bench('cache.ts', ['--help']);
+    const [help, unknown] = await Promise.all([bench('cache.ts', ['--help']), bench('api.ts', ['--nodes=3'])]);
     expect(help).toMatchObject({ code: 0, stderr: '', tmpEntries: [] });
     expect(help.stdout).toMatch(/^usage: node dist\/bench\/cache\.js \[N \.\.\.\]/);
-    const unknown = await bench('api.ts', ['--nodes=3']);
     expect(unknown).toMatchObject({ code: 2, stdout: '', stderr: "bench/api: Unknown option '--nodes' (--help for usage)\n" });
   }, 90_000);
 });
