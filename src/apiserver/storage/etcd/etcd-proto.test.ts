@@ -16,6 +16,8 @@ const read = (name: string, w: ProtoWriter) => {
 };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const big = Buffer.alloc(70_000, 7);
+/** A value given as text: its UTF-8 is twice its length in characters, past what the writer reserved. */
+const text = `{"a":"${'é'.repeat(40_000)}"}`;
 
 describe("etcd's protobuf messages, as etcd's rpc.proto defines them", () => {
   it('encodes ranges, transactions, compactions and lease grants', () => {
@@ -34,7 +36,11 @@ describe("etcd's protobuf messages, as etcd's rpc.proto defines them", () => {
           { key: Buffer.from('k'), target: 'Mod', result: 'Greater', mod_revision: 300 },
           { key: Buffer.from('c'), target: 'Version', result: 'Equal', version: 0 },
         ],
-        success: [{ request_put: { key: Buffer.from('k'), value: big, lease: '7587886259196011534' } }, { request_delete_range: { key: Buffer.from('k'), prev_kv: true } }],
+        success: [
+          { request_put: { key: Buffer.from('k'), value: big, lease: '7587886259196011534' } },
+          { request_delete_range: { key: Buffer.from('k'), prev_kv: true } },
+          { request_put: { key: Buffer.from('t'), value: text } },
+        ],
         failure: [{ request_range: { key: Buffer.from('k') } }],
       }),
     );
@@ -45,7 +51,11 @@ describe("etcd's protobuf messages, as etcd's rpc.proto defines them", () => {
         { key: b64('k'), target: 'Mod', result: 'Greater', mod_revision: '300' },
         { key: b64('c'), version: '0' },
       ],
-      success: [{ request_put: { key: b64('k'), value: big.toString('base64'), lease: '7587886259196011534' } }, { request_delete_range: { key: b64('k'), prev_kv: true } }],
+      success: [
+        { request_put: { key: b64('k'), value: big.toString('base64'), lease: '7587886259196011534' } },
+        { request_delete_range: { key: b64('k'), prev_kv: true } },
+        { request_put: { key: b64('t'), value: b64(text) } },
+      ],
       failure: [{ request_range: { key: b64('k') } }],
     });
     expect(read('CompactionRequest', encodeCompaction(123_456))).toEqual({ revision: '123456' });

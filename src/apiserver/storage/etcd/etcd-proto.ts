@@ -31,7 +31,8 @@ export interface RangeRequest {
 
 export interface PutRequest {
   key: Buffer;
-  value: Buffer;
+  /** The value's octets, or text stored as its UTF-8. */
+  value: Buffer | string;
   /** A lease ID, as LeaseGrantResponse gives it. */
   lease?: string;
 }
@@ -133,7 +134,8 @@ function encodeOp(op: RequestOp, w: ProtoWriter): void {
     const put = op.request_put;
     w.message(2, () => {
       w.bytes(1, put.key);
-      w.bytes(2, put.value);
+      if (typeof put.value === 'string') w.text(2, put.value);
+      else w.bytes(2, put.value);
       if (put.lease !== undefined && put.lease !== '0') w.int64(3, put.lease);
     });
   } else if (op.request_delete_range) {

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { KObject } from '../../../api/meta.js';
 import { compactJson } from '../../../lib/frozen-json.js';
-import { adopt, decode, encode, relay, RelayedValue } from './etcd-value.js';
+import { adopt, decode, encode, EtcdValues, relay, RelayedValue } from './etcd-value.js';
 
 const text = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
 
@@ -65,7 +65,7 @@ describe('etcd values', () => {
 
   it('relays a value as its stamped text, parsed only when its object is read, then once', () => {
     const object: KObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'r', namespace: 'ns' }, data: { k: 'v' } };
-    const json = encode(object);
+    const json = Buffer.from(encode(object));
     const decoded = decode(json, 9);
     const parse = jest.spyOn(JSON, 'parse');
     try {
@@ -89,12 +89,12 @@ describe('etcd values', () => {
   it("settles a relayed value on the writer's adopted object when nothing has parsed it, and only then", () => {
     const handed: KObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', resourceVersion: '3' }, data: { k: 'v' } };
     const json = encode(handed);
-    const relayed = relay(json, 12) as RelayedValue;
+    const relayed = relay(Buffer.from(json), 12) as RelayedValue;
     const adopted = relayed.settle(adopt(handed, json, 12, relayed.text));
     expect(adopted.data).toBe(handed.data);
     expect(relayed.object).toBe(adopted);
     expect(compactJson(adopted)).toBe(relayed.text);
-    const other = relay(json, 12) as RelayedValue;
+    const other = relay(Buffer.from(json), 12) as RelayedValue;
     const parsed = other.object;
     expect(other.settle(adopt(handed, json, 12, other.text))).toBe(parsed);
   });
@@ -110,13 +110,14 @@ describe('etcd values', () => {
     expect(compactJson(relayed.object)).toBe(JSON.stringify(relayed.object));
   });
 
-  it("relays a value this replica encoded itself (its caller compared the octets) to the same text, and refuses any other that is not JSON", () => {
+  it("relays a value this replica encoded itself (the text of its write in flight) to the same text, and refuses any other that is not JSON", () => {
     const json = encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '2' }, data: { k: 'v' } });
-    const own = relay(json, 9, true) as RelayedValue;
+    const own = new EtcdValues(undefined).relay('/configmaps/a', Buffer.from(json), 9, json) as RelayedValue;
     expect(own).toBeInstanceOf(RelayedValue);
-    expect(own.text).toBe((relay(json, 9) as RelayedValue).text);
+    expect(own.text).toBe((relay(Buffer.from(json), 9) as RelayedValue).text);
     expect(own.object).toStrictEqual(decode(json, 9));
     const cut = Buffer.from('{"kind":"ConfigMap","metadata":{"name":"a"},"data":');
     expect(() => relay(cut, 9)).toThrow(/not JSON/);
+    expect(() => new EtcdValues(undefined).relay('/configmaps/a', cut, 9, json)).toThrow(/not JSON/);
   });
 });

@@ -11,10 +11,14 @@ import { adoptFrozen, parseFrozen } from '../frozen.js';
 import { assertPlain, type ValueTransformer } from '../value-transformer.js';
 import type { Revisioned } from './recent-objects.js';
 
-/** The object's JSON without its resourceVersion, which etcd's revision stands for. */
-export function encode(object: KObject): Buffer {
+/**
+ * The object's JSON without its resourceVersion, which etcd's revision stands for. A string: the
+ * transaction encodes it straight into its frame (no Buffer of its own), and the write's reply and
+ * watch event stamp it without decoding octets back into text.
+ */
+export function encode(object: KObject): string {
   const { resourceVersion: _, ...metadata } = object.metadata ?? {};
-  return Buffer.from(JSON.stringify({ ...object, metadata }));
+  return JSON.stringify({ ...object, metadata });
 }
 
 const METADATA = '"metadata":{';
@@ -81,8 +85,8 @@ function stampedText(text: string, revision: number): string | undefined {
  * and watch events send it without serialising the object again, as for the SQLite store's objects.
  * A value whose text cannot be stamped (`stampedText`) is parsed and stamped as an object instead.
  */
-export function decode(json: Uint8Array, revision: number): KObject {
-  const text = utf8(json);
+export function decode(json: Uint8Array | string, revision: number): KObject {
+  const text = typeof json === 'string' ? json : utf8(json);
   const stamped = stampedText(text, revision);
   return stamped !== undefined ? parseFrozen(stamped) : decodeUnstamped(text, revision);
 }
@@ -131,11 +135,14 @@ export class RelayedValue implements Revisioned {
  * stamped where it lies, else decoded now. Either way a value that is not JSON (another tool may have
  * written anything) throws, as its decode would: a relayed text reaches clients as it is.
  */
-export function relay(json: Uint8Array, revision: number, ownEncoding = false): Revisioned {
-  const text = utf8(json);
+export function relay(json: Uint8Array, revision: number): Revisioned {
+  return relayText(utf8(json), revision, false);
+}
+
+function relayText(text: string, revision: number, ownEncoding: boolean): Revisioned {
   const stamped = stampedText(text, revision);
   if (stamped === undefined) return { object: decodeUnstamped(text, revision), revision };
-  // `encode` wrote these very octets (the caller compared them): JSON, without a scan to prove it.
+  // `encode` wrote this very text (the write in flight it was compared with): JSON, without a scan to prove it.
   if (!ownEncoding && !isJsonText(text)) throw new SyntaxError(`the value at revision ${revision} is not JSON`);
   return new RelayedValue(stamped, revision);
 }
@@ -148,8 +155,8 @@ export function relay(json: Uint8Array, revision: number, ownEncoding = false): 
  * reads back. `json` must be `encode(object)`, and `object` unchanged since; `stampedJson`, when
  * given, its stamped text at `revision` (a RelayedValue's).
  */
-export function adopt(object: KObject, json: Buffer, revision: number, stampedJson?: string): KObject {
-  const text = stampedJson ?? stampedText(json.toString('utf8'), revision);
+export function adopt(object: KObject, json: string, revision: number, stampedJson?: string): KObject {
+  const text = stampedJson ?? stampedText(json, revision);
   if (text === undefined) return decode(json, revision);
   const { resourceVersion: _, ...metadata } = object.metadata ?? {};
   return adoptFrozen({ ...object, metadata: { ...metadata, resourceVersion: String(revision) } }, text);
@@ -165,9 +172,9 @@ export class EtcdValues {
   constructor(private readonly transformer: ValueTransformer | undefined) {}
 
   /** The etcd value of `json` (from `encode`). Throws StoreError 'Unavailable' when a KMS plugin is needed and down. */
-  seal(key: string, etcdKey: string, json: Buffer): Buffer {
+  seal(key: string, etcdKey: string, json: string): Buffer | string {
     const transform = this.transformer?.forKey(key);
-    return transform ? Buffer.from(transform.toStorage(json, etcdKey)) : json;
+    return transform ? Buffer.from(transform.toStorage(Buffer.from(json), etcdKey)) : json;
   }
 
   /** Whether a value encryption at rest claims was stored otherwise than it would be now. */
@@ -177,13 +184,15 @@ export class EtcdValues {
 
   /**
    * The value for a watch to relay (see `relay`); undefined when encryption at rest claims the key.
-   * `ownEncoding`: the value's octets are `encode`'s output (a write of this replica's, compared).
+   * `mine`: what this replica's write of the key in flight stored (`encode`'s output); a value that
+   * reads as the same text is known JSON.
    */
-  relay(key: string, value: Uint8Array, revision: number, ownEncoding = false): Revisioned | undefined {
+  relay(key: string, value: Uint8Array, revision: number, mine?: string): Revisioned | undefined {
     if (this.transformer?.forKey(key)) return undefined;
-    if (ownEncoding) return relay(value, revision, true);
+    const text = utf8(value);
+    if (text === mine) return relayText(text, revision, true);
     assertPlain(value, key);
-    return relay(value, revision);
+    return relayText(text, revision, false);
   }
 
   /** The object an etcd value holds; a promise only when a KMS plugin had to decrypt its DEK. */

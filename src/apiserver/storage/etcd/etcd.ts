@@ -79,10 +79,10 @@ export class EtcdStore implements Store {
   private readonly previous: PreviousStates;
   /**
    * The JSON of this replica's creates and updates still waiting for etcd's reply, by etcd key: etcd
-   * often sends a write's watch event before its reply, and a value with these very octets is known
+   * often sends a write's watch event before its reply, and a value that reads as this very text is known
    * JSON without scanning it (etcd-value.ts `relay`).
    */
-  private readonly writing = new Map<string, Buffer>();
+  private readonly writing = new Map<string, string>();
 
   private constructor(
     private readonly kv: EtcdKv,
@@ -354,8 +354,7 @@ export class EtcdStore implements Store {
   private relay(key: string, etcdKey: string, value: Uint8Array, revision: number): Revisioned | Promise<Revisioned> {
     const known = this.recent.at(etcdKey, revision);
     if (known) return known;
-    const mine = this.writing.get(etcdKey);
-    const relayed = this.values.relay(key, value, revision, mine !== undefined && mine.equals(value));
+    const relayed = this.values.relay(key, value, revision, this.writing.get(etcdKey));
     if (relayed) {
       this.recent.saw(etcdKey, relayed);
       return relayed;
@@ -365,7 +364,7 @@ export class EtcdStore implements Store {
   }
 
   /** What a create or update stored: `json` (the encoding of `handedOver`, when the writer gave it up) as written at `revision`. */
-  private written(key: string, etcdKey: Buffer, json: Buffer, revision: number, handedOver: KObject | undefined): StoredObject {
+  private written(key: string, etcdKey: Buffer, json: string, revision: number, handedOver: KObject | undefined): StoredObject {
     const k = etcdKey.toString();
     // etcd often sends the write's watch event before its reply: the watch has relayed it then, and
     // the writer's own object, adopted, saves the parse of its text.
@@ -397,7 +396,7 @@ export class EtcdStore implements Store {
   }
 
   /** A create's or update's transaction, its JSON known (`writing`) until etcd replies. */
-  private writingTxn(operation: EtcdOperation, key: string, etcdKey: Buffer, json: Buffer, req: TxnRequest): Promise<TxnResponse> {
+  private writingTxn(operation: EtcdOperation, key: string, etcdKey: Buffer, json: string, req: TxnRequest): Promise<TxnResponse> {
     const k = etcdKey.toString();
     this.writing.set(k, json);
     const done = (): void => {

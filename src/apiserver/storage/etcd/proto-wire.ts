@@ -44,6 +44,15 @@ export class ProtoWriter {
     this.pos += value.length;
   }
 
+  /** A length-delimited field of `value`'s UTF-8, encoded in place. */
+  text(field: number, value: string): void {
+    const length = Buffer.byteLength(value);
+    this.tag(field, LEN);
+    this.raw(length);
+    this.ensure(length);
+    this.pos += this.buf.write(value, this.pos, 'utf8');
+  }
+
   /** Writes a nested message with `write`, then its length before it. */
   message(field: number, write: () => void): void {
     this.tag(field, LEN);
