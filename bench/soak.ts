@@ -3,7 +3,8 @@
  * replica is a real `kube-identity apiserver --storage etcd` process reaching every member through a
  * TCP proxy the soak controls. Writers create ConfigMaps and swap one hot ConfigMap by
  * resourceVersion through both replicas, a watcher follows each replica, and a nemesis injects a
- * fault every 2-3 s (bench/lib/nemesis.ts). Afterwards it checks, and reports as violations:
+ * fault every 2-3 s (bench/lib/nemesis.ts; the short soak every 1-1.5 s until it injected every
+ * kind). Afterwards it checks, and reports as violations:
  * - no replica process exited;
  * - every acknowledged create is there with its resourceVersion, through both replicas; no create
  *   or swap refused with a definite failure (409, 503) ever appears; unknown outcomes are only counted;
@@ -29,7 +30,12 @@ import { createWriter, NS_PATH, rvProber, swapWriter, Watcher, type Records, typ
 import { startTcpProxy, type TcpProxy } from './lib/tcp-proxy.js';
 
 export interface SoakParams {
+  /** How long faults are injected; with `everyFault`, the most. */
   durationS: number;
+  /** Stop once every kind of fault was injected (the short soak), instead of at `durationS`. */
+  everyFault: boolean;
+  /** The pause before each fault is this plus up to half of it again. */
+  faultGapMs: number;
   seed: number;
   createWritersPerReplica: number;
   swapWritersPerReplica: number;
@@ -58,7 +64,7 @@ interface FinalList {
 
 /** etcd's progress notifications and the replicas' bookmarks, both this often. */
 const PROGRESS_S = 1;
-const DEFAULTS: SoakParams = { durationS: 30, seed: 1, createWritersPerReplica: 2, swapWritersPerReplica: 1 };
+const DEFAULTS: SoakParams = { durationS: 30, everyFault: false, faultGapMs: 2000, seed: 1, createWritersPerReplica: 2, swapWritersPerReplica: 1 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs: number, violations: string[]): Promise<void> {
@@ -118,8 +124,9 @@ export async function runSoak(p: Partial<SoakParams> = {}, progress: (line: stri
 
     const nemesis = new Nemesis(etcd, proxies, rand);
     const deadline = Date.now() + params.durationS * 1000;
-    while (Date.now() < deadline) {
-      await sleep(2000 + rand() * 1000);
+    const faultsDone = (): boolean => Date.now() >= deadline || (params.everyFault && FAULTS.every((f) => nemesis.counts[f] > 0));
+    while (!faultsDone()) {
+      await sleep(params.faultGapMs * (1 + rand() / 2));
       if (Date.now() >= deadline) break;
       await nemesis.step();
       progress(`soak: ${nemesis.log[nemesis.log.length - 1]} (${Math.round((performance.now() - start) / 1000)} s)`);
