@@ -10,16 +10,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const require = createRequire(import.meta.url);
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/ts-hooks/', import.meta.url));
 // A new TypeScript, new options or a change to these hooks must not reuse old output.
 const CACHE_SALT = createHash('sha256')
-  .update(readFileSync(createRequire(import.meta.url).resolve('typescript/package.json')))
+  .update(readFileSync(require.resolve('typescript/package.json')))
   .update(readFileSync(fileURLToPath(import.meta.url)))
   .digest();
 
 let ts;
 
-export async function resolve(specifier, context, nextResolve) {
+export function resolve(specifier, context, nextResolve) {
   if (specifier.startsWith('.') && specifier.endsWith('.js') && context.parentURL?.startsWith('file:')) {
     const candidate = new URL(specifier.slice(0, -3) + '.ts', context.parentURL);
     if (!existsSync(new URL(specifier, context.parentURL)) && existsSync(candidate)) {
@@ -29,13 +30,13 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, context);
 }
 
-export async function load(url, context, nextLoad) {
+export function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context);
   const fileName = fileURLToPath(url);
   const input = readFileSync(fileName, 'utf8');
   const cached = path.join(CACHE_DIR, createHash('sha256').update(CACHE_SALT).update(input).digest('hex') + '.js');
   if (existsSync(cached)) return { format: 'module', source: readFileSync(cached, 'utf8'), shortCircuit: true };
-  ts ??= (await import('typescript')).default;
+  ts ??= require('typescript');
   const { outputText } = ts.transpileModule(input, {
     fileName,
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false },
