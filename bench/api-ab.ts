@@ -37,11 +37,18 @@ export interface AbPhase {
   load: number;
 }
 
+/** Node flags for one side's server process (e.g. `--max-semi-space-size=16` on B, to A/B a V8 setting). */
+export interface ApiAbNodeFlags {
+  a?: string[];
+  b?: string[];
+}
+
 export interface ApiAbResult extends Machine {
   name: 'api-ab';
   params: ApiAbParams;
   /** Which build A is: its checkout's commit ('this build' for an A/A run), never a path on the machine. */
   a: string;
+  nodeFlags: ApiAbNodeFlags;
   results: { create: AbPhase; get: AbPhase; tokenreview: AbPhase };
   peakRssMb: { a: number; b: number };
 }
@@ -84,8 +91,8 @@ export async function paired<S extends { server: ApiServerProcess }>(
   return { cpuUsPerOp: { a, b }, bToA: a > 0 ? round(b / a) : 0, done: { a: done[0] ?? 0, b: done[1] ?? 0 }, load: await loadAverage() };
 }
 
-async function startSide(start: Start): Promise<Side> {
-  const server = await start({});
+async function startSide(start: Start, execArgv: string[] | undefined): Promise<Side> {
+  const server = await start({ execArgv });
   const client = new HttpClient(server.admin);
   await client.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   return { server, client, token: await boundToken(client) };
@@ -100,14 +107,14 @@ export function buildOf(dir: string): string {
   }
 }
 
-export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?: string): Promise<ApiAbResult> {
+export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?: string, nodeFlags: ApiAbNodeFlags = {}): Promise<ApiAbResult> {
   const p: ApiAbParams = { ...API_AB_DEFAULTS, ...params };
   const startA: Start = against
     ? ((await import(pathToFileURL(path.resolve(against, 'dist/bench/lib/apiserver-process.js')).href)) as { startApiServerProcess: Start }).startApiServerProcess
     : startApiServerProcess;
   const started: Side[] = [];
   try {
-    started.push(await startSide(startA), await startSide(startApiServerProcess));
+    started.push(await startSide(startA, nodeFlags.a), await startSide(startApiServerProcess, nodeFlags.b));
     const sides = started as [Side, Side];
     const collection = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
     const create = await paired(sides, p.concurrency, p.objects, 300_000, (s, i) => s.client.json('POST', collection, configMap(`cm-${pad(i)}`)).then(() => undefined));
@@ -117,7 +124,7 @@ export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?:
       if (r.status?.authenticated !== true) throw new Error(`TokenReview refused the bound token: ${r.status?.error ?? ''}`);
     });
     const [a, b] = sides.map((s) => mb(s.server.proc.memory().peakRss)) as [number, number];
-    return { name: 'api-ab', params: p, a: against ? buildOf(against) : 'this build', results: { create, get, tokenreview }, peakRssMb: { a, b }, ...machine() };
+    return { name: 'api-ab', params: p, a: against ? buildOf(against) : 'this build', nodeFlags, results: { create, get, tokenreview }, peakRssMb: { a, b }, ...machine() };
   } finally {
     for (const s of started) {
       s.client.close();
@@ -126,15 +133,25 @@ export async function runApiAbBench(params: Partial<ApiAbParams> = {}, against?:
   }
 }
 
+/** `--node-flags-a`/`-b`: space-separated node flags for that side's server. */
+export function abNodeFlags(a: string | undefined, b: string | undefined): ApiAbNodeFlags {
+  const split = (f: string | undefined): string[] | undefined => (f?.trim() ? f.trim().split(/\s+/) : undefined);
+  return { a: split(a), b: split(b) };
+}
+
 /** The table of side-by-side phases: each phase's CPU per request on A and B, their ratio, requests and load. */
 export function abPhasesTable(first: string, phases: Record<string, AbPhase>): string {
   const rows = Object.entries(phases).map(([op, f]) => [op, String(f.cpuUsPerOp.a), String(f.cpuUsPerOp.b), f.bToA.toFixed(3), `${f.done.a}/${f.done.b}`, String(f.load)]);
   return formatTable([first, 'A CPU µs', 'B CPU µs', 'B ÷ A', 'requests A/B', 'load'], rows);
 }
 
+function flagsOf(flags: string[] | undefined): string {
+  return flags?.length ? ` (node ${flags.join(' ')})` : '';
+}
+
 export function formatApiAbTable(r: ApiAbResult): string {
   return [
-    `api-ab: A = ${r.a}, B = this build, side by side on SQLite (${r.params.objects} ConfigMaps, ${r.params.concurrency} clients; TokenReviews at ${r.params.reviewConcurrency}); peak RSS A ${r.peakRssMb.a} MB, B ${r.peakRssMb.b} MB; ${r.cores} cores; node ${r.node}`,
+    `api-ab: A = ${r.a}${flagsOf(r.nodeFlags.a)}, B = this build${flagsOf(r.nodeFlags.b)}, side by side on SQLite (${r.params.objects} ConfigMaps, ${r.params.concurrency} clients; TokenReviews at ${r.params.reviewConcurrency}); peak RSS A ${r.peakRssMb.a} MB, B ${r.peakRssMb.b} MB; ${r.cores} cores; node ${r.node}`,
     '(server CPU µs per request from /proc; B ÷ A below 1: B is cheaper)',
     abPhasesTable('op', r.results),
   ].join('\n');
@@ -143,9 +160,10 @@ export function formatApiAbTable(r: ApiAbResult): string {
 if (isMain(import.meta.url)) {
   const args = parseBenchArgs(process.argv.slice(2), {
     command: 'bench/api-ab',
-    usage: "usage: node dist/bench/api-ab.js [--against=DIR]\nThis build's API server and DIR's build side by side (without DIR: this build twice, the noise floor), with the ratio of their CPU per request.",
-    options: { against: { type: 'string' } },
+    usage:
+      "usage: node dist/bench/api-ab.js [--against=DIR] [--node-flags-a=FLAGS] [--node-flags-b=FLAGS]\nThis build's API server and DIR's build side by side (without DIR: this build twice, the noise floor), with the ratio of their CPU per request.",
+    options: { against: { type: 'string' }, 'node-flags-a': { type: 'string' }, 'node-flags-b': { type: 'string' } },
   });
-  const result = await runApiAbBench({}, args.string('against'));
+  const result = await runApiAbBench({}, args.string('against'), abNodeFlags(args.string('node-flags-a'), args.string('node-flags-b')));
   printResult(result, formatApiAbTable(result));
 }

@@ -42,7 +42,7 @@ const FLAGS: Record<string, string[]> = {
   e2e: E2E_FLAGS,
   'e2e-etcd': E2E_FLAGS,
   encryption: ['cpu-prof-dir', 'provider'],
-  'api-ab': ['against'],
+  'api-ab': ['against', 'node-flags-a', 'node-flags-b'],
   soak: ['duration', 'seed'],
 };
 const USAGE = `usage: npm run bench -- [BENCHMARK] [flags]   (or node dist/bench/run.js [BENCHMARK] [flags])
@@ -54,6 +54,8 @@ Without BENCHMARK: pki, api, cache and e2e in turn. Only when named: e2e-etcd, e
                            (e2e, e2e-etcd) store, API server replicas on etcd, fixed rate in CSRs/s, issuance watch on the first replica
   --provider=secretbox|aesgcm|aescbc   (encryption) the encryption provider
   --against=DIR            (api-ab) the other build, side by side with this one (without it: this build twice)
+  --node-flags-a=FLAGS, --node-flags-b=FLAGS
+                           (api-ab) node flags for A's or B's server only (e.g. --node-flags-b=--max-semi-space-size=16)
   --duration=S, --seed=N   (soak) how long the etcd fault soak runs (600 s by default), its random seed
 fleet takes flags of its own: npm run bench -- fleet --help`;
 
@@ -144,8 +146,8 @@ const ON_REQUEST: Record<string, Run> = {
     return { result: r, table: formatEncryptionTable(r) };
   },
   'api-ab': async () => {
-    const { formatApiAbTable, runApiAbBench } = await import('./api-ab.js');
-    const r = await runApiAbBench({}, args.string('against'));
+    const { abNodeFlags, formatApiAbTable, runApiAbBench } = await import('./api-ab.js');
+    const r = await runApiAbBench({}, args.string('against'), abNodeFlags(args.string('node-flags-a'), args.string('node-flags-b')));
     return { result: r, table: formatApiAbTable(r) };
   },
   soak: async () => {

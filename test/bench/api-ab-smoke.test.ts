@@ -1,9 +1,9 @@
-import { formatApiAbTable, runApiAbBench } from '../../bench/api-ab.js';
+import { abNodeFlags, formatApiAbTable, runApiAbBench } from '../../bench/api-ab.js';
 
 describe('bench/api-ab', () => {
   it('runs two API servers side by side with tiny sizes and compares their CPU per request', async () => {
-    const r = await runApiAbBench({ objects: 20, concurrency: 4, getMs: 300, reviewConcurrency: 4, reviewMs: 300 });
-    expect(r).toMatchObject({ name: 'api-ab', a: 'this build', params: { objects: 20 } });
+    const r = await runApiAbBench({ objects: 20, concurrency: 4, getMs: 300, reviewConcurrency: 4, reviewMs: 300 }, undefined, { b: ['--max-semi-space-size=16'] });
+    expect(r).toMatchObject({ name: 'api-ab', a: 'this build', params: { objects: 20 }, nodeFlags: { b: ['--max-semi-space-size=16'] } });
     expect(Object.keys(r.results)).toEqual(['create', 'get', 'tokenreview']);
     expect(r.results.create.done).toEqual({ a: 20, b: 20 });
     for (const f of Object.values(r.results)) {
@@ -17,6 +17,15 @@ describe('bench/api-ab', () => {
     expect(r.peakRssMb.a).toBeGreaterThan(0);
     expect(r.peakRssMb.b).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
-    expect(formatApiAbTable(r).split('\n')).toHaveLength(2 + 1 + 3);
+    const table = formatApiAbTable(r).split('\n');
+    expect(table).toHaveLength(2 + 1 + 3);
+    expect(table[0]).toContain('B = this build (node --max-semi-space-size=16)');
+  }, 120_000);
+
+  it("starts each side's server with that side's node flags only", async () => {
+    // A flag node refuses stops the server it reaches: on A, A fails to start.
+    await expect(runApiAbBench({ objects: 2, concurrency: 1, getMs: 50, reviewConcurrency: 1, reviewMs: 50 }, undefined, { a: ['--no-such-node-flag'] })).rejects.toThrow();
+    expect(abNodeFlags(' --a=1  --b ', undefined)).toEqual({ a: ['--a=1', '--b'], b: undefined });
+    expect(abNodeFlags('', '--x')).toEqual({ a: undefined, b: ['--x'] });
   }, 120_000);
 });
