@@ -5,7 +5,7 @@
  * (Debian's etcd-server; tests use describeWithTools(['etcd'])).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { procCpuMs } from './child.js';
@@ -55,6 +55,22 @@ async function status(clientUrl: string): Promise<Status | undefined> {
   }
 }
 
+/**
+ * Whether the etcd answering at `clientUrl` is the member with `peerUrl`: a port found free may be
+ * taken by another etcd (a suite running alongside) before this one binds it, and that one answers.
+ */
+async function serves(clientUrl: string, peerUrl: string): Promise<boolean> {
+  const id = (await status(clientUrl))?.header?.member_id;
+  if (!id) return false;
+  try {
+    const res = await fetch(`${clientUrl}/v3/cluster/member/list`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) });
+    const list = res.ok ? ((await res.json()) as { members?: { ID?: string; peerURLs?: string[] }[] }) : {};
+    return (list.members ?? []).some((m) => m.ID === id && m.peerURLs?.includes(peerUrl));
+  } catch {
+    return false;
+  }
+}
+
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -65,7 +81,21 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
+/** A member that exited while starting: its port was taken (by another etcd, see `serves`), or worse. */
+class MemberExited extends Error {}
+
 export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
+  // A lost port race costs a start on fresh ports, not the suite.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster(opts);
+    } catch (err) {
+      if (!(err instanceof MemberExited) || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startCluster(opts: EtcdOptions): Promise<EtcdCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'etcd-test-'));
   const count = opts.members ?? 1;
   const ports = await Promise.all(Array.from({ length: count * 2 }, () => freePort()));
@@ -100,7 +130,10 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdCluster> {
         const log = openSync(path.join(dir, `${spec.name}.log`), 'a');
         member.proc = spawn('etcd', args, { stdio: ['ignore', log, log] });
         closeSync(log);
-        await waitFor(`${spec.name} to serve`, async () => ((await status(spec.clientUrl)) ? true : undefined));
+        await waitFor(`${spec.name} to serve`, async () => {
+          if (!member.running) throw new MemberExited(`etcd: ${spec.name} exited: ${readFileSync(path.join(dir, `${spec.name}.log`), 'utf8').slice(-500)}`);
+          return (await serves(spec.clientUrl, spec.peerUrl)) ? true : undefined;
+        });
       },
       async kill(signal = 'SIGKILL') {
         const proc = member.proc;
