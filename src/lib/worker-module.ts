@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 export function workerModule(from: string, name: string): { url: URL; execArgv?: string[] } {
   if (!from.endsWith('.ts')) return { url: new URL(`./${name}.js`, from) };
   const hooks = fileURLToPath(new URL('../../test/helpers/register-ts.mjs', import.meta.url));
-  const inherited = execArgv.includes(hooks) ? [] : ['--import', hooks];
-  return { url: new URL(`./${name}.ts`, from), execArgv: [...execArgv, ...inherited] };
+  const url = new URL(`./${name}.ts`, from);
+  // A thread inherits its parent's node options, V8 flags such as --max-semi-space-size among them,
+  // which Worker refuses when they are listed in execArgv: list them only to add the hooks.
+  return execArgv.includes(hooks) ? { url } : { url, execArgv: [...execArgv, '--import', hooks] };
 }
