@@ -4,7 +4,7 @@
  * (dist/bench/lib/*.js) they run as plain node scripts; from source (the jest smoke tests) they run
  * through the project's TypeScript loader hooks.
  */
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -20,17 +20,6 @@ export function projectScript(rel: string): string {
 
 export function nodeArgs(): string[] {
   return FROM_SOURCE ? ['--import', fileURLToPath(new URL('test/helpers/register-ts.mjs', ROOT))] : [];
-}
-
-/** Runs a project script to completion and returns its stdout ('' when it failed), e.g. to read `--help`. */
-export function nodeStdout(script: string, args: string[], timeoutMs = 60_000): string {
-  const r = spawnSync(process.execPath, [...nodeArgs(), script, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: timeoutMs });
-  return r.status === 0 ? r.stdout : '';
-}
-
-/** True when the built `kube-identity` has the subcommand (others land theirs while the bench is written). */
-export function hasSubcommand(name: string): boolean {
-  return new RegExp(`^\\s+${name}\\b`, 'm').test(nodeStdout(projectScript('src/cmd/main'), ['--help']));
 }
 
 export interface NodeProcess {
