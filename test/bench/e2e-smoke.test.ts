@@ -3,7 +3,7 @@ import { formatE2eTable, runE2eBench } from '../../bench/e2e.js';
 describe('bench/e2e', () => {
   it('issues certificates for bootstrap clients through both processes', async () => {
     // The warm-up uses up the separate Events (10 per reason) so the measured CSRs show the steady state.
-    const r = await runE2eBench({ concurrency: 4, durationMs: 20_000, maxCsrs: 40, fixedRate: 4, fixedRateMs: 500, warmup: 12, tokens: 2, distinctRequests: 4 });
+    const r = await runE2eBench({ concurrency: 4, durationMs: 20_000, maxCsrs: 40, bareMs: 500, fixedRate: 4, fixedRateMs: 500, warmup: 12, tokens: 2, distinctRequests: 4 });
     expect(r).toMatchObject({ name: 'e2e', params: { storage: 'sqlite' } });
     expect(r.sustained).toMatchObject({ issued: 40, errors: 0 });
     expect(r.fixedRate).toMatchObject({ issued: 2, errors: 0, offeredPerSec: 4 });
