@@ -57,10 +57,12 @@ describeWithTools(['prometheus'])('the dashboard on a real Prometheus', () => {
     const bootstrap = r.admin.withToken(await createBootstrapToken(r.admin));
     const [pem = ''] = await kubeletCsrPems(1);
     // Only once Prometheus is scraping the signer's series (they start at 0) can it see these as increases.
-    await waitForSeries([`kube_identity_csr_issuance_latency_seconds_count{signer="${KUBELET_CLIENT_SIGNER}"}`]);
-    for (let i = 0; i < 3; i++) {
+    const issuances = `sum(kube_identity_csr_issuance_latency_seconds_count{signer="${KUBELET_CLIENT_SIGNER}"})`;
+    await waitForSeries([issuances]);
+    for (let i = 1; i <= 3; i++) {
       await bootstrap.json('POST', CSR_PATH, kubeletCsrObject(`kubelet-${i}`, pem));
-      await new Promise((res) => setTimeout(res, 1_500));
+      // Scraped (after the demo's two) before the next one is asked for: no two of them share a scrape.
+      await waitForSeries([`${issuances} >= ${2 + i}`]);
     }
     bootstrap.close();
     // The decision series exist from the start at 0, so wait for the counts themselves: the demo's two kubelet
