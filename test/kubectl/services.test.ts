@@ -4,6 +4,7 @@
  * `kubectl create service` of every type with cluster IPs and node ports allocated, the columns of
  * `kubectl get svc -o wide`, and upstream's validation errors.
  */
+import { CONTROL_PLANE_TIMING } from '../../src/apiserver/controllers/apiserver-identity.js';
 import { parseServiceIpRange } from '../../src/lib/service-range.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { kubectlFor, manifest, type KubectlResult } from './kubectl.js';
@@ -12,7 +13,8 @@ let srv: TestServer;
 let kubectl: (...args: string[]) => Promise<KubectlResult>;
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  // The kubernetes Service is re-checked every 0.5 s here (10 s upstream), so its repair shows at once.
+  srv = await startTestServer({ controlPlaneTiming: { ...CONTROL_PLANE_TIMING, intervalMs: 500 } });
   kubectl = kubectlFor(srv);
 });
 afterAll(() => srv.close());
@@ -111,11 +113,11 @@ it('takes the trafficDistribution values of 1.37 (PreferSameZone, PreferSameNode
 
 it('puts the kubernetes Service back after it is deleted, as kube-apiserver does', async () => {
   expect((await kubectl('delete', 'service', 'kubernetes', '-n', 'default')).code).toBe(0);
-  // The server re-checks it every 10 s.
+  // The server re-checks it every 0.5 s (beforeAll).
   const deadline = Date.now() + 25_000;
   let back: KubectlResult;
   do {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 200));
     back = await kubectl('get', 'service', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].targetPort}');
   } while (back.code !== 0 && Date.now() < deadline);
   expect(back.stdout).toBe(`10.96.0.1 ${new URL(srv.url).port}`);
