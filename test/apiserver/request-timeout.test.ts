@@ -32,8 +32,8 @@ const logs: { level: number; msg: string }[] = [];
 beforeAll(async () => {
   store = new GatedStore();
   const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) } });
-  // The server's own deadline: 2 s, so a request without ?timeout= meets it within the test.
-  s = await startTestServer({ store, logger, requestDeadlineMs: 2_000 });
+  // The server's own deadline: 1 s, so a request without ?timeout= meets it within the test.
+  s = await startTestServer({ store, logger, requestDeadlineMs: 1_000 });
   target = { url: s.url, caPem: s.caPem, admin: s.admin };
 });
 afterAll(async () => {
@@ -71,7 +71,7 @@ it('?timeout= shortens the deadline for its request, never lengthens it', async 
   const short = await raw(target, 'POST', `${NS}?timeout=100ms`, { body: configMap('slow-short') });
   expect(short.status).toBe(504);
   expect(short.json).toEqual(TIMEOUT_STATUS);
-  // Longer than the server's: the server's 2 s apply (with the store held, an hour would hang the test).
+  // Longer than the server's: the server's 1 s applies (with the store held, an hour would hang the test).
   const long = await raw(target, 'POST', `${NS}?timeout=1h`, { body: configMap('slow-long') });
   expect(long.status).toBe(504);
   // Zero is no wish of the client's (upstream's reading): the server's deadline, not an instant 504.
@@ -91,8 +91,8 @@ it('a watch outlives the deadline: it is long-running', async () => {
   const watch = await openWatch(target, `${NS}?watch=1&fieldSelector=metadata.name%3Dafter-deadline`);
   try {
     expect(watch.status).toBe(200);
-    // Past the server's 2 s deadline, the watch still delivers.
-    await new Promise((r) => setTimeout(r, 2_500));
+    // Past the server's 1 s deadline, the watch still delivers.
+    await new Promise((r) => setTimeout(r, 1_500));
     expect((await raw(target, 'POST', NS, { body: configMap('after-deadline') })).status).toBe(201);
     const [event] = await watch.waitFor(1);
     expect(event).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'after-deadline' } } });
