@@ -1,7 +1,7 @@
 /**
  * Issue #24, reproduction 4: nobody grows /metrics. Anonymous requests (401) and authenticated ones
  * to unknown groups, versions, resources, subresources and paths (404) are labelled by verb alone,
- * as upstream labels only installed routes: after one of each kind, 20,000 anonymous and 5,000
+ * as upstream labels only installed routes: after one of each kind, 2,000 anonymous and 500
  * authenticated junk requests, each to a URL of its own, leave the number of apiserver_* series as
  * it was.
  */
@@ -78,26 +78,26 @@ describe('apiserver_* series cardinality', () => {
   });
   afterAll(() => server.close());
 
-  it('stays the same after 20,000 anonymous and 5,000 authenticated junk requests', async () => {
+  it('stays the same after 2,000 anonymous and 500 authenticated junk requests', async () => {
     // One of each method and kind first: the verb-only series they create are bounded and made here.
     await flood(server, 60, undefined, 0);
     await flood(server, 60, server.admin, 0);
     await apiserverSeries(server); // the scrape's own series (GET, 200) appear once it has ended
     const before = await apiserverSeries(server);
 
-    const anonymous = await flood(server, 20_000, undefined, 1_000);
-    const authenticated = await flood(server, 5_000, server.admin, 100_000);
-    expect([...anonymous]).toEqual([[401, 20_000]]);
+    // A label taken from the URL would add series by the hundred here: issue #24's 25,000 show no more.
+    const anonymous = await flood(server, 2_000, undefined, 1_000);
+    const authenticated = await flood(server, 500, server.admin, 100_000);
+    expect([...anonymous]).toEqual([[401, 2_000]]);
     // Unknown everything is 404; the rest are the methods an installed route does not serve.
-    expect(authenticated.get(404)).toBeGreaterThan(4_000);
+    expect(authenticated.get(404)).toBeGreaterThan(400);
     expect([...authenticated.keys()].every((code) => code === 404 || code === 405)).toBe(true);
 
     const after = await apiserverSeries(server);
     expect(after.filter((s) => !before.includes(s))).toEqual([]);
     expect(after.length).toBe(before.length);
     expect(after.filter((s) => /evil|things|random|sub\d/.test(s))).toEqual([]);
-    // 25,000 requests take seconds on a quiet machine; the limit is for a loaded CI host.
-  }, 180_000);
+  }, 60_000);
 
   it('labels an installed resource by its route: an unknown subresource is not a label', async () => {
     expect((await raw(server, 'GET', '/api/v1/namespaces/default/configmaps/nope/bogus')).status).toBe(404);
