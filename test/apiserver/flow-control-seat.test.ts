@@ -114,9 +114,9 @@ describe('the queue wait', () => {
 
   beforeAll(async () => {
     store = new GatedStore();
-    // One workload seat and one queue of one; --request-timeout 2 s lets a queued request wait 500 ms.
+    // One workload seat and one queue of one; --request-timeout 1 s lets a queued request wait 250 ms.
     const flowControl = { maxRequestsInflight: 1, maxMutatingRequestsInflight: 0, queuing: { workload: { queues: 1, queueLengthLimit: 1, handSize: 1 } } };
-    s = await startTestServer({ store, authenticator: tokens, flowControl, requestDeadlineMs: 2_000 });
+    s = await startTestServer({ store, authenticator: tokens, flowControl, requestDeadlineMs: 1_000 });
     target = { url: s.url, caPem: s.caPem, admin: { token: ADMIN } };
   });
   afterAll(async () => {
@@ -127,7 +127,7 @@ describe('the queue wait', () => {
   it('is a quarter of the request timeout: a request that waits it out is shed 429 before its deadline', async () => {
     const held = raw(target, 'POST', NS, { token: ALICE, body: configMap('slow-seat') });
     await until('the first create to take the seat', () => store.held === 1);
-    // Queued behind it, each gives up a quarter into its deadline (500 ms of 2 s; 100 ms of 400 ms):
+    // Queued behind it, each gives up a quarter into its deadline (250 ms of 1 s; 100 ms of 400 ms):
     // a 429 to retry, not the 504 its deadline would give.
     for (const path of [NS, `${NS}?timeout=400ms`]) {
       const queued = await raw(target, 'POST', path, { token: ALICE, body: configMap('fast-queued') });
