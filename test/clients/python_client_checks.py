@@ -616,7 +616,7 @@ def table_and_dynamic_watch():
     dyn = dynamic.DynamicClient(api)
     res = dyn.resources.get(api_version="v1", kind="ConfigMap")
     types = []
-    for event in dyn.watch(res, namespace=NS, timeout=3):
+    for event in dyn.watch(res, namespace=NS, timeout=1):
         types.append(event["type"])
     expect(types and set(types) == {"ADDED"}, f"dynamic watch without resourceVersion: {types}")
 
@@ -679,7 +679,7 @@ def pod_certificate_requests_and_trust_bundles():
     listed = bundles.get(field_selector="spec.signerName=example.com/py")
     expect([b.metadata.name for b in listed.items] == [bundle_name], f"bundles by signer: {listed.items}")
     seen = [(e["type"], e["object"].metadata.name) for e in
-            dyn.watch(bundles, resource_version=rv, field_selector="spec.signerName=example.com/py", timeout=2)]
+            dyn.watch(bundles, resource_version=rv, field_selector="spec.signerName=example.com/py", timeout=1)]
     expect(seen == [("ADDED", bundle_name)], f"bundle watch {seen}")
 
     requests = dyn.resources.get(api_version="certificates.k8s.io/v1", kind="PodCertificateRequest")
@@ -696,7 +696,7 @@ def pod_certificate_requests_and_trust_bundles():
     expect([r.metadata.name for r in by_pod.items] == ["py-pcr"], f"requests by pod: {by_pod.items}")
     requests.delete(name="py-pcr", namespace=NS)
     seen = [(e["type"], e["object"].metadata.name, e["object"].spec.nodeName) for e in
-            dyn.watch(requests, namespace=NS, resource_version=rv, field_selector="spec.nodeName=py-node", timeout=2)]
+            dyn.watch(requests, namespace=NS, resource_version=rv, field_selector="spec.nodeName=py-node", timeout=1)]
     expect(seen == [("ADDED", "py-pcr", "py-node"), ("DELETED", "py-pcr", "py-node")], f"request watch {seen}")
     bundles.delete(name=bundle_name)
 
