@@ -3,8 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { RequestDeadlines } from './request-timeout.js';
 
-/** A response as the deadline reads it: whether its headers are out. */
-const response = (headersSent = false): ServerResponse => ({ headersSent }) as ServerResponse;
+/** A response as the deadline reads it: whether its headers are out and its body ended; how often it was aborted (destroy). */
+const response = (headersSent = false, writableEnded = false): ServerResponse & { aborts: number } => {
+  const res = { headersSent, writableEnded, aborts: 0, destroy: () => void res.aborts++ };
+  return res as unknown as ServerResponse & { aborts: number };
+};
 
 /** A handler that settles when told to. */
 function pending(): { work: Promise<void>; resolve(): void; reject(err: Error): void } {
@@ -67,17 +70,23 @@ describe('RequestDeadlines', () => {
     expect(warnings).toEqual([expect.objectContaining({ msg: 'request failed after its timeout was answered', err: expect.objectContaining({ message: 'late' }) })]);
   });
 
-  it('leaves a response whose headers are out to finish', async () => {
+  it('aborts a response whose headers are out and body unfinished, and leaves an ended one whole', async () => {
     const start = performance.now();
-    const w = pending();
-    const raced = outcome(deadlines.race(w.work, 20, start, response(true)), start);
+    const [begun, ended] = [pending(), pending()];
+    const [begunRes, endedRes] = [response(true), response(true, true)];
+    const raced = [outcome(deadlines.race(begun.work, 20, start, begunRes), start), outcome(deadlines.race(ended.work, 20, start, endedRes), start)];
     await sleep(60);
     // Past the 20 ms deadline by the clock the race reads, not by the timer's (which may fire a little early).
     const resolvedAfterMs = performance.now() - start;
-    w.resolve();
-    expect(await raced).toMatchObject({ ok: true });
+    expect([begunRes.aborts, endedRes.aborts]).toEqual([1, 0]);
+    begun.resolve();
+    ended.resolve();
+    // Neither is answered with a 504 (its headers are out): each race ends with its handler.
+    for (const r of await Promise.all(raced)) {
+      expect(r).toMatchObject({ ok: true });
+      expect(r.afterMs).toBeGreaterThanOrEqual(resolvedAfterMs);
+    }
     expect(resolvedAfterMs).toBeGreaterThan(20);
-    expect((await raced).afterMs).toBeGreaterThanOrEqual(resolvedAfterMs);
   });
 
   it('times the deadlines of a duration again once the last one has gone', async () => {

@@ -11,8 +11,9 @@
  * nothing twice), its audit event is already out, a late error is logged, not answered. A write it
  * makes to the store is one atomic transaction that happens whole or not at all, as upstream's etcd
  * write goes on after its deadline: a 504 on a create or update means "not known", and the client
- * reads the object to learn which. A response whose headers are already out when the deadline passes
- * is left to finish: ending it there would hand the client a body cut short that looks whole.
+ * reads the object to learn which. A response whose headers are already out but whose body is not
+ * ended when the deadline passes is aborted, as upstream's timeout filter does (the connection closed,
+ * or the HTTP/2 stream reset): the client sees a broken response, never one cut short that looks whole.
  */
 import type { ServerResponse } from 'node:http';
 import { parseDuration } from '../../config/duration.js';
@@ -94,8 +95,8 @@ export class RequestDeadlines {
 
   /**
    * `work`'s outcome, or the 504 once `ms` have passed since `start` (performance.now()) with the
-   * response not begun. Whatever `work` does after that is dropped; an error it ends with is logged,
-   * as upstream logs post-timeout activity.
+   * response not begun (begun and not ended: it is aborted). Whatever `work` does after that is
+   * dropped; an error it ends with is logged, as upstream logs post-timeout activity.
    */
   race(work: Promise<void>, ms: number, start: number, res: ServerResponse): Promise<void> {
     let queue = this.queues.get(ms);
@@ -137,10 +138,12 @@ export class RequestDeadlines {
     let d = queue.head;
     while (d && d.at <= now) {
       queue.remove(d);
-      // A response already under way is left to finish: ending it would cut its body short.
       if (!d.res.headersSent) {
         d.timedOut = true;
         d.reject(errors.timeout(TIMEOUT_MESSAGE));
+      } else if (!d.res.writableEnded) {
+        // Too late for a 504: abort, as upstream panics with ErrAbortHandler. An ended response is whole.
+        d.res.destroy();
       }
       d = queue.head;
     }
