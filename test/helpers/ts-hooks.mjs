@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { threadId } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/ts-hooks/', import.meta.url));
@@ -41,9 +42,10 @@ export function load(url, context, nextLoad) {
     fileName,
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false },
   });
-  // Written aside and renamed, so a child reading it alongside never sees half a file.
+  // Written aside and renamed, so a child reading it alongside never sees half a file; one name per
+  // thread, as up's controller thread may transpile the same file beside its main thread.
   mkdirSync(CACHE_DIR, { recursive: true });
-  const tmp = `${cached}.${process.pid}.tmp`;
+  const tmp = `${cached}.${process.pid}.${threadId}.tmp`;
   writeFileSync(tmp, outputText);
   renameSync(tmp, cached);
   return { format: 'module', source: outputText, shortCircuit: true };
