@@ -18,8 +18,11 @@ if (mode === 'ensure') {
   process.exit(0);
 } else {
   setInterval(() => undefined, 60_000);
+  // In module scope: a promise nothing refers to is garbage, and with it the lock holder suspended on
+  // it and its database handle, whose finalizer releases the lock (seen in CI: the waiter went on).
+  const forever = new Promise<void>(() => undefined);
   await withCredentialsLock(dir, () => {
     process.stdout.write('held\n');
-    return new Promise(() => undefined);
+    return forever;
   });
 }
