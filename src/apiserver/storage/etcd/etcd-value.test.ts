@@ -1,7 +1,10 @@
 import { jest } from '@jest/globals';
 import type { KObject } from '../../../api/meta.js';
 import { compactJson } from '../../../lib/frozen-json.js';
-import { adopt, decode, encode, EtcdValues, relay, RelayedValue } from './etcd-value.js';
+import { adopt, decode, encode, EtcdValues, RelayedValue } from './etcd-value.js';
+
+/** A watched value as a replica without encryption at rest relays it. */
+const relay = (value: Uint8Array, revision: number) => new EtcdValues(undefined).relay('/configmaps/x', value, revision)!;
 
 const text = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
 

@@ -131,14 +131,10 @@ export class RelayedValue implements Revisioned {
 }
 
 /**
- * The value `json` (from `encode`) at `revision` for a watch: a RelayedValue when its text can be
- * stamped where it lies, else decoded now. Either way a value that is not JSON (another tool may have
- * written anything) throws, as its decode would: a relayed text reaches clients as it is.
+ * The value's `text` (from `encode`) at `revision` for a watch: a RelayedValue when it can be stamped
+ * where it lies, else decoded now. Either way a value that is not JSON (another tool may have written
+ * anything) throws, as its decode would: a relayed text reaches clients as it is.
  */
-export function relay(json: Uint8Array, revision: number): Revisioned {
-  return relayText(utf8(json), revision, false);
-}
-
 function relayText(text: string, revision: number, ownEncoding: boolean): Revisioned {
   const stamped = stampedText(text, revision);
   if (stamped === undefined) return { object: decodeUnstamped(text, revision), revision };

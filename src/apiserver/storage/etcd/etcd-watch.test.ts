@@ -1,6 +1,8 @@
 import type { KObject } from '../../../api/meta.js';
 import { EtcdWatch, type EtcdWatchContext } from './etcd-watch.js';
-import { relay, RelayedValue } from './etcd-value.js';
+import { EtcdValues, RelayedValue } from './etcd-value.js';
+
+const etcdValues = new EtcdValues(undefined);
 import type { Revisioned } from './recent-objects.js';
 import type { SharedEvent, SharedSink } from './shared-watches.js';
 import type { StoreEvent } from '../store.js';
@@ -65,7 +67,7 @@ describe('EtcdWatch', () => {
         toKey: (etcdKey) => etcdKey,
         relay: (_key, _etcdKey, v, revision) => {
           let known = values.get(revision);
-          if (!known) values.set(revision, (known = relay(v, revision) as RelayedValue));
+          if (!known) values.set(revision, (known = etcdValues.relay('/p/a', v, revision) as RelayedValue));
           return known;
         },
         previous: (_key, _etcdKey, _revision, ev) => values.get(ev.prevRevision ?? -1),
