@@ -18,6 +18,7 @@ N simulated kubelets against kube-identity up: join storm, steady state, rotatio
   --workers W              simulator processes (default one per 250 nodes, at most 8)
   --out DIR                write each N's JSON to DIR/fleet-N.json
   --stop-after SCENARIO    end the run after join, steady, rotation or restart (A/B runs of one scenario)
+  --no-rotation            leave the rotation wave out: the restart follows the steady state (A/B runs of the restart)
   --up-cpu-prof DIR        run up under node --cpu-prof (profile in DIR); stops after the steady state unless --stop-after says
                            (restart: both up processes profiled, one file each)
   --verbose                progress on stderr`;
@@ -54,7 +55,7 @@ function fleetOptions(argv: string[]) {
   const args = parseBenchArgs(argv, {
     command: 'bench fleet',
     usage: FLEET_USAGE,
-    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'join-seconds': text, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'stop-after': text, 'up-cpu-prof': text, verbose: { type: 'boolean' } },
+    options: { nodes: text, protocols: text, http1: { type: 'boolean' }, 'join-seconds': text, 'steady-seconds': text, 'timeout-seconds': text, workers: text, out: text, 'stop-after': text, 'up-cpu-prof': text, 'no-rotation': { type: 'boolean' }, verbose: { type: 'boolean' } },
   });
   const nodes = args.string('nodes') ?? '100';
   const counts = nodes.split(',').map(Number);
@@ -78,6 +79,10 @@ function fleetOptions(argv: string[]) {
   if (stopAfter !== undefined) {
     const scenario = STOP_AFTER.find((x) => x === stopAfter);
     params.stopAfter = scenario ?? args.fail(`--stop-after takes join, steady, rotation or restart, got ${stopAfter}`);
+  }
+  if (args.flag('no-rotation')) {
+    if (params.stopAfter === 'rotation') args.fail('--stop-after rotation and --no-rotation contradict each other');
+    params.rotation = false;
   }
   const cpuProf = args.string('up-cpu-prof');
   if (cpuProf !== undefined) params.upCpuProfDir = path.resolve(cpuProf);

@@ -50,6 +50,8 @@ export interface FleetParams {
   scenarioTimeoutMs: number;
   /** Run the server-restart scenario (the smoke test leaves it out: it starts `up` twice). */
   restart: boolean;
+  /** Run the rotation wave (`--no-rotation` leaves it out: the restart follows the steady state, for A/B runs of the restart). */
+  rotation: boolean;
   /** Processes the simulated kubelets are spread over (node i in process i mod workers). */
   workers: number;
   /** Run `up` under `node --cpu-prof` writing into this directory (and stop after the steady state unless `stopAfter` says). */
@@ -159,7 +161,7 @@ export interface FleetResult extends Machine {
   phases: Partial<Record<Phase, PhaseResult>>;
 }
 
-const DEFAULTS: Omit<FleetParams, 'workers'> = { nodes: 100, joinSpreadMs: 10_000, steadyMs: 120_000, rotationSpreadMs: 60_000, scenarioTimeoutMs: 600_000, restart: true, http1: false };
+const DEFAULTS: Omit<FleetParams, 'workers'> = { nodes: 100, joinSpreadMs: 10_000, steadyMs: 120_000, rotationSpreadMs: 60_000, scenarioTimeoutMs: 600_000, restart: true, rotation: true, http1: false };
 
 /** The node's address: 10.0.0.1 upward, one per node (the serving policy refuses an IP another Node has). */
 const ipOf = (i: number): string => `10.${((i + 1) >> 16) & 255}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`;
@@ -326,12 +328,14 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     if (stopAfter === 'join') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
     await sleep(p.steadyMs);
-    await endPhase('rotation', true);
+    await endPhase(p.rotation ? 'rotation' : 'restart', true);
     if (stopAfter === 'steady') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
 
-    fleet.rotate(p.rotationSpreadMs);
-    await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
-    if (stopAfter === 'rotation') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
+    if (p.rotation) {
+      fleet.rotate(p.rotationSpreadMs);
+      await endPhase('restart', (await everyNode((c) => c.rotated === p.nodes)) !== undefined);
+      if (stopAfter === 'rotation') return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
+    }
 
     if (!p.restart) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
     fleet.markRestart();
@@ -385,7 +389,7 @@ function summarizeFleet(p: FleetParams, protocol: Protocol, phases: Partial<Reco
     getP99Under1s: result.getP99Ms <= 1000,
     listP99Under30s: result.listP99Ms <= 30_000,
     noLeaseOlderThan40s: result.maxLeaseAgeSeconds < 40,
-    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart) || (phases[ph] === undefined && ph !== 'join' && (p.stopAfter !== undefined || p.upCpuProfDir !== undefined))),
+    everyScenarioReached: PHASES.every((ph) => phases[ph]?.reached === true || (ph === 'restart' && !p.restart) || (ph === 'rotation' && !p.rotation) || (phases[ph] === undefined && ph !== 'join' && (p.stopAfter !== undefined || p.upCpuProfDir !== undefined))),
     noErrorsOutsideRestart: errors === 0,
   };
   const steady = phases.steady;

@@ -60,6 +60,7 @@ describe('bench command lines', () => {
       [['fleet', '--nodes', '3', '--bogus'], /^bench fleet: Unknown option '--bogus' \(--help for usage\)$/],
       [['fleet', '--nodes', '3,x'], /^bench fleet: --nodes takes positive integers, got 3,x/],
       [['fleet', '--stop-after', 'reboot'], /^bench fleet: --stop-after takes join, steady, rotation or restart, got reboot/],
+      [['fleet', '--no-rotation', '--stop-after', 'rotation'], /^bench fleet: --stop-after rotation and --no-rotation contradict each other/],
       [['pki', '--provider=aesgcm'], /^bench: --provider does not apply to pki/],
       [['e2e', '--storage=disk'], /^bench: --storage takes sqlite, memory or etcd, got disk/],
       [['api', '--runs=0'], /^bench: --runs takes an integer of at least 1, got "0"/],
