@@ -45,6 +45,34 @@ describe('readBuildVersion', () => {
     expect(versionLine(v)).toBe(`1.2.3 (commit ${v.commit.slice(0, 12)}, node ${process.version})`);
   });
 
+  it("reads HEAD from the repository's files, not from a git process: loose, packed, detached, in a worktree", () => {
+    const commit = (cwd: string, m: string): string => git(cwd, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', m);
+    git(dir, 'init', '-q');
+    commit(dir, 'first');
+    const other = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-worktree-'));
+    rmSync(other, { recursive: true });
+    git(dir, 'worktree', 'add', '-q', '-b', 'side', other);
+    writeFileSync(path.join(other, 'package.json'), JSON.stringify({ name: 'kube-identity', version: '1.2.3' }));
+    commit(other, 'second');
+    const commits = (): string[] => [readBuildVersion(dir).commit, readBuildVersion(other).commit];
+    const path0 = process.env.PATH;
+    try {
+      const want = [git(dir, 'rev-parse', 'HEAD'), git(other, 'rev-parse', 'HEAD')];
+      expect(want[0]).not.toBe(want[1]);
+      // Without git on the PATH only the files can answer.
+      process.env.PATH = '';
+      expect(commits()).toEqual(want);
+      process.env.PATH = path0;
+      git(dir, 'pack-refs', '--all');
+      git(dir, 'checkout', '-q', '--detach');
+      process.env.PATH = '';
+      expect(commits()).toEqual(want);
+    } finally {
+      process.env.PATH = path0;
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it('prefers the commit the image build recorded', () => {
     git(dir, 'init', '-q');
     git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'first');
