@@ -8,7 +8,7 @@
  * the closed loop's batching, which falls with its throughput.
  * Run: `node dist/bench/run.js e2e-etcd [--runs=3]`.
  */
-import { type CpuMsPerCsr, formatQueues, runE2eBench, type E2eBenchResult, type E2eParams } from './e2e.js';
+import { type CpuMsPerCsr, formatQueues, runE2eBench, type E2eBenchResult, type E2eParams, type E2eRunOptions } from './e2e.js';
 import { formatTable, round, type Machine, machine } from './lib/report.js';
 
 interface Config {
@@ -88,7 +88,7 @@ const LABELS: Record<Config['label'], string> = { sqlite: 'SQLite', etcd: 'etcd'
 /** Rounds run so far in this process: every other round runs the three in reverse, so a host getting busier or quieter favours none. */
 let rounds = 0;
 
-export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<EtcdRatioResult> {
+export async function runEtcdRatioBench(params: Partial<E2eParams> = {}, opts: E2eRunOptions = {}): Promise<EtcdRatioResult> {
   const rows: Partial<Record<Config['label'], EtcdRatioRow>> = {};
   for (const c of rounds++ % 2 === 0 ? CONFIGS : [...CONFIGS].reverse()) {
     rows[c.label] = row(await runE2eBench({ ...params, storage: c.storage, replicas: c.replicas }, opts));

@@ -12,6 +12,7 @@
  * Run: `node dist/bench/e2e.js` after `npm run build`, or call runE2eBench().
  */
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
 import { startBareServer } from './api.js';
@@ -111,7 +112,8 @@ export interface E2eBenchResult extends Machine {
    * On etcd: what etcd itself received per CSR in the sustained run, by gRPC method (its
    * grpc_server_msg_received_total: every unary call, every message on a Watch stream), calls the
    * store's metrics do not see (background revision reads, watch requests) included; `WatchResponses`
-   * is what etcd sent on the Watch streams.
+   * is what etcd sent on the Watch streams, `WalFsyncs` its WAL syncs (one per batch of proposals raft
+   * persists together: the writes' share of etcd's CPU that batching moves).
    */
   etcdRpcsPerCsr?: Record<string, number>;
 }
@@ -186,6 +188,7 @@ async function etcdRequests(servers: ApiServerProcess[], etcd: EtcdCluster | und
     for (const m of text.matchAll(/^grpc_server_msg_received_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)$/gm)) add(out.server, m[1]!, m[2]!);
     // A Watch stream's responses (events, progress) are what etcd sends the replicas unasked.
     for (const m of text.matchAll(/^grpc_server_msg_sent_total\{[^}]*grpc_method="Watch"[^}]*\} (\d+)$/gm)) add(out.server, 'WatchResponses', m[1]!);
+    for (const m of text.matchAll(/^etcd_disk_wal_fsync_duration_seconds_count (\d+)$/gm)) add(out.server, 'WalFsyncs', m[1]!);
   }
   return out;
 }
@@ -215,9 +218,9 @@ function cpuPerCsr(before: Required<CpuMsPerCsr>, after: Required<CpuMsPerCsr>, 
 }
 
 /** The API server process(es), and what stops them (and the bench's etcd). */
-async function startServers(p: E2eParams, execArgv: string[] | undefined): Promise<{ servers: ApiServerProcess[]; etcd: EtcdCluster | undefined; close: () => Promise<void> }> {
+async function startServers(p: E2eParams, execArgv: string[] | undefined, pprof: boolean): Promise<{ servers: ApiServerProcess[]; etcd: EtcdCluster | undefined; close: () => Promise<void> }> {
   const servers: ApiServerProcess[] = [];
-  const etcd = p.storage === 'etcd' ? await startEtcd() : undefined;
+  const etcd = p.storage === 'etcd' ? await startEtcd({ pprof }) : undefined;
   const close = async (): Promise<void> => {
     for (const s of servers.reverse()) await s.close();
     await etcd?.stop();
@@ -300,14 +303,23 @@ async function bareCreatesPerSec(server: ApiServerProcess, p: E2eParams, pems: s
   }
 }
 
-export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execArgv?: string[] } = {}): Promise<E2eBenchResult> {
+/**
+ * `profileDir`: on etcd, etcd's own CPU profile of the closed loop is written there too, as
+ * etcd-x<replicas>-<time>.pb.gz (`go tool pprof -top FILE`).
+ */
+export interface E2eRunOptions {
+  execArgv?: string[];
+  profileDir?: string;
+}
+
+export async function runE2eBench(params: Partial<E2eParams> = {}, opts: E2eRunOptions = {}): Promise<E2eBenchResult> {
   const p: E2eParams = { ...E2E_DEFAULTS, ...params };
   let stopServers: (() => Promise<void>) | undefined;
   let ctl: ControllerProcess | undefined;
   const tracker = new IssuanceTracker();
   const clients: HttpClient[] = [];
   try {
-    const started = await startServers(p, opts.execArgv);
+    const started = await startServers(p, opts.execArgv, opts.profileDir !== undefined);
     stopServers = started.close;
     const servers = started.servers;
     const server = servers[0] as ApiServerProcess;
@@ -343,7 +355,13 @@ export async function runE2eBench(params: Partial<E2eParams> = {}, opts: { execA
     const m0 = await settledAfterWarmup(ctl, warm.ok);
     const etcd0 = await etcdRequests(servers, started.etcd);
     const cpu0 = cpuNow(servers, ctl, started.etcd);
-    const sustained = await closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') });
+    const [sustained] = await Promise.all([
+      closedLoop({ concurrency: p.concurrency, maxOps: p.maxCsrs, maxMs: p.durationMs, op: op('sustained') }),
+      // etcd's own profile of the loop, but for its last seconds (the loop ends by time, or sooner by count).
+      opts.profileDir && started.etcd
+        ? started.etcd.members[0]!.cpuProfile(Math.max(1, Math.floor(p.durationMs / 1000) - 4)).then((pb) => writeFileSync(path.join(opts.profileDir!, `etcd-x${p.replicas}-${Date.now()}.pb.gz`), pb))
+        : undefined,
+    ]);
     const cpu1 = cpuNow(servers, ctl, started.etcd);
     const etcd1 = await etcdRequests(servers, started.etcd);
     const m1 = await issuedMetrics(ctl, warm.ok + sustained.ok);

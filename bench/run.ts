@@ -49,6 +49,7 @@ const USAGE = `usage: npm run bench -- [BENCHMARK] [flags]   (or node dist/bench
 Without BENCHMARK: pki, api, cache and e2e in turn. Only when named: e2e-etcd, encryption, api-ab, soak, fleet.
   --runs=N                 run each benchmark N times; one JSON with every run and each figure's median and range
   --cpu-prof-dir=DIR       (api, e2e, e2e-etcd, encryption) the servers and controller write CPU profiles there
+                           (on etcd, etcd's own of the closed loop too: go tool pprof -top DIR/etcd-*.pb.gz)
   --audit-policy=FILE      (api) the server audits with that policy, to a log in a temporary directory
   --storage=sqlite|memory|etcd, --replicas=N, --rate=R, --issuance-watch=first
                            (e2e, e2e-etcd) store, API server replicas on etcd, fixed rate in CSRs/s, issuance watch on the first replica
@@ -78,7 +79,7 @@ const applicable = new Set(['runs', ...(only === undefined ? ['pki', 'api', 'cac
 for (const name of args.given) if (!applicable.has(name)) args.fail(`--${name} does not apply to ${only ?? 'the default benchmarks'}`);
 
 const profDir = args.string('cpu-prof-dir');
-const childArgs = { execArgv: profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : undefined };
+const childArgs = profDir ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', profDir], profileDir: profDir } : {};
 const storage = args.string('storage');
 if (storage !== undefined && storage !== 'sqlite' && storage !== 'memory' && storage !== 'etcd') args.fail(`--storage takes sqlite, memory or etcd, got ${storage}`);
 const issuanceWatch = args.string('issuance-watch');

@@ -16,6 +16,11 @@ export interface EtcdMember {
   clientUrl: string;
   /** Whether the process is running. */
   readonly running: boolean;
+  /**
+   * With `pprof`: etcd's Go CPU profile over the next `seconds` (/debug/pprof/profile, gzipped
+   * protobuf for `go tool pprof`).
+   */
+  cpuProfile(seconds: number): Promise<Buffer>;
   /** Starts the member (again) on its data directory and waits until it serves. */
   start(): Promise<void>;
   /** Kills the process (SIGKILL unless told) and waits for it to exit. */
@@ -39,6 +44,8 @@ export interface EtcdOptions {
   members?: number;
   /** etcd's --experimental-watch-progress-notify-interval (default 10 m in etcd). */
   progressNotifyInterval?: string;
+  /** Members serve Go's profiles at /debug/pprof (etcd's --enable-pprof), for `cpuProfile`. */
+  pprof?: boolean;
 }
 
 interface Status {
@@ -120,6 +127,7 @@ async function startCluster(opts: EtcdOptions): Promise<EtcdCluster> {
       '--logger=zap',
       '--log-level=error',
       ...(opts.progressNotifyInterval ? [`--experimental-watch-progress-notify-interval=${opts.progressNotifyInterval}`] : []),
+      ...(opts.pprof ? ['--enable-pprof'] : []),
     ];
     const member: EtcdMember & { proc?: ChildProcess } = {
       ...spec,
@@ -143,6 +151,11 @@ async function startCluster(opts: EtcdOptions): Promise<EtcdCluster> {
         if (signal !== 'SIGKILL') proc.kill('SIGCONT');
         proc.kill(signal);
         await exited;
+      },
+      async cpuProfile(seconds) {
+        const res = await fetch(`${spec.clientUrl}/debug/pprof/profile?seconds=${seconds}`, { signal: AbortSignal.timeout((seconds + 30) * 1000) });
+        if (!res.ok) throw new Error(`etcd: ${spec.name}'s CPU profile: HTTP ${res.status}`);
+        return Buffer.from(await res.arrayBuffer());
       },
       pause(paused) {
         if (member.running) member.proc!.kill(paused ? 'SIGSTOP' : 'SIGCONT');
