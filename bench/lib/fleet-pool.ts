@@ -36,6 +36,8 @@ export interface WorkerSamples {
   firstError: string | undefined;
   /** Errors counted by kind (fleet-worker.ts `errorKind`). */
   errorKinds: Record<string, number>;
+  /** Failures the nodes' own rotations caused (kubelet-sim.ts FleetRecorder.closedByRotation), by kind; not errors. */
+  closedByRotation: Record<string, number>;
   throttled: number;
   /** Of those, answers to Lease renewals (node-high: never starved, so 0); and the longest Retry-After told. */
   leaseThrottled: number;
@@ -65,11 +67,11 @@ export type FleetToWorker =
 export type WorkerToFleet = { type: 'ready' } | { type: 'counts'; id: number; counts: NodeCounts } | { type: 'samples'; id: number; samples: WorkerSamples };
 
 /**
- * What an error message says without the parts that differ per node: an HTTP error by its status,
- * anything else with its long numbers (names, resourceVersions, ports) blanked.
+ * What an error message says without the parts that differ per node: an HTTP error by its request
+ * and status, anything else with its long numbers (names, resourceVersions, ports) blanked.
  */
 export function errorKind(message: string): string {
-  const http = /^HTTP \d+/.exec(message);
+  const http = /^(?:[A-Z]+ [\w/.]+: )?HTTP \d+/.exec(message);
   return http ? http[0] : message.replace(/\d{3,}/g, 'N').slice(0, 100);
 }
 
@@ -191,6 +193,7 @@ export class FleetPool {
       errors: all.reduce((a, s) => a + s.errors, 0),
       firstError: all.find((s) => s.firstError !== undefined)?.firstError,
       errorKinds: mergeCounts(all.map((s) => s.errorKinds)),
+      closedByRotation: mergeCounts(all.map((s) => s.closedByRotation)),
       throttled: all.reduce((a, s) => a + s.throttled, 0),
       leaseThrottled: all.reduce((a, s) => a + s.leaseThrottled, 0),
       retryAfterMaxSeconds: Math.max(0, ...all.map((s) => s.retryAfterMaxSeconds)),

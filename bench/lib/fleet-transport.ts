@@ -8,6 +8,10 @@
  * HTTP/2 as Go's transport: after a GOAWAY (or the connection closing) the next request opens a new
  * connection, streams already running finish on the old one, and a request the server refused
  * unprocessed (REFUSED_STREAM, or sent after the GOAWAY) is sent again once on the new connection.
+ *
+ * A client certificate's transport rotates as kubelet's (pkg/kubelet/certificate/transport.go): new
+ * handshakes present the new certificate, and every connection open is closed at once (its dialer's
+ * CloseAll), so what runs on them fails with ERR_CLOSED_BY_ROTATION for its caller to retry.
  */
 import { once } from 'node:events';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
@@ -54,7 +58,15 @@ export interface Transport {
   stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<StreamReply>;
   /** Ends the watches at once; requests under way finish first unless `now`. */
   close(now?: boolean): void;
+  /** New connections present `creds`; every connection open is closed now, failing what runs on it (closedByRotation). */
+  rotate(creds: TransportCredentials): void;
 }
+
+const CLOSED_BY_ROTATION = 'ERR_CLOSED_BY_ROTATION';
+const rotationError = (): Error => Object.assign(new Error('connection closed by the client certificate rotation'), { code: CLOSED_BY_ROTATION });
+
+/** Whether a request or watch failed because its own transport's rotation closed its connection. */
+export const closedByRotation = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === CLOSED_BY_ROTATION;
 
 /** How long a new connection may take to be ready (undici's connect timeout). */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -97,23 +109,31 @@ const retryAfterOf = (v: string | string[] | undefined): string | undefined => (
 
 /** HTTP/1.1 as client-go without h2: a keep-alive connection for requests and one per watch. */
 class Http1Transport implements Transport {
-  private readonly pool: Pool;
-  private readonly watches: Pool;
+  private pool!: Pool;
+  private watches!: Pool;
   /** When the request pool's connection last became ready (performance.now()). */
   private connectedAt = 0;
 
-  constructor(target: TransportTarget, creds: TransportCredentials, onConnect: () => void) {
-    const connect = { secureContext: secureContextFor(target.caPem, creds) };
+  constructor(
+    private readonly target: TransportTarget,
+    creds: TransportCredentials,
+    private readonly onConnect: () => void,
+  ) {
+    this.open(creds);
+  }
+
+  private open(creds: TransportCredentials): void {
+    const connect = { secureContext: secureContextFor(this.target.caPem, creds) };
     // client-go keeps idle connections 90 s (undici: 4 s), so Lease renewals reuse theirs. undici 8
     // offers h2 by default: refused here, or an h2 server would get one multiplexed connection per pool.
     const options = { connect, keepAliveTimeout: 90_000, keepAliveMaxTimeout: 600_000, allowH2: false };
-    this.pool = new Pool(target.url, { ...options, connections: 1 });
-    this.watches = new Pool(target.url, { ...options, connections: 3, bodyTimeout: 0 });
+    this.pool = new Pool(this.target.url, { ...options, connections: 1 });
+    this.watches = new Pool(this.target.url, { ...options, connections: 3, bodyTimeout: 0 });
     this.pool.on('connect', () => {
       this.connectedAt = performance.now();
-      onConnect();
+      this.onConnect();
     });
-    this.watches.on('connect', onConnect);
+    this.watches.on('connect', this.onConnect);
   }
 
   async request(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
@@ -132,6 +152,13 @@ class Http1Transport implements Transport {
   close(now = false): void {
     void (now ? this.pool.destroy() : this.pool.close());
     void this.watches.destroy();
+  }
+
+  rotate(creds: TransportCredentials): void {
+    const old = [this.pool, this.watches];
+    this.open(creds);
+    // undici fails what runs or waits on a pool destroyed with an error with that error.
+    for (const pool of old) pool.destroy(rotationError()).catch(() => undefined);
   }
 }
 
@@ -173,13 +200,15 @@ function connected(session: ClientHttp2Session): Promise<void> {
 /** HTTP/2: one TLS connection carries every request and watch; a new one after GOAWAY or a close. */
 class Http2Transport implements Transport {
   private session: ClientHttp2Session | undefined;
+  /** Every connection not yet closed, a GOAWAY'd one still running streams included: a rotation closes them all. */
+  private readonly sessions = new Set<ClientHttp2Session>();
   private readonly watches = new Set<ClientHttp2Stream>();
   private closed = false;
   private context: tls.SecureContext | undefined;
 
   constructor(
     private readonly target: TransportTarget,
-    private readonly creds: TransportCredentials,
+    private creds: TransportCredentials,
     private readonly onConnect: () => void,
   ) {}
 
@@ -198,6 +227,8 @@ class Http2Transport implements Transport {
     session.on('error', forget);
     session.on('goaway', forget);
     session.on('close', forget);
+    this.sessions.add(session);
+    session.once('close', () => this.sessions.delete(session));
     const timer = setTimeout(() => session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), CONNECT_TIMEOUT_MS);
     session.once('connect', () => clearTimeout(timer));
     session.once('close', () => clearTimeout(timer));
@@ -258,5 +289,13 @@ class Http2Transport implements Transport {
     if (now) this.session?.destroy();
     else this.session?.close();
     this.session = undefined;
+  }
+
+  rotate(creds: TransportCredentials): void {
+    this.creds = creds;
+    this.context = undefined;
+    this.session = undefined;
+    // Destroyed with an error, node:http2 fails each stream with it (without one, a body cut short reads as ended).
+    for (const session of this.sessions) session.destroy(rotationError());
   }
 }

@@ -15,7 +15,7 @@ export class Recorder implements FleetRecorder {
   private from = 0;
 
   private static fresh() {
-    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], firstOnConnection: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, errorKinds: {} as Record<string, number>, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
+    return { mutating: [] as number[], get: [] as number[], list: [] as number[], lease: [] as number[], firstOnConnection: [] as number[], connectWait: [] as number[], errors: 0, firstError: undefined as string | undefined, errorKinds: {} as Record<string, number>, closedByRotation: {} as Record<string, number>, throttled: 0, leaseThrottled: 0, retryAfterMaxSeconds: 0, connections: 0 };
   }
 
   latency(kind: RequestKind, ms: number, leaseRenewal: boolean, firstOnConnection: boolean): void {
@@ -34,6 +34,11 @@ export class Recorder implements FleetRecorder {
     this.data.firstError ??= what;
     const kind = errorKind(what);
     this.data.errorKinds[kind] = (this.data.errorKinds[kind] ?? 0) + 1;
+  }
+
+  closedByRotation(what: string): void {
+    const kind = errorKind(what);
+    this.data.closedByRotation[kind] = (this.data.closedByRotation[kind] ?? 0) + 1;
   }
 
   throttled(retryAfterSeconds: number, leaseRenewal: boolean): void {
@@ -121,7 +126,7 @@ export class FleetSlice {
       serving: count((n) => n.servingCertAt > 0),
       watching: count((n) => n.watchesOpen === 2),
       joined: count((n) => n.servingCertAt > 0 && n.watchesOpen === 2),
-      rotated: count((n) => n.rotations > 0 && n.watchesOpen === 2),
+      rotated: count((n) => n.rotated),
       rewatched: count((n, i) => n.watchesOpen === 2 && n.watchOpens >= (this.opensBefore[i] ?? 0) + 2),
       lastServingCertAt: Math.max(0, ...this.nodes.map((n) => n.servingCertAt)),
       requests: this.rec.requests(),

@@ -4,16 +4,18 @@
  * → Node with addresses and status → Lease in kube-node-lease renewed every 10 s (40 s duration;
  * a failed renewal is retried after 200 ms doubling to 7 s) → a kubelet-serving CSR → informers on
  * its own Node (fieldSelector metadata.name) and its pods (spec.nodeName), list then watch, relisting
- * on 410 → node status every 5 min → client certificate rotation, after which every connection is
- * closed and the watches start again, as kubelet's rotating transport does. Each credential has its
- * own transport (bench/lib/fleet-transport.ts): one HTTP/2 connection for everything when the server
- * offers h2, as client-go, else HTTP/1.1 keep-alive connections (one for requests, one per watch).
- * Every request goes through `FleetRecorder`, which keeps latencies by kind, counts errors, 429s
+ * on 410 → node status every 5 min → client certificate rotation, as kubelet's certificate transport:
+ * new connections present the new certificate and every open one is closed at once, so requests under
+ * way fail and are retried and the watches start again from their last resourceVersion. The bootstrap
+ * token and the client certificate each have a transport (bench/lib/fleet-transport.ts): one HTTP/2
+ * connection for everything when the server offers h2, as client-go, else HTTP/1.1 keep-alive
+ * connections (one for requests, one per watch). Every request goes through `FleetRecorder`, which
+ * keeps latencies by kind, counts errors (apart: those the node's own rotation caused), 429s
  * (honoured: the request or watch is sent again after Retry-After, up to 10 times) and connections opened.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
-import { openTransport, type Transport, type TransportTarget } from './fleet-transport.js';
+import { closedByRotation, openTransport, type StreamReply, type Transport, type TransportTarget } from './fleet-transport.js';
 import { CSR_PATH, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES } from './kubelet-csr.js';
 
 export type RequestKind = 'mutating' | 'get' | 'list';
@@ -28,6 +30,11 @@ export interface FleetRecorder {
   /** How long a request waited for its new connection (TCP and TLS handshakes) before it could be sent. */
   connectWait(ms: number): void;
   error(what: string): void;
+  /**
+   * A failure the node's own rotation caused, which a kubelet sees too and retries: a request its
+   * connection's close cut, or a Lease update's conflict right after its cut (the cut one went through).
+   */
+  closedByRotation(what: string): void;
   /** A 429 honoured: the Retry-After it was told, and whether it answered a Lease renewal. */
   throttled(retryAfterSeconds: number, leaseRenewal: boolean): void;
   /** A TLS connection was opened. */
@@ -47,12 +54,33 @@ const MAX_RETRIES = 10;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const microTime = (): string => new Date().toISOString().replace('Z', '000Z');
 
+/** A request as the fleet's errors name it: verb and resource, without per-node names ("PUT leases", "PATCH nodes/status", "WATCH pods"). */
+export function requestLabel(method: string, path: string): string {
+  const [p = '', query = ''] = path.split('?');
+  // /api/v1/R… or /apis/GROUP/VERSION/R…, a namespace's as namespaces/NS/R…
+  let rest = p.split('/').filter(Boolean).slice(p.startsWith('/api/') ? 2 : 3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [resource = '', name, subresource] = rest;
+  const verb = /(^|&)watch=true(&|$)/.test(query) ? 'WATCH' : method === 'GET' && name === undefined ? 'LIST' : method;
+  return `${verb} ${resource}${subresource ? `/${subresource}` : ''}`;
+}
+
 class HttpError extends Error {
   constructor(
+    request: string,
     readonly status: number,
     body: string,
   ) {
-    super(`HTTP ${status}: ${body.slice(0, 200)}`);
+    super(`${request}: HTTP ${status}: ${body.slice(0, 200)}`);
+  }
+}
+
+/** A request that got no answer, led by what it was; its cause's code is kept (closedByRotation reads it). */
+class RequestError extends Error {
+  readonly code: unknown;
+  constructor(request: string, cause: unknown) {
+    super(`${request}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.code = (cause as { code?: unknown } | undefined)?.code;
   }
 }
 
@@ -62,12 +90,12 @@ interface Credentials {
   keyPem?: string;
 }
 
-/** One credential's transport, and the headers its requests carry. */
+/** A client's transport (the bootstrap token's, or the rotating client certificate's), and the headers its requests carry. */
 class Connection {
   readonly transport: Transport;
   constructor(
     target: FleetTarget,
-    readonly creds: Credentials,
+    private creds: Credentials,
     onConnect: () => void,
   ) {
     this.transport = openTransport(target, creds, onConnect);
@@ -84,6 +112,12 @@ class Connection {
   close(now = false): void {
     this.transport.close(now);
   }
+
+  /** kubelet's rotation: the next connections present `creds`, the open ones are closed now. */
+  rotate(creds: Credentials): void {
+    this.creds = creds;
+    this.transport.rotate(creds);
+  }
 }
 
 type Obj = { metadata?: { name?: string; resourceVersion?: string }; status?: { certificate?: string } };
@@ -97,11 +131,12 @@ export class SimKubelet {
   watchOpens = 0;
   lastRenewal = 0;
   rotations = 0;
+  /** watchOpens when the last rotation closed the connections: both watches are open again past it. */
+  private watchOpensAtRotation = 0;
   private conn: Connection | undefined;
   private lease: Obj | undefined;
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private generation = 0;
 
   constructor(
     readonly name: string,
@@ -130,16 +165,23 @@ export class SimKubelet {
     this.servingCertAt = Date.now();
   }
 
-  /** A new client certificate requested with the current one; then every connection starts over. */
+  /**
+   * A new client certificate requested with the current one; then, as kubelet's certificate transport
+   * (GetClientCertificate, then its dialer's CloseAll), every connection is closed at once and the next
+   * ones present the new certificate. Each request or watch picks its connection when it is sent, so
+   * none is sent on a transport left behind.
+   */
   async rotate(): Promise<void> {
-    const old = this.current();
-    const fresh = await this.requestCertificate(old, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES, {});
-    this.conn = this.connect(fresh);
-    this.generation++;
-    old.close();
+    const conn = this.current();
+    const fresh = await this.requestCertificate(conn, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES, {});
+    this.watchOpensAtRotation = this.watchOpens;
+    conn.rotate(fresh);
     this.rotations++;
-    this.watchesOpen = 0;
-    this.startInformers();
+  }
+
+  /** Rotated, and both watches open again since. */
+  get rotated(): boolean {
+    return this.rotations > 0 && this.watchesOpen === 2 && this.watchOpens >= this.watchOpensAtRotation + 2;
   }
 
   stop(): void {
@@ -169,9 +211,12 @@ export class SimKubelet {
   /** One request, measured; 429 with Retry-After is waited out and sent again, as client-go does. */
   private async call(conn: Connection, kind: RequestKind, method: string, path: string, opts: { body?: unknown; lease?: boolean; contentType?: string } = {}): Promise<Obj> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const request = requestLabel(method, path);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
-      const res = await conn.transport.request(method, path, conn.headers(payload !== undefined, opts.contentType), payload);
+      const res = await conn.transport.request(method, path, conn.headers(payload !== undefined, opts.contentType), payload).catch((err: unknown) => {
+        throw new RequestError(request, err);
+      });
       const text = res.text;
       const retryAfter = Number(res.retryAfter);
       if (res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(retryAfter)) {
@@ -180,7 +225,7 @@ export class SimKubelet {
         continue;
       }
       if (res.connectWaitMs > 0) this.rec.connectWait(res.connectWaitMs);
-      if (res.status < 200 || res.status > 299) throw new HttpError(res.status, text);
+      if (res.status < 200 || res.status > 299) throw new HttpError(request, res.status, text);
       this.rec.latency(kind, performance.now() - started - res.connectWaitMs, opts.lease ?? false, res.connectWaitMs > 0);
       return JSON.parse(text) as Obj;
     }
@@ -213,19 +258,13 @@ export class SimKubelet {
   }
 
   /**
-   * Streams a watch until `done` says so or the stream ends; rejects on a non-200. A watch refused
-   * with 429 and Retry-After is started again after it, as client-go's Watch does (up to 10 times).
+   * Streams a watch until `done` says so or the stream ends; rejects on a non-200.
+   * A watch whose connection the node's rotation closed has ended, as a reflector sees it: no error.
    */
   private async watch(conn: Connection, path: string, done: (obj: Obj, type: string) => boolean, onOpen?: () => void): Promise<void> {
     const abort = new AbortController();
-    let res = await conn.transport.stream(path, conn.headers(false), abort.signal);
-    for (let attempt = 0; res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(Number(res.retryAfter)) && !this.stopped; attempt++) {
-      await res.text();
-      this.rec.throttled(Number(res.retryAfter), false);
-      await sleep(Number(res.retryAfter) * 1000);
-      res = await conn.transport.stream(path, conn.headers(false), abort.signal);
-    }
-    if (res.status !== 200) throw new HttpError(res.status, await res.text());
+    const request = requestLabel('GET', path);
+    const res = await this.openWatch(conn, path, request, abort.signal);
     onOpen?.();
     let buf = '';
     try {
@@ -237,7 +276,7 @@ export class SimKubelet {
           buf = buf.slice(nl + 1);
           if (!line.trim()) continue;
           const ev = JSON.parse(line) as { type: string; object: Obj & { code?: number } };
-          if (ev.type === 'ERROR') throw new HttpError(ev.object.code ?? 500, line);
+          if (ev.type === 'ERROR') throw new HttpError(request, ev.object.code ?? 500, line);
           if (done(ev.object, ev.type)) {
             abort.abort();
             return;
@@ -245,8 +284,33 @@ export class SimKubelet {
         }
       }
     } catch (err) {
-      if (!abort.signal.aborted) throw err;
+      if (abort.signal.aborted || closedByRotation(err)) return;
+      throw err instanceof HttpError ? err : new RequestError(request, err);
     }
+  }
+
+  /** A watch's 200; one refused with 429 and Retry-After is started again after it, as client-go's Watch does (up to 10 times). */
+  private async openWatch(conn: Connection, path: string, request: string, signal: AbortSignal): Promise<StreamReply> {
+    const open = (): Promise<StreamReply> =>
+      conn.transport.stream(path, conn.headers(false), signal).catch((err: unknown) => {
+        throw new RequestError(request, err);
+      });
+    let res = await open();
+    for (let attempt = 0; res.status === 429 && attempt < MAX_RETRIES && Number.isInteger(Number(res.retryAfter)) && !this.stopped; attempt++) {
+      await res.text();
+      this.rec.throttled(Number(res.retryAfter), false);
+      await sleep(Number(res.retryAfter) * 1000);
+      res = await open();
+    }
+    if (res.status !== 200) throw new HttpError(request, res.status, await res.text());
+    return res;
+  }
+
+  /** Counts a failure: apart from the errors if the node's own rotation caused it. */
+  private failed(err: unknown): void {
+    const what = err instanceof Error ? err.message : String(err);
+    if (closedByRotation(err)) this.rec.closedByRotation(what);
+    else this.rec.error(what);
   }
 
   /** Retries a failing call (server down, a conflict) with kubelet's heartbeat backoff: 200 ms doubling to 7 s. */
@@ -256,7 +320,7 @@ export class SimKubelet {
         return await fn();
       } catch (err) {
         if (this.stopped) throw err;
-        this.rec.error(err instanceof Error ? err.message : String(err));
+        this.failed(err);
         await sleep(delay);
       }
     }
@@ -298,8 +362,8 @@ export class SimKubelet {
 
   private async renewLease(): Promise<void> {
     const spec = { holderIdentity: this.name, leaseDurationSeconds: 40, renewTime: microTime() };
+    let cut = false;
     for (let delay = 200; !this.stopped; delay = Math.min(7000, delay * 2)) {
-      // The current connection on every attempt: a rotation replaces it while a renewal is retried.
       const conn = this.current();
       try {
         if (!this.lease) {
@@ -310,7 +374,10 @@ export class SimKubelet {
         this.lastRenewal = Date.now();
         return;
       } catch (err) {
-        this.rec.error(err instanceof Error ? err.message : String(err));
+        // A renewal the rotation cut may have been written: sent again, it conflicts (kubelet's too).
+        if (cut && err instanceof HttpError && err.status === 409) this.rec.closedByRotation(err.message);
+        else this.failed(err);
+        cut = closedByRotation(err);
         // A conflict or a lost create: read the Lease again, as kubelet's lease controller does.
         if (err instanceof HttpError && (err.status === 409 || err.status === 404)) {
           this.lease = await this.call(conn, 'get', 'GET', LEASES(this.name)).catch(() => undefined);
@@ -326,35 +393,34 @@ export class SimKubelet {
   }
 
   private startInformers(): void {
-    const generation = this.generation;
-    void this.inform(`/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${this.name}`)}`, generation);
-    void this.inform(`/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${this.name}`)}`, generation);
+    void this.inform(`/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${this.name}`)}`);
+    void this.inform(`/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${this.name}`)}`);
   }
 
   /** A reflector: list, then watch from the list's resourceVersion; again from the last one seen when it ends; relist on 410. */
-  private async inform(base: string, generation: number): Promise<void> {
+  private async inform(base: string): Promise<void> {
     let rv: string | undefined;
     let delay = 800;
-    while (!this.stopped && generation === this.generation) {
+    while (!this.stopped) {
       const conn = this.current();
       try {
         if (rv === undefined) rv = (await this.call(conn, 'list', 'GET', base)).metadata?.resourceVersion ?? '0';
         let open = false;
         await this.watch(conn, `${base}&watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`, (obj) => {
           rv = obj.metadata?.resourceVersion ?? rv;
-          return this.stopped || generation !== this.generation;
+          return this.stopped;
         }, () => {
           open = true;
           this.watchesOpen++;
           this.watchOpens++;
           delay = 800;
         }).finally(() => {
-          if (open && generation === this.generation) this.watchesOpen--;
+          if (open) this.watchesOpen--;
         });
       } catch (err) {
-        if (this.stopped || generation !== this.generation) return;
+        if (this.stopped) return;
         if (err instanceof HttpError && err.status === 410) rv = undefined;
-        else this.rec.error(err instanceof Error ? err.message : String(err));
+        else this.failed(err);
         await sleep(delay * (1 + Math.random()));
         delay = Math.min(30_000, delay * 2);
       }

@@ -44,7 +44,9 @@ describe('bench/fleet', () => {
     expect(Object.values(r.phases).map((p) => p.reached)).toEqual([true, true, true]);
     expect(r.errors).toBe(0);
     // The CSR's watch as a bootstrapper; the CSR's, the Node's and the pods' with the certificate; a
-    // rotation: the new CSR's watch on the old credential, then requests and two watches on the new one.
-    expect([r.protocol, r.connectionsPerJoin, r.connectionsPerRotation]).toEqual(['http/1.1', 6, 4]);
+    // rotation: the new CSR's watch, then the two watches again on the new certificate, and its
+    // connection for requests once the next one is sent (a Lease renewal, within the phase or after it).
+    expect([r.protocol, r.connectionsPerJoin]).toEqual(['http/1.1', 6]);
+    expect([3, 3.5, 4]).toContain(r.connectionsPerRotation);
   }, 180_000);
 });

@@ -4,7 +4,7 @@ import https from 'node:https';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { negotiatedProtocol, openTransport, secureContextFor, type Protocol } from '../../bench/lib/fleet-transport.js';
+import { closedByRotation, negotiatedProtocol, openTransport, secureContextFor, type Protocol } from '../../bench/lib/fleet-transport.js';
 import { createCertificateAuthority } from '../../src/pki/ca.js';
 import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
@@ -13,6 +13,8 @@ interface Pki {
   caPem: string;
   server: { cert: string; key: string };
   client: { certPem: string; keyPem: string };
+  /** The same node's next client certificate (a rotation's). */
+  next: { certPem: string; keyPem: string };
 }
 
 async function makePki(): Promise<Pki> {
@@ -25,13 +27,13 @@ async function makePki(): Promise<Pki> {
     return { certPem, keyPem: privateKeyPem };
   };
   const server = await issue('server', ['server auth'], ['127.0.0.1']);
-  return { caPem: ca.certPem, server: { cert: server.certPem, key: server.keyPem }, client: await issue('system:node:n1', ['client auth']) };
+  return { caPem: ca.certPem, server: { cert: server.certPem, key: server.keyPem }, client: await issue('system:node:n1', ['client auth']), next: await issue('system:node:n1-next', ['client auth']) };
 }
 
 /**
  * A server as the API server's secure port: ALPN h2 and http/1.1 (or http/1.1 only), a client
  * certificate asked for, answering every request with who asked and on which protocol, a watch
- * path that streams until the client goes away. It counts TLS connections and h2 sessions.
+ * path that streams until the client goes away, a path never answered. It counts TLS connections and h2 sessions.
  */
 async function startServer(pki: Pki, h2: boolean) {
   const seen = { connections: 0, sessions: [] as http2.ServerHttp2Session[], requests: [] as string[] };
@@ -45,6 +47,7 @@ async function startServer(pki: Pki, h2: boolean) {
       res.write('{"type":"ADDED","object":{}}\n');
       return;
     }
+    if (req.url === '/hold') return;
     if (req.url === '/throttled') {
       res.writeHead(429, { 'retry-after': '1' });
       res.end('{}');
@@ -176,6 +179,36 @@ describe('the fleet simulator transport', () => {
       await reading;
       await once(second, 'close');
       expect(chunks.join('')).toContain('ADDED');
+    } finally {
+      t.close(true);
+      await server.close();
+    }
+  });
+
+  // kubelet's certificate transport: its dialer closes every connection at once (CloseAll) and the next
+  // handshakes present the new certificate. A request sent in the same turn as the rotation once went
+  // out on a transport already closed ("transport closed", an error of the fleet's rotation wave).
+  it.each(['h2', 'http/1.1'] as const)('over %s: a rotation fails what runs on the open connections as closed by rotation, and the next requests present the new certificate', async (protocol) => {
+    const server = await startServer(pki, protocol === 'h2');
+    let connects = 0;
+    const t = openTransport({ url: server.url, caPem: pki.caPem, protocol }, pki.client, () => connects++);
+    const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'answered', (err: unknown) => err);
+    try {
+      const watch = await t.stream('/watch/x', {}, new AbortController().signal);
+      const reading = failure(
+        (async () => {
+          for await (const chunk of watch.body) void chunk;
+        })(),
+      );
+      const held = failure(t.request('GET', '/hold', {}));
+      while (!server.seen.requests.some((r) => r.includes('/hold'))) await new Promise((r) => setTimeout(r, 10));
+      const sameTurn = failure(t.request('PUT', '/lease', { 'content-type': 'application/json' }, '{}'));
+      t.rotate(pki.next);
+      for (const err of await Promise.all([reading, held, sameTurn])) expect([closedByRotation(err), String(err)]).toEqual([true, 'Error: connection closed by the client certificate rotation']);
+      expect(JSON.parse((await t.request('GET', '/after', {})).text)).toEqual({ cn: 'system:node:n1-next', body: '' });
+      // h2: one connection per certificate; HTTP/1.1: the watch's, then one for requests per certificate.
+      expect(connects).toBe(protocol === 'h2' ? 2 : 3);
+      expect(server.seen.requests.filter((r) => r.includes('/after'))).toHaveLength(1);
     } finally {
       t.close(true);
       await server.close();

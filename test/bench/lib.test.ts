@@ -4,7 +4,7 @@ import { formatTable } from '../../bench/lib/report.js';
 import { summarize } from '../../bench/lib/stats.js';
 import { formatRunsTable, summarizeRuns } from '../../bench/lib/runs.js';
 import { FleetSlice, Recorder } from '../../bench/lib/fleet-worker.js';
-import type { SimKubelet } from '../../bench/lib/kubelet-sim.js';
+import { requestLabel, type SimKubelet } from '../../bench/lib/kubelet-sim.js';
 
 describe('bench/lib', () => {
   it('formats a table with aligned columns', () => {
@@ -14,8 +14,20 @@ describe('bench/lib', () => {
 
   it('counts a fleet\'s errors by kind: HTTP by status, the rest without per-node numbers', () => {
     expect(errorKind('HTTP 429: {"kind":"Status","message":"too many requests"}')).toBe('HTTP 429');
+    expect(errorKind('PUT leases: HTTP 409: {"kind":"Status","reason":"Conflict"}')).toBe('PUT leases: HTTP 409');
     expect(errorKind('join fleet-node-01234: Error: connect timeout')).toBe(errorKind('join fleet-node-04321: Error: connect timeout'));
     expect(errorKind('stream closed before its response (code 8, connection gone)')).toBe('stream closed before its response (code 8, connection gone)');
+  });
+
+  it("names a simulated kubelet's request by verb and resource, without its node's names", () => {
+    const leases = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+    expect(requestLabel('PUT', `${leases}/fleet-node-7`)).toBe('PUT leases');
+    expect(requestLabel('POST', leases)).toBe('POST leases');
+    expect(requestLabel('PATCH', '/api/v1/nodes/fleet-node-7/status')).toBe('PATCH nodes/status');
+    expect(requestLabel('GET', '/api/v1/nodes/fleet-node-7')).toBe('GET nodes');
+    expect(requestLabel('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dfleet-node-7')).toBe('LIST pods');
+    expect(requestLabel('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dn&watch=true&resourceVersion=5')).toBe('WATCH pods');
+    expect(requestLabel('GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests/csr-abcde')).toBe('GET certificatesigningrequests');
   });
 
   it('summarises latencies with nearest-rank percentiles', () => {
