@@ -2,16 +2,17 @@
  * A simulated kubelet for the fleet bench (kwok-style: the API traffic of a node, no containers),
  * with kubelet's defaults: bootstrap token → kubelet client CSR (waited for with a watch on its name)
  * → Node with addresses and status → Lease in kube-node-lease renewed every 10 s (40 s duration;
- * a failed renewal is retried after 200 ms doubling to 7 s) → a kubelet-serving CSR → informers on
- * its own Node (fieldSelector metadata.name) and its pods (spec.nodeName), list then watch, relisting
- * on 410 → node status every 5 min → client certificate rotation, as kubelet's certificate transport:
- * new connections present the new certificate and every open one is closed at once, so requests under
- * way fail and are retried and the watches start again from their last resourceVersion. The bootstrap
- * token and the client certificate each have a transport (bench/lib/fleet-transport.ts): one HTTP/2
- * connection for everything when the server offers h2, as client-go, else HTTP/1.1 keep-alive
- * connections (one for requests, one per watch). Every request goes through `FleetRecorder`, which
- * keeps latencies by kind, counts errors (apart: those the node's own rotation caused), 429s
- * (honoured: the request or watch is sent again after Retry-After, up to 10 times) and connections opened.
+ * as kubelet's lease controller, five updates in a row, then the Lease read again, 200 ms doubling
+ * to 7 s between failed reads) → a kubelet-serving CSR → informers on its own Node (fieldSelector
+ * metadata.name) and its pods (spec.nodeName), list then watch, relisting on 410 → node status every
+ * 5 min → client certificate rotation, as kubelet's certificate transport: new connections present
+ * the new certificate and every open one is closed at once, so requests under way fail and are
+ * retried and the watches start again from their last resourceVersion. The bootstrap token and the
+ * client certificate each have a transport (bench/lib/fleet-transport.ts): one HTTP/2 connection for
+ * everything when the server offers h2, as client-go, else HTTP/1.1 keep-alive connections (one for
+ * requests, one per watch). Every request goes through `FleetRecorder`, which keeps latencies by kind,
+ * counts errors (apart: those the node's own rotation caused), 429s (honoured: the request or watch
+ * is sent again after Retry-After, up to 10 times) and connections opened.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
@@ -50,6 +51,8 @@ const LEASES = (name = ''): string => `/apis/coordination.k8s.io/v1/namespaces/k
 const LEASE_RENEW_MS = 10_000;
 const STATUS_REPORT_MS = 5 * 60_000;
 const MAX_RETRIES = 10;
+/** kubelet's lease controller: updates tried in a row before the Lease is read again (maxUpdateRetries). */
+const LEASE_UPDATE_RETRIES = 5;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const microTime = (): string => new Date().toISOString().replace('Z', '000Z');
@@ -360,31 +363,64 @@ export class SimKubelet {
     this.schedule(() => this.reportStatus(), STATUS_REPORT_MS);
   }
 
+  /**
+   * kubelet's lease controller each period: up to five updates of the Lease it last held, one after
+   * another (retryUpdateLease); if they fail, the Lease is read again (backoffEnsureLease: a GET, a
+   * create if it is missing, retried 200 ms doubling to 7 s) and updated again up to five times. A
+   * round that still fails waits for the next period.
+   */
   private async renewLease(): Promise<void> {
-    const spec = { holderIdentity: this.name, leaseDurationSeconds: 40, renewTime: microTime() };
+    if (this.lease && (await this.updateLease())) return;
+    if ((await this.ensureLease()) || this.stopped) return;
+    await this.updateLease();
+  }
+
+  private leaseSpec(): object {
+    return { holderIdentity: this.name, leaseDurationSeconds: 40, renewTime: microTime() };
+  }
+
+  /** Up to five updates; a conflict reads the Lease again first. True once one succeeded. */
+  private async updateLease(): Promise<boolean> {
     let cut = false;
-    for (let delay = 200; !this.stopped; delay = Math.min(7000, delay * 2)) {
-      const conn = this.current();
+    for (let i = 0; i < LEASE_UPDATE_RETRIES && !this.stopped; i++) {
       try {
-        if (!this.lease) {
-          this.lease = await this.call(conn, 'mutating', 'POST', LEASES(), { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-node-lease' }, spec }, lease: true });
-        } else {
-          this.lease = await this.call(conn, 'mutating', 'PUT', LEASES(this.name), { body: { ...this.lease, spec: { ...(this.lease as { spec?: object }).spec, ...spec } }, lease: true });
-        }
+        // The current connection on every attempt: a rotation replaces it while a renewal is retried.
+        const lease = this.lease as { spec?: object };
+        this.lease = await this.call(this.current(), 'mutating', 'PUT', LEASES(this.name), { body: { ...lease, spec: { ...lease.spec, ...this.leaseSpec() } }, lease: true });
         this.lastRenewal = Date.now();
-        return;
+        return true;
       } catch (err) {
         // A renewal the rotation cut may have been written: sent again, it conflicts (kubelet's too).
         if (cut && err instanceof HttpError && err.status === 409) this.rec.closedByRotation(err.message);
         else this.failed(err);
         cut = closedByRotation(err);
-        // A conflict or a lost create: read the Lease again, as kubelet's lease controller does.
-        if (err instanceof HttpError && (err.status === 409 || err.status === 404)) {
-          this.lease = await this.call(conn, 'get', 'GET', LEASES(this.name)).catch(() => undefined);
+        if (err instanceof HttpError && err.status === 409) await this.ensureLease();
+      }
+    }
+    return false;
+  }
+
+  /** The Lease read, or created if missing (then true: a create renews it), retried 200 ms doubling to 7 s. */
+  private async ensureLease(): Promise<boolean> {
+    for (let delay = 200; !this.stopped; delay = Math.min(7000, delay * 2)) {
+      const conn = this.current();
+      try {
+        try {
+          this.lease = await this.call(conn, 'get', 'GET', LEASES(this.name));
+          return false;
+        } catch (err) {
+          if (!(err instanceof HttpError && err.status === 404)) throw err;
         }
+        const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-node-lease' }, spec: this.leaseSpec() };
+        this.lease = await this.call(conn, 'mutating', 'POST', LEASES(), { body: lease, lease: true });
+        this.lastRenewal = Date.now();
+        return true;
+      } catch (err) {
+        this.failed(err);
         await sleep(delay);
       }
     }
+    return false;
   }
 
   private async heartbeat(): Promise<void> {
