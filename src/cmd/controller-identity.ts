@@ -5,12 +5,12 @@
  * no group: as kube-controller-manager's identity, it may do what the server's default policy grants
  * it for the controller's configuration (controllerPolicyScope) and nothing else.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeconfigText } from '../apiserver/server/credentials.js';
 import { KUBE_IDENTITY_CONTROLLER_USER, type ControllerPolicyScope } from '../apiserver/authorization/rbac/default-policy.js';
 import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../api/certificates.js';
 import type { ControllerConfig } from '../config/schema.js';
 import { workloadSignerNames } from '../config/workload-signer.js';
-import { signingPlan } from '../controller/register.js';
+import { signingPlan } from '../controller/signer/signing-plan.js';
 import { issueCertificate } from '../pki/issue.js';
 import { generateKeyPair } from '../pki/keys.js';
 
@@ -36,7 +36,8 @@ export function controllerPolicyScope(config: ControllerConfig): ControllerPolic
   };
 }
 
-export async function controllerKubeConfig(url: string, ca: { certPem: string; keyPem: string }): Promise<KubeConfig> {
+/** The controller's kubeconfig, as text: the Kubernetes client that reads it loads on the controller's thread alone. */
+export async function controllerKubeConfig(url: string, ca: { certPem: string; keyPem: string }): Promise<string> {
   const key = generateKeyPair();
   const now = Date.now();
   const certPem = await issueCertificate(ca, {
@@ -46,13 +47,5 @@ export async function controllerKubeConfig(url: string, ca: { certPem: string; k
     notBefore: new Date(now - BACKDATE_MS),
     notAfter: new Date(now + YEAR_MS),
   });
-  const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'kube-identity', server: url, caData: b64(ca.certPem), skipTLSVerify: false }],
-    users: [{ name: KUBE_IDENTITY_CONTROLLER_USER, certData: b64(certPem), keyData: b64(key.privateKeyPem) }],
-    contexts: [{ name: 'controller', cluster: 'kube-identity', user: KUBE_IDENTITY_CONTROLLER_USER }],
-    currentContext: 'controller',
-  });
-  return kc;
+  return kubeconfigText(url, ca.certPem, { name: KUBE_IDENTITY_CONTROLLER_USER, certPem, keyPem: key.privateKeyPem });
 }

@@ -23,7 +23,6 @@
  *
  * The thread's code is its own module, controller-thread-entry.ts.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Worker } from 'node:worker_threads';
 import type { ControllerConfig } from '../config/schema.js';
 import { workerModule } from '../lib/worker-module.js';
@@ -100,10 +99,10 @@ export interface ControllerThread {
    */
   readonly done: Promise<void>;
   /**
-   * Runs the controller as `kubeConfig`'s user; `onListening` is called each time its probe server
+   * Runs the controller as the user of `kubeConfig` (a kubeconfig's text); `onListening` is called each time its probe server
    * listens: at start, and again after a lost election.
    */
-  run(kubeConfig: KubeConfig, onListening?: (metricsUrl: string) => void): void;
+  run(kubeConfig: string, onListening?: (metricsUrl: string) => void): void;
   /** Asks the controller to stop (in-flight reconciles finish, the Lease is released), or not to start. */
   stop(): void;
   /** Resolves while the thread's heartbeats come on time; rejects with why not (a health check's reason). */
@@ -166,7 +165,7 @@ export function startControllerThread(opts: ControllerThreadOptions): Controller
       if (running || stopRequested) return;
       running = true;
       onListening = listening;
-      send({ type: 'run', kubeConfig: kubeConfig.exportConfig() });
+      send({ type: 'run', kubeConfig });
     },
     stop() {
       if (stopRequested) return;

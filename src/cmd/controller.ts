@@ -4,7 +4,7 @@
  * the environment variables and the YAML file can never drift apart.
  */
 import os from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { loadControllerConfig } from '../config/load.js';
@@ -16,8 +16,12 @@ import { createLogger, type Logger } from '../log/logger.js';
 import { registerBuildInfo } from '../metrics/build-info.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
-/** Loads the kubeconfig (into `kc`) the way kubectl and client-go do when no path is given. */
-export function loadKubeConfig(file: string, kc: KubeConfig = new KubeConfig()): KubeConfig {
+/**
+ * Loads the kubeconfig (into `kc`) the way kubectl and client-go do when no path is given. The
+ * Kubernetes client is imported here, not with this module: `up`'s main thread never loads it.
+ */
+export async function loadKubeConfig(file: string, kc?: KubeConfig): Promise<KubeConfig> {
+  kc ??= new (await import('@kubernetes/client-node')).KubeConfig();
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
   return kc;
@@ -45,7 +49,7 @@ export async function runControllerProcess(
     onListening: onListening && ((server) => onListening(server.url)),
     logger,
     registry,
-    kubeConfig: kubeConfig ?? loadKubeConfig(config.kubeconfig),
+    kubeConfig: kubeConfig ?? (await loadKubeConfig(config.kubeconfig)),
     signal,
     hostname: process.env.POD_NAME ?? os.hostname(),
     userAgent: kubernetesUserAgent('kube-identity', version),
@@ -59,7 +63,7 @@ export function registerControllerCommand(program: Command): void {
     const config = await loadOrExit(() => loadControllerConfig(configSources(opts, CONTROLLER_CONFIG_SCHEMA)));
     let kubeConfig: KubeConfig;
     try {
-      kubeConfig = loadKubeConfig(config.kubeconfig);
+      kubeConfig = await loadKubeConfig(config.kubeconfig);
     } catch (err) {
       const which = config.kubeconfig || '$KUBECONFIG or ~/.kube/config';
       process.stderr.write(`kube-identity: cannot read the kubeconfig (${which}): ${(err as Error).message.split('\n')[0] ?? ''}\n`);

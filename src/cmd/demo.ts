@@ -13,7 +13,6 @@
  * `kube-identity controller --approve-kubelet-serving`).
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Command } from 'commander';
 import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from '../api/certificates.js';
 import {
   approvalOf,
@@ -38,9 +37,9 @@ import { kubernetesUserAgent } from '../lib/user-agent.js';
 import { buildVersion } from '../lib/version.js';
 import { createPods, mutualTls, refusesOtherTrustDomain, requestPodCertificate, servedPodCertificateApiVersion, trustBundleOf } from './demo-workload.js';
 
-interface DemoFlags {
+export interface DemoFlags {
   kubeconfig?: string;
-  node: string;
+  node?: string;
   address?: string;
   timeout: string;
   workloadSigner: string;
@@ -104,11 +103,11 @@ async function verifyServing(admin: KubeConfig, serving: Credential, node: strin
   return { ...v, verifiedBy: `the kubelet-serving CA (${TRUST_BUNDLE.namespace}/${TRUST_BUNDLE.name})`, clusterCa: alsoCluster };
 }
 
-async function runDemo(flags: DemoFlags): Promise<void> {
+export async function runDemo(flags: DemoFlags): Promise<void> {
   stepNo = 0;
   const timeoutMs = Number(flags.timeout) * 1000;
-  const node = flags.node;
-  const admin = loadKubeConfig(flags.kubeconfig ?? '', new UserAgentKubeConfig(`${kubernetesUserAgent('kube-identity', buildVersion())}/demo`));
+  const node = flags.node ?? `demo-${randomText(5)}`;
+  const admin = await loadKubeConfig(flags.kubeconfig ?? '', new UserAgentKubeConfig(`${kubernetesUserAgent('kube-identity', buildVersion())}/demo`));
   process.stdout.write(`A kubelet's life as node ${node} on ${admin.getCurrentCluster()?.server ?? '?'}\n`);
   const token = await step('bootstrap token', () => createBootstrapToken(admin), (t) => `${t.split('.')[0] ?? ''}.**** created in kube-system`);
 
@@ -144,11 +143,11 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     (c) => `CSR ${c.csr.metadata?.name ?? ''} from ${c.csr.spec.username ?? ''} with the old certificate: ${approvalOf(c.csr)} Issued, expires in ${secondsLeft(c.certPem)}s.`,
   );
   await step('api called with the new certificate', () => whoAmI(kubeConfigAs(admin, rotated)), (u) => `the server says this node is ${u.username} (groups: ${u.groups.join(', ')})`);
-  await workloadSteps(admin, kubeConfigAs(admin, rotated), rotated, flags, timeoutMs);
+  await workloadSteps(admin, kubeConfigAs(admin, rotated), rotated, { ...flags, node }, timeoutMs);
 }
 
 /** Steps 9-12: two pods on the node get SPIFFE certificates through PodCertificateRequests and talk mutual TLS. */
-async function workloadSteps(admin: KubeConfig, asNode: KubeConfig, nodeCredential: Credential, flags: DemoFlags, timeoutMs: number): Promise<void> {
+async function workloadSteps(admin: KubeConfig, asNode: KubeConfig, nodeCredential: Credential, flags: DemoFlags & { node: string }, timeoutMs: number): Promise<void> {
   const { node, workloadSigner: signerName } = flags;
   const apiVersion = await servedPodCertificateApiVersion(admin);
   if (apiVersion === undefined) {
@@ -170,18 +169,4 @@ async function workloadSteps(admin: KubeConfig, asNode: KubeConfig, nodeCredenti
     (m) =>
       `frontend → backend on 127.0.0.1:${m.port}: backend verified ${m.serverSaw}, frontend verified ${m.clientSaw}, each against the ClusterTrustBundle alone; ${m.refused ? "the node's own certificate (cluster CA) is refused" : "the node's own certificate (cluster CA) is ACCEPTED"}`,
   );
-}
-
-export function registerDemoCommand(program: Command): void {
-  program
-    .command('demo')
-    .description("play a kubelet's life: bootstrap token, client certificate, Node and Lease, serving certificate by policy, HTTPS with it, client certificate rotation, pods' SPIFFE certificates in mutual TLS")
-    .option('--kubeconfig <file>', 'admin kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)')
-    .option('--node <name>', 'node name to play', `demo-${randomText(5)}`)
-    .option('--address <ip>', "the node's InternalIP (default: a 10.244.0.0/16 address no Node holds; the serving policy refuses loopback and other Nodes' addresses)")
-    .option('--timeout <seconds>', 'how long to wait for each certificate', '60')
-    .option('--workload-signer <name>', 'the PodCertificateRequest signer the pods ask (kube-identity controller --workload-signer-names; up signs for it)', 'kube-identity.io/workload')
-    .action(async (flags: DemoFlags) => {
-      await runDemo(flags);
-    });
 }

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { versionLine } from '../lib/version.js';
 import { registerApiserverCommand } from './apiserver.js';
 import { registerControllerCommand } from './controller.js';
-import { registerDemoCommand } from './demo.js';
+import { registerDemoCommand } from './demo-command.js';
 import { registerKubeconfigCommand } from './kubeconfig.js';
 import { registerUpCommand } from './up.js';
 import { registerVersionCommand } from './version.js';

@@ -10,7 +10,6 @@
 import type { Registry } from 'prom-client';
 import { CERTIFICATES_GROUP, CSR_RESOURCE, type CertificateSigningRequest } from '../api/certificates.js';
 import type { KObject } from '../api/meta.js';
-import { parseCustomSigners } from '../config/load.js';
 import type { ControllerConfig } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../log/logger.js';
@@ -34,45 +33,12 @@ import { ParsedRequests } from './csr/parsed-requests.js';
 import { IssuedCertificates } from './csr/issued-certificates.js';
 import { publisherIdentity } from './revisions/cluster-trust-bundles.js';
 import { REVISION_SELECTOR, REVISIONS_NAME, RevisionSync, type RevisionSigner } from './revisions/revisions.js';
-import { BUILTIN_SIGNERS, signerPolicy, type SignerPolicy } from './signer/signer-policy.js';
+import { signingPlan, type SigningPlanEntry } from './signer/signing-plan.js';
 import { SignerReconciler, signerSkips } from './signer/signer.js';
 import { addServingApprover } from './register-serving.js';
 import { addWorkloadSigner, servedPodCertificateVersion, workloadRevisionSigners, workloadSignerPlan, type PodCertificateVersion } from './register-workload.js';
 import type { ResolveHost } from './serving-approver/serving-dns.js';
 import type { RateLimiterOptions } from './workqueue/rate-limiter.js';
-
-/** A signer to run and the CA files it signs with. */
-export interface SigningPlanEntry {
-  policy: SignerPolicy;
-  files: CaFiles;
-}
-
-const OWN_FILES: Record<string, [keyof ControllerConfig, keyof ControllerConfig]> = {
-  'kubernetes.io/kubelet-serving': ['clusterSigningKubeletServingCertFile', 'clusterSigningKubeletServingKeyFile'],
-  'kubernetes.io/kube-apiserver-client-kubelet': ['clusterSigningKubeletClientCertFile', 'clusterSigningKubeletClientKeyFile'],
-  'kubernetes.io/kube-apiserver-client': ['clusterSigningKubeApiserverClientCertFile', 'clusterSigningKubeApiserverClientKeyFile'],
-  'kubernetes.io/legacy-unknown': ['clusterSigningLegacyUnknownCertFile', 'clusterSigningLegacyUnknownKeyFile'],
-};
-
-/**
- * Upstream's rules: the shared pair serves every Kubernetes signer; once any per-signer pair is set,
- * only the signers with their own files run. Custom signers use their own pair or the shared one.
- */
-export function signingPlan(config: ControllerConfig): SigningPlanEntry[] {
-  const shared: CaFiles | undefined = config.clusterSigningCertFile ? { certFile: config.clusterSigningCertFile, keyFile: config.clusterSigningKeyFile } : undefined;
-  const plan: SigningPlanEntry[] = [];
-  for (const policy of BUILTIN_SIGNERS) {
-    const [cert, key] = OWN_FILES[policy.signerName] as [keyof ControllerConfig, keyof ControllerConfig];
-    const own = config[cert] ? { certFile: String(config[cert]), keyFile: String(config[key]) } : undefined;
-    const files = own ?? shared;
-    if (files) plan.push({ policy, files });
-  }
-  for (const e of parseCustomSigners(config.customSigners)) {
-    const files = e.certFile && e.keyFile ? { certFile: e.certFile, keyFile: e.keyFile } : shared;
-    if (files) plan.push({ policy: signerPolicy(e.signerName), files });
-  }
-  return plan;
-}
 
 /** What registration needs beyond the manager: where metrics, logs, time and Events go. */
 export interface RegisterDeps {

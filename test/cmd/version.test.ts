@@ -132,6 +132,18 @@ describe('the command line', () => {
     expect(JSON.parse(stdout)).toMatchObject({ version: pkgVersion, commit: HEAD, nodeVersion: process.version });
   }, 60_000);
 
+  it('loads no Kubernetes client before a command runs: up\'s main thread never needs it', async () => {
+    // Records the packages the program loads; `up`'s own imports are the command tree's.
+    const hook = `import { registerHooks } from 'node:module'; const seen = new Set();
+      registerHooks({ load(url, context, next) { const m = /node_modules\\/(@[^/]+\\/[^/]+|[^/]+)/.exec(url); if (m) seen.add(m[1]); return next(url, context); } });
+      process.on('exit', () => process.stderr.write(JSON.stringify([...seen])));`;
+    const { stdout, stderr } = await run(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, ...NODE_ARGS, '--version'], { env });
+    expect(stdout).toContain(pkgVersion);
+    const loaded = JSON.parse(stderr) as string[];
+    expect(loaded).toContain('commander');
+    expect(loaded).not.toContain('@kubernetes/client-node');
+  }, 60_000);
+
   it('ends every command help with examples of that command', async () => {
     for (const cmd of ['up', 'apiserver', 'controller', 'demo', 'version']) {
       const help = await cli([cmd, '--help']);

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, parse, parseDocument, type YAMLMap } from 'yaml';
 import { CONTROLLER_CONFIG_SCHEMA } from '../../src/config/schema.js';
-import { signingPlan } from '../../src/controller/register.js';
+import { signingPlan } from '../../src/controller/signer/signing-plan.js';
 import { expectHardenedController, loadMountedConfig } from './deploy-checks.js';
 import { describeWithTools } from '../helpers/tools.js';
 import { RENDERER_TOOLS } from '../../hack/chart-render.mjs';

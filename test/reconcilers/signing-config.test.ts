@@ -1,6 +1,6 @@
 /** Which signers run with which CA files, and how the signing options are validated. */
 import { ConfigError, loadControllerConfig, parseCustomSigners } from '../../src/config/load.js';
-import { signingPlan } from '../../src/controller/register.js';
+import { signingPlan } from '../../src/controller/signer/signing-plan.js';
 
 const plan = async (flags: Record<string, string>) =>
   signingPlan(await loadControllerConfig({ flags })).map((e) => `${e.policy.controllerName} ${e.files.certFile}`);

@@ -274,24 +274,23 @@ function kubeconfigServer(file: string): string {
   return server;
 }
 
-/** Writes a kubeconfig (DIR/kubeconfig unless `file` is given) for `url` as the admin client certificate; returns its path. */
-export function writeKubeconfig(dir: string, url: string, credentials: ServerCredentials, file = path.join(dir, 'kubeconfig')): string {
+/** A kubeconfig for `url`, trusting `caPem`, as `user` with its client certificate and key. */
+export function kubeconfigText(url: string, caPem: string, user: { name: string; certPem: string; keyPem: string }): string {
   const b64 = (text: string): string => Buffer.from(text).toString('base64');
-  const config = {
+  return YAML.stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': b64(credentials.caPem) } }],
-    users: [
-      {
-        name: 'kubernetes-admin',
-        user: { 'client-certificate-data': b64(credentials.adminCertPem), 'client-key-data': b64(credentials.adminKeyPem) },
-      },
-    ],
-    contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: 'kubernetes-admin' } }],
+    clusters: [{ name: 'kube-identity', cluster: { server: url, 'certificate-authority-data': b64(caPem) } }],
+    users: [{ name: user.name, user: { 'client-certificate-data': b64(user.certPem), 'client-key-data': b64(user.keyPem) } }],
+    contexts: [{ name: 'kube-identity', context: { cluster: 'kube-identity', user: user.name } }],
     'current-context': 'kube-identity',
-  };
+  });
+}
+
+/** Writes a kubeconfig (DIR/kubeconfig unless `file` is given) for `url` as the admin client certificate; returns its path. */
+export function writeKubeconfig(dir: string, url: string, credentials: ServerCredentials, file = path.join(dir, 'kubeconfig')): string {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   // Every replica writes it at each start, the other process of up may be reading it.
-  writeWhole(file, YAML.stringify(config), 0o600);
+  writeWhole(file, kubeconfigText(url, credentials.caPem, { name: 'kubernetes-admin', certPem: credentials.adminCertPem, keyPem: credentials.adminKeyPem }), 0o600);
   return file;
 }
