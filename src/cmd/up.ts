@@ -26,6 +26,26 @@ import { explainStartError } from './conflicts.js';
 import { watchStart } from './start-undo.js';
 import { addConfigOptions, configSources, loadOrExit } from './options.js';
 
+/**
+ * How long the API server's close may take once the controller has stopped: its GOAWAY grace of a
+ * second for the requests under way, then ending each connection on this thread, which took
+ * seconds with thousands of kubelets' connections on a busy host (past the fleet bench's 10 s).
+ * Past it up exits and the kernel ends the rest at once, as kube-apiserver's exit does: every
+ * acknowledged write is on disk already (the store answers after its commit's fsync).
+ */
+const CLOSE_BOUND_MS = 2000;
+
+/** Whether `closing` settled within `ms`. */
+async function settlesWithin(closing: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([closing.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A path as short as it can be said from here. */
 function shown(file: string): string {
   const relative = path.relative(process.cwd(), file);
@@ -148,6 +168,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   const shutdown = shutdownOnSignals(process, () => process.exit(1));
   let listening = false;
   let failed: { err: unknown } | undefined;
+  let closed: boolean;
   try {
     // Its own user, not the admin's: the audit log tells its approvals from a person's.
     const kubeConfig = await controllerKubeConfig(server.url, { certPem: server.credentials.caPem, keyPem: server.credentials.caKeyPem });
@@ -183,7 +204,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   } catch (err) {
     failed = { err };
   } finally {
-    await server.close();
+    closed = await settlesWithin(server.close(), CLOSE_BOUND_MS);
     shutdown.dispose();
   }
   if (failed) {
@@ -192,6 +213,10 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     throw explainStartError(failed.err, '--metrics-bind-address');
   }
   process.stdout.write('kube-identity stopped.\n');
+  if (!closed) {
+    logger.warn({ boundMs: CLOSE_BOUND_MS }, 'api server still closing connections at the stop bound: exiting, the kernel closes them');
+    process.exit(0);
+  }
 }
 
 export function registerUpCommand(program: Command): void {
