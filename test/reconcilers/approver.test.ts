@@ -56,11 +56,6 @@ describe('kubelet client auto-approval (real server, real controller)', () => {
 
   const pending: [string, Who, { name: string; usages: string[]; subject: Parameters<typeof createCsr>[2]['subject'] }][] = [
     ['a requester without the nodeclient right is left pending', 'alice', { name: 'alice-kubelet', usages: clientUsages, subject: nodeSubject('worker-2') }],
-    [
-      'a node asking for another node (CN differs from its username) is not a selfnodeclient request, and nodes lack nodeclient',
-      'node9',
-      { name: 'node9-for-worker-8', usages: clientUsages, subject: nodeSubject('worker-8') },
-    ],
     ['a kubelet client request with a DNS SAN is not recognised', 'bootstrap', { name: 'with-san', usages: clientUsages, subject: { ...nodeSubject('worker-3'), dnsNames: ['worker-3.example'] } }],
     [
       'a kubelet client request with an extra organization is not recognised',
@@ -83,6 +78,12 @@ describe('kubelet client auto-approval (real server, real controller)', () => {
     const res = await createCsr(h, 'stray', { name: 'stray-kubelet', signerName: KUBELET, usages: clientUsages, subject: nodeSubject('worker-10') });
     expect(res.status).toBe(403);
     expect((await h.call('admin', 'GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests/stray-kubelet')).status).toBe(404);
+  });
+
+  it('a node asking for another node is refused at create by NodeRestriction, before any approver sees it', async () => {
+    const res = await createCsr(h, 'node9', { name: 'node9-for-worker-8', signerName: KUBELET, usages: clientUsages, subject: nodeSubject('worker-8') });
+    expect([res.status, res.body.message]).toEqual([403, 'certificatesigningrequests.certificates.k8s.io "node9-for-worker-8" is forbidden: can only create a node CSR with CN=system:node:worker-9']);
+    expect((await h.call('admin', 'GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests/node9-for-worker-8')).status).toBe(404);
   });
 
   it.each(pending)('%s', async (_title, who, c) => {

@@ -4,16 +4,19 @@
  * labels outside the kubelet's set — CVE-2025-5187 came from ownerReferences), only its own Lease
  * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself, and
  * service-account tokens only bound (by uid) to a pod that runs on it, PodCertificateRequests only
- * for its own pods (node-restriction-pcr.ts).
+ * for its own pods (node-restriction-pcr.ts), and CSRs for the kubelet signers only in its own name.
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
  */
 import type { BoundObjectReference, TokenRequest } from '../../api/authentication.js';
+import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING, type CertificateSigningRequestSpec } from '../../api/certificates.js';
 import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
 import { isMirrorPod, MIRROR_POD_ANNOTATION, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
 import { deepEqual } from '../../lib/json-value.js';
+import { parseCertificateRequestPem } from '../../pki/csr.js';
 import { errors } from '../http/errors.js';
+import { bytesText } from '../registry/certificates/bytes.js';
 import { podReferences, projectedSources } from '../authorization/node/pod-references.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
@@ -197,6 +200,25 @@ export function nodeRestriction(): AdmissionPlugin {
   };
 }
 
+/**
+ * A node's CSR for a kubelet signer names itself (upstream since 1.34, unless
+ * AllowInsecureKubeletCertificateSigningRequests): a node must not even ask for another node's
+ * identity, which one mistaken approval would hand it.
+ */
+function admitCsr(nodeName: string, a: AdmissionAttributes, r: Refusal): void {
+  if (a.operation !== 'CREATE' || a.subresource !== '') return;
+  const spec = (a.object.spec ?? {}) as Partial<CertificateSigningRequestSpec>;
+  if (spec.signerName !== SIGNER_KUBELET_SERVING && spec.signerName !== SIGNER_KUBE_APISERVER_CLIENT_KUBELET) return;
+  let commonName: string | undefined;
+  try {
+    // Validation verified the self-signature before admission: only the subject is read here.
+    commonName = parseCertificateRequestPem(bytesText(spec.request), { verifySignature: false }).subject.commonName;
+  } catch (err) {
+    r.forbid(`unable to parse csr: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (commonName !== `system:node:${nodeName}`) r.forbid(`can only create a node CSR with CN=system:node:${nodeName}`);
+}
+
 /** NodeRestriction's checks of a request by the node `nodeName`. */
 async function admitNodeRequest(nodeName: string, a: AdmissionAttributes): Promise<void> {
   const r = new Refusal(a);
@@ -206,5 +228,6 @@ async function admitNodeRequest(nodeName: string, a: AdmissionAttributes): Promi
   else if (gr === 'leases.coordination.k8s.io') admitLease(nodeName, a, r);
   else if (gr === 'pods.') await admitPod(nodeName, a, r);
   else if (gr === 'serviceaccounts.') await admitTokenRequest(nodeName, a, r);
+  else if (gr === 'certificatesigningrequests.certificates.k8s.io') admitCsr(nodeName, a, r);
   else if (gr === 'podcertificaterequests.certificates.k8s.io') await admitPodCertificateRequest(nodeName, a, (m) => r.forbid(m));
 }
