@@ -38,7 +38,8 @@ describe.each(['memory', 'sqlite'] as const)('Node authorizer graph on %s', (sto
       serviceAccountName: 'app',
       volumes: [
         { name: 's', secret: { secretName: secret } },
-        { name: 'p', projected: { sources: [{ configMap: { name: `cm-${secret}` } }] } },
+        // The API token volume, as kube-api-access: what a node may ask a token for.
+        { name: 'p', projected: { sources: [{ configMap: { name: `cm-${secret}` } }, { serviceAccountToken: { path: 'token' } }] } },
       ],
       containers: [{ name: 'c', image: 'x' }],
     },

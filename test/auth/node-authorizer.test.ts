@@ -54,7 +54,8 @@ beforeAll(async () => {
         metadata: { name: pod },
         spec: {
           nodeName: node,
-          volumes: [{ name: 's', secret: { secretName: `secret-${suffix}` } }],
+          // The API token volume, as kube-api-access: what a node may ask a token for.
+          volumes: [{ name: 's', secret: { secretName: `secret-${suffix}` } }, { name: 't', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }],
           containers: [{ name: 'c', image: 'x', envFrom: [{ configMapRef: { name: `cm-${suffix}` } }] }],
         },
       }),

@@ -3,7 +3,7 @@
  * server serves: a kubelet may write only its own Node (never its taints, ownerReferences or
  * labels outside the kubelet's set — CVE-2025-5187 came from ownerReferences), only its own Lease
  * in kube-node-lease, only mirror pods bound to itself and the status of pods bound to itself, and
- * service-account tokens only bound (by uid) to a pod that runs on it, PodCertificateRequests only
+ * service-account tokens only bound (by uid) to a pod that runs on it and for an audience it uses, PodCertificateRequests only
  * for its own pods (node-restriction-pcr.ts), and CSRs for the kubelet signers only in its own name.
  * The Node authorizer lets every node attempt these writes; this plugin narrows them, on every
  * write path (create, update of the main resource and of /status, delete), with upstream's texts.
@@ -13,6 +13,7 @@ import { SIGNER_KUBE_APISERVER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING, type Cert
 import { NODE_LEASE_NAMESPACE, nodeIdentity, type Node } from '../../api/nodes.js';
 import { isMirrorPod, MIRROR_POD_ANNOTATION, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
+import { record, text } from '../../lib/json.js';
 import { deepEqual } from '../../lib/json-value.js';
 import { parseCertificateRequestPem } from '../../pki/csr.js';
 import { errors } from '../http/errors.js';
@@ -178,7 +179,29 @@ function boundPod(ref: BoundObjectReference, r: Refusal): { name: string; uid: s
   return { name, uid };
 }
 
-/** A node's TokenRequest must be bound to a pod that runs on it, by uid (it cannot outlive the pod). */
+const VERB_REQUEST_AUDIENCE = 'request-serviceaccounts-token-audience';
+
+/**
+ * ServiceAccountNodeAudienceRestriction (upstream, on since 1.33): one audience at most, and one a
+ * projected token volume of the pod names (none asked: the API's, as kube-api-access names none),
+ * unless RBAC grants `request-serviceaccounts-token-audience` on it; otherwise a node could mint its
+ * pods' tokens for any outside service (a cloud's STS, Vault) they never use. CSI drivers' token
+ * audiences, upstream's other source, do not exist here: no CSIDriver is served.
+ */
+async function admitTokenAudience(a: AdmissionAttributes<TokenRequest>, pod: Pod, r: Refusal): Promise<void> {
+  const audiences = a.object.spec?.audiences ?? [];
+  if (audiences.length > 1) r.forbid('node may only request 0 or 1 audiences');
+  const audience = audiences[0] ?? '';
+  if (projectedSources(pod).some((s) => s.serviceAccountToken != null && text(record(s.serviceAccountToken).audience) === audience)) return;
+  const decision = await a.ctx.authorizer
+    .authorize({ user: a.ctx.user, verb: VERB_REQUEST_AUDIENCE, apiGroup: '', resource: audience, name: a.name, namespace: a.namespace })
+    .catch(() => ({ allowed: false }));
+  if (!decision.allowed) {
+    r.forbid(`audience ${JSON.stringify(audience)} not found in pod spec volume, ${a.ctx.user.username} is not authorized to request tokens for this audience`);
+  }
+}
+
+/** A node's TokenRequest must be bound to a pod that runs on it, by uid (it cannot outlive the pod), for an audience the pod uses. */
 async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Refusal): Promise<void> {
   if (!createsTokenRequest(a)) return;
   const { name, uid } = boundPod(a.object.spec?.boundObjectRef ?? {}, r);
@@ -188,6 +211,7 @@ async function admitTokenRequest(nodeName: string, a: AdmissionAttributes, r: Re
     r.forbid(`the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
   if ((pod.spec?.nodeName ?? '') !== nodeName) r.forbid('node requested token bound to a pod scheduled on a different node');
+  await admitTokenAudience(a, pod, r);
 }
 
 export function nodeRestriction(): AdmissionPlugin {
