@@ -9,7 +9,7 @@ import type { UserInfo } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
 import { isPromise, promised, then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { authorizeNow, type AuthorizationAttributes, type Authorizer, type Decision } from '../authorization/authorizer.js';
-import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED } from '../authentication/request-authenticator.js';
+import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER } from '../authentication/request-authenticator.js';
 import { splitServiceAccountUsername } from '../authentication/sa-token.js';
 import { authenticateNow, type AuthenticationRequest, type Authenticator } from '../authentication/types.js';
 
@@ -110,7 +110,11 @@ function impersonated(reqs: Request[]): UserInfo {
   const uid = reqs.find((r) => r.kind === 'UID');
   if (uid) user.uid = uid.name;
   if (Object.keys(extra).length) user.extra = extra;
-  if (username !== 'system:anonymous' && !groups.includes(ALL_AUTHENTICATED) && !groups.includes(ALL_UNAUTHENTICATED)) {
+  // As upstream: system:anonymous is in system:unauthenticated, everyone else in system:authenticated
+  // unless asked otherwise, so `--as=system:anonymous` answers for what anonymous clients may do.
+  if (username === ANONYMOUS_USER.username) {
+    if (!groups.includes(ALL_UNAUTHENTICATED)) groups.push(ALL_UNAUTHENTICATED);
+  } else if (!groups.includes(ALL_AUTHENTICATED) && !groups.includes(ALL_UNAUTHENTICATED)) {
     groups.push(ALL_AUTHENTICATED);
   }
   return user;
