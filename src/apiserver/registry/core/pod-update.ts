@@ -45,7 +45,7 @@ export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
 }
 
 /** ValidatePodSpecificAnnotationUpdates: a pod cannot become, or stop being, a mirror pod. */
-function mirrorAnnotationUpdates(pod: Pod, old: Pod): FieldError[] {
+export function mirrorAnnotationUpdates(pod: Pod, old: Pod): FieldError[] {
   const now = pod.metadata?.annotations ?? {};
   const before = old.metadata?.annotations ?? {};
   const errs: FieldError[] = [];

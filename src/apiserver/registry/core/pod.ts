@@ -10,7 +10,7 @@ import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { isRecord, list } from '../../../lib/json.js';
 import { setPodDefaults } from './pod-defaults.js';
-import { validatePodUpdate } from './pod-update.js';
+import { mirrorAnnotationUpdates, validatePodUpdate } from './pod-update.js';
 
 const podInfo = findResource('', 'v1', 'pods');
 if (!podInfo) throw new Error('pods missing from RESOURCES');
@@ -22,6 +22,22 @@ export const statusOnly: SubresourceStrategy = {
     obj.spec = old.spec;
   },
   validateUpdate: () => [],
+};
+
+/**
+ * Pods' /status, as upstream's podStatusStrategy: the spec and owner references are kept (a status
+ * writer, a node included, must not hand its pod to the garbage collector), and no pod becomes or
+ * stops being a mirror pod, which would change what its node reaches through it.
+ */
+const podStatusOnly: SubresourceStrategy<Pod> = {
+  prepareForUpdate(obj, old) {
+    obj.spec = old.spec;
+    const owners = old.metadata?.ownerReferences;
+    if (!obj.metadata) return;
+    if (owners === undefined) delete obj.metadata.ownerReferences;
+    else obj.metadata.ownerReferences = owners;
+  },
+  validateUpdate: (obj, old) => mirrorAnnotationUpdates(obj, old),
 };
 
 function podCells(obj: Pod, now: Date): unknown[] {
@@ -70,7 +86,7 @@ export const podStrategy: Strategy<Pod> = {
     if ((spec.ephemeralContainers ?? []).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
     return errs;
   },
-  subresources: { status: statusOnly },
+  subresources: { status: podStatusOnly },
   table: {
     columns: [
       NAME_COLUMN,
