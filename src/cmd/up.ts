@@ -182,6 +182,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     // elsewhere or later instead of handshaking with a server about to close, and a backlog of
     // connections their clients gave up on is dropped rather than drained first.
     const stopping = (): void => {
+      logger.info({ reason: String(shutdown.signal.reason) }, 'stopping: new connections refused, controller stopping');
       server.stopAccepting();
       controller.stop();
     };
@@ -204,6 +205,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
   } catch (err) {
     failed = { err };
   } finally {
+    logger.info('closing the api server');
     closed = await settlesWithin(server.close(), CLOSE_BOUND_MS);
     shutdown.dispose();
   }
@@ -213,6 +215,7 @@ async function up(opts: Record<string, unknown>): Promise<void> {
     throw explainStartError(failed.err, '--metrics-bind-address');
   }
   process.stdout.write('kube-identity stopped.\n');
+  logger.info({ closed }, 'stopped');
   if (!closed) {
     logger.warn({ boundMs: CLOSE_BOUND_MS }, 'api server still closing connections at the stop bound: exiting, the kernel closes them');
     process.exit(0);
