@@ -134,6 +134,9 @@ export interface PhaseResult {
   /** Restart only: from the stop of `up` until the new one answered; of which the old one's stop (SIGTERM to exit). */
   downtimeSeconds?: number;
   stopSeconds?: number;
+  /** Restart only: the new up's CPU from its spawn to its banner, all threads and its main thread alone (the load moves these less than the seconds). */
+  startCpuMs?: number;
+  startMainThreadCpuMs?: number;
 }
 
 export interface FleetResult extends Machine {
@@ -363,12 +366,14 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     }
     fleet.measureFrom(Date.now());
     const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
+    const startCpuMs = round(up.proc.cpuMs(), 0);
+    const startMainThreadCpuMs = round(up.proc.mainThreadCpuMs(), 0);
     cpuStart = up.proc.cpuMs() - usedBeforeStop;
     mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
     controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
     await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
-    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds });
+    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds, startCpuMs, startMainThreadCpuMs });
     if (restarted && startError) restarted.firstError = startError;
   } finally {
     clearInterval(sampler);
@@ -434,7 +439,7 @@ export function formatFleetTable(r: FleetResult): string {
     if (!x) return [];
     return [
       [
-        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'}, renewed after p99/max ${x.renewedAfterStopS?.p99 ?? '?'}/${x.renewedAfterStopS?.max ?? '?'} s)`}${x.reached ? '' : ' (not reached)'}`,
+        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'}, start CPU main/all ${x.startMainThreadCpuMs ?? '?'}/${x.startCpuMs ?? '?'} ms, renewed after p99/max ${x.renewedAfterStopS?.p99 ?? '?'}/${x.renewedAfterStopS?.max ?? '?'} s)`}${x.reached ? '' : ' (not reached)'}`,
         String(x.seconds),
         String(x.requests),
         String(x.mutatingMs.p99),
