@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../../api/meta.js';
 import { errors } from '../http/errors.js';
+import { unescapePath } from '../http/request-info.js';
 import { isPromise, promised, then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { authorizeNow, type AuthorizationAttributes, type Authorizer, type Decision } from '../authorization/authorizer.js';
 import { ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS_USER } from '../authentication/request-authenticator.js';
@@ -37,11 +38,15 @@ function values(headers: Headers, name: string): string[] {
   return Array.isArray(v) ? v : [v];
 }
 
+/**
+ * Upstream's unescapeExtraKey of the lowercased header name (Node gives names lowercased): escapes
+ * decoded after lowering, so `%41` stays `A`, and a malformed key is kept as sent, not refused.
+ */
 function unescapeKey(key: string): string {
   try {
-    return decodeURIComponent(key).toLowerCase();
+    return unescapePath(key);
   } catch {
-    throw errors.badRequest(`extra key "${key}" is not properly escaped`);
+    return key;
   }
 }
 
