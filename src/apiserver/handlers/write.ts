@@ -100,6 +100,17 @@ function writeOptions(scope: RequestScope, params: WriteParams, apply = false): 
   };
 }
 
+/**
+ * A PUT that creates must also be allowed to `create` (upstream's withAuthorization on the
+ * create-on-update path): `update` alone does not let a user add objects.
+ */
+async function authorizeCreate(scope: RequestScope): Promise<void> {
+  const { info, ctx } = scope;
+  const target = { group: info.apiGroup, resource: info.resource, name: info.name, namespace: info.namespace };
+  const decision = await ctx.authorizer.authorize({ user: ctx.user, verb: 'create', apiGroup: info.apiGroup, resource: info.resource, namespace: info.namespace, name: info.name });
+  if (!decision.allowed) throw errors.forbidden(target, ctx.user.username, 'create', decision.reason);
+}
+
 export async function handleUpdate(scope: RequestScope): Promise<void> {
   const params = parseWriteParams(scope.query, 'UpdateOptions');
   scope.ctx.dryRun = params.dryRun;
@@ -117,8 +128,10 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
     return out;
   };
   const createIfMissing = scope.strategy.allowCreateOnUpdate
-    ? (): KObject => {
+    ? async (): Promise<KObject> => {
+        await authorizeCreate(scope);
         const fresh = pristine();
+        // As upstream's storage, which drops it before writing: a resourceVersion is no precondition on a create.
         delete fresh.metadata?.resourceVersion;
         return fresh;
       }

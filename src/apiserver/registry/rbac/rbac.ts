@@ -66,7 +66,7 @@ function roleStrategy(plural: string, namespaced: boolean): Strategy<Role> {
   const ri = info(plural);
   return {
     info: ri,
-    allowCreateOnUpdate: false,
+    allowCreateOnUpdate: true,
     allowUnconditionalUpdate: true,
     // RBAC names are path segments (ValidateRBACName), so `system:` names are valid.
     validateName: validatePathSegmentName,
@@ -81,7 +81,7 @@ function bindingStrategy(plural: string, namespaced: boolean): Strategy<RoleBind
   const bi = info(plural);
   return {
     info: bi,
-    allowCreateOnUpdate: false,
+    allowCreateOnUpdate: true,
     allowUnconditionalUpdate: true,
     validateName: validatePathSegmentName,
     // Defaulting runs before validation, as the decoder's does upstream.

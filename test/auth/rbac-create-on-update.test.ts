@@ -1,0 +1,112 @@
+/**
+ * A PUT to a Role, ClusterRole, RoleBinding or ClusterRoleBinding that does not exist creates it, as
+ * upstream's RBAC strategies allow (kubectl replace, client-go Update, RBAC reconcilers). The create
+ * goes through what a POST does: the `create` verb, escalation prevention, a fresh object's metadata.
+ */
+import { raw, type RawResponse } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const G = 'rbac.authorization.k8s.io';
+const API = `/apis/${G}/v1`;
+const NS = 'put-team';
+
+let srv: TestServer;
+const as = (user: string, method: string, path: string, body?: unknown): Promise<RawResponse> =>
+  raw(srv, method, path, { body, headers: user === 'admin' ? {} : { 'Impersonate-User': user } });
+const created = async (r: Promise<RawResponse>): Promise<RawResponse> => {
+  const res = await r;
+  expect([res.status, res.json?.message]).toEqual([201, undefined]);
+  return res;
+};
+const role = (name: string, rules: unknown[], kind = 'Role'): Record<string, unknown> => ({
+  apiVersion: `${G}/v1`,
+  kind,
+  metadata: kind === 'Role' ? { name, namespace: NS } : { name },
+  rules,
+});
+const binding = (name: string, kind: string, roleName: string, user: string): Record<string, unknown> => ({
+  apiVersion: `${G}/v1`,
+  kind: 'RoleBinding',
+  metadata: { name, namespace: NS },
+  roleRef: { apiGroup: G, kind, name: roleName },
+  subjects: [{ kind: 'User', apiGroup: G, name: user }],
+});
+const PODS_READ = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }];
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  await created(as('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
+  // pat may create and update roles and rolebindings in the namespace, and read pods there; uma may only update roles.
+  const writer = [
+    { apiGroups: [G], resources: ['roles', 'rolebindings'], verbs: ['create', 'update'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+  ];
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('writer', writer)));
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/rolebindings`, binding('pat-writer', 'Role', 'writer', 'pat')));
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('updater', [{ apiGroups: [G], resources: ['roles'], verbs: ['update'] }])));
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/rolebindings`, binding('uma-updater', 'Role', 'updater', 'uma')));
+});
+afterAll(async () => {
+  await srv?.close();
+});
+
+it('creates each of the four kinds through PUT with the metadata of a create', async () => {
+  const cluster = (o: Record<string, unknown>, kind: string): Record<string, unknown> => ({ ...o, kind, metadata: { name: (o.metadata as { name: string }).name } });
+  const writes: [string, Record<string, unknown>][] = [
+    [`${API}/namespaces/${NS}/roles/put-role`, role('put-role', PODS_READ)],
+    [`${API}/clusterroles/put-clusterrole`, role('put-clusterrole', PODS_READ, 'ClusterRole')],
+    [`${API}/namespaces/${NS}/rolebindings/put-binding`, binding('put-binding', 'Role', 'put-role', 'someone')],
+    [`${API}/clusterrolebindings/put-clusterbinding`, cluster(binding('put-clusterbinding', 'ClusterRole', 'put-clusterrole', 'someone'), 'ClusterRoleBinding')],
+  ];
+  for (const [path, body] of writes) {
+    const put = await created(as('admin', 'PUT', path, body));
+    const m = put.json.metadata;
+    expect(m.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(m.creationTimestamp)).not.toBeNaN();
+    const got = await as('admin', 'GET', path);
+    expect([got.status, got.json.metadata.resourceVersion, got.json.metadata.uid]).toEqual([200, m.resourceVersion, m.uid]);
+    // The second PUT is an update of what the first created.
+    const again = await as('admin', 'PUT', path, { ...body, metadata: { ...(body.metadata as object), labels: { v: '2' } } });
+    expect([again.status, again.json.metadata.uid, again.json.metadata.labels]).toEqual([200, m.uid, { v: '2' }]);
+  }
+});
+
+it('creates despite a resourceVersion in the body, as upstream (its storage drops it before a create)', async () => {
+  const path = `${API}/namespaces/${NS}/roles/with-rv`;
+  const res = await created(as('admin', 'PUT', path, { ...role('with-rv', PODS_READ), metadata: { name: 'with-rv', namespace: NS, resourceVersion: '12345' } }));
+  expect(res.json.metadata.resourceVersion).not.toBe('12345');
+  // On an object that exists, the same resourceVersion is the usual precondition.
+  const stale = await as('admin', 'PUT', path, { ...role('with-rv', PODS_READ), metadata: { name: 'with-rv', namespace: NS, resourceVersion: '12345' } });
+  expect([stale.status, stale.json.reason]).toEqual([409, 'Conflict']);
+});
+
+it('applies escalation prevention to a PUT that creates exactly as to a POST', async () => {
+  const wider = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
+  const posted = await as('pat', 'POST', `${API}/namespaces/${NS}/roles`, role('secret-reader', wider));
+  const put = await as('pat', 'PUT', `${API}/namespaces/${NS}/roles/secret-reader`, role('secret-reader', wider));
+  expect(posted.status).toBe(403);
+  expect([put.status, put.json.reason, put.json.message]).toEqual([403, 'Forbidden', posted.json.message]);
+  expect(put.json.message).toContain('is attempting to grant RBAC permissions not currently held');
+  expect((await as('admin', 'GET', `${API}/namespaces/${NS}/roles/secret-reader`)).status).toBe(404);
+
+  await created(as('pat', 'PUT', `${API}/namespaces/${NS}/roles/pod-getter`, role('pod-getter', [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }])));
+
+  const toAdmin = binding('pat-admin', 'ClusterRole', 'cluster-admin', 'pat');
+  const postedBinding = await as('pat', 'POST', `${API}/namespaces/${NS}/rolebindings`, toAdmin);
+  const putBinding = await as('pat', 'PUT', `${API}/namespaces/${NS}/rolebindings/pat-admin`, toAdmin);
+  expect(postedBinding.status).toBe(403);
+  expect([putBinding.status, putBinding.json.message]).toEqual([403, postedBinding.json.message]);
+  expect((await as('admin', 'GET', `${API}/namespaces/${NS}/rolebindings/pat-admin`)).status).toBe(404);
+});
+
+it('needs the create verb: update alone does not create', async () => {
+  const res = await as('uma', 'PUT', `${API}/namespaces/${NS}/roles/empty`, role('empty', []));
+  expect([res.status, res.json.message]).toEqual([
+    403,
+    `roles.${G} "empty" is forbidden: User "uma" cannot create resource "roles" in API group "${G}" in the namespace "${NS}"`,
+  ]);
+  expect((await as('admin', 'GET', `${API}/namespaces/${NS}/roles/empty`)).status).toBe(404);
+  // What uma may update, uma updates.
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('uma-target', [])));
+  expect((await as('uma', 'PUT', `${API}/namespaces/${NS}/roles/uma-target`, { ...role('uma-target', []), metadata: { name: 'uma-target', namespace: NS, labels: { a: 'b' } } })).status).toBe(200);
+});
