@@ -141,7 +141,7 @@ export class Pipeline {
 
   private async serveHealth(res: ServerResponse, info: RequestInfo, url: RequestQuery, user: UserInfo, audit: RequestAudit | undefined): Promise<void> {
     await this.authorize(user, info, url.params.get('fieldSelector') ?? undefined, audit);
-    const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'));
+    const { status, body } = await health(info.path, this.opts.store, this.opts.healthChecks, url.params.has('verbose'), url.params.getAll('exclude'));
     writeBody(res, status, 'text/plain; charset=utf-8', body);
   }
 
