@@ -36,14 +36,14 @@ const PODS_READ = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'
 beforeAll(async () => {
   srv = await startTestServer();
   await created(as('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
-  // pat may create and update roles and rolebindings in the namespace, and read pods there; uma may only update roles.
+  // pat may create and update roles and rolebindings in the namespace, and read pods there; uma may only update and patch roles.
   const writer = [
     { apiGroups: [G], resources: ['roles', 'rolebindings'], verbs: ['create', 'update'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
   ];
   await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('writer', writer)));
   await created(as('admin', 'POST', `${API}/namespaces/${NS}/rolebindings`, binding('pat-writer', 'Role', 'writer', 'pat')));
-  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('updater', [{ apiGroups: [G], resources: ['roles'], verbs: ['update'] }])));
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('updater', [{ apiGroups: [G], resources: ['roles'], verbs: ['update', 'patch'] }])));
   await created(as('admin', 'POST', `${API}/namespaces/${NS}/rolebindings`, binding('uma-updater', 'Role', 'updater', 'uma')));
 });
 afterAll(async () => {
@@ -99,12 +99,19 @@ it('applies escalation prevention to a PUT that creates exactly as to a POST', a
   expect((await as('admin', 'GET', `${API}/namespaces/${NS}/rolebindings/pat-admin`)).status).toBe(404);
 });
 
-it('needs the create verb: update alone does not create', async () => {
+it('needs the create verb: update or patch alone does not create', async () => {
   const res = await as('uma', 'PUT', `${API}/namespaces/${NS}/roles/empty`, role('empty', []));
   expect([res.status, res.json.message]).toEqual([
     403,
     `roles.${G} "empty" is forbidden: User "uma" cannot create resource "roles" in API group "${G}" in the namespace "${NS}"`,
   ]);
+  // Nor does patch: server-side apply creates only with create, as upstream's patch handler.
+  const applied = await raw(srv, 'PATCH', `${API}/namespaces/${NS}/roles/empty?fieldManager=uma`, {
+    body: role('empty', []),
+    contentType: 'application/apply-patch+yaml',
+    headers: { 'Impersonate-User': 'uma' },
+  });
+  expect([applied.status, applied.json.message]).toEqual([403, res.json.message]);
   expect((await as('admin', 'GET', `${API}/namespaces/${NS}/roles/empty`)).status).toBe(404);
   // What uma may update, uma updates.
   await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('uma-target', [])));

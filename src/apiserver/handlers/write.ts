@@ -101,8 +101,8 @@ function writeOptions(scope: RequestScope, params: WriteParams, apply = false): 
 }
 
 /**
- * A PUT that creates must also be allowed to `create` (upstream's withAuthorization on the
- * create-on-update path): `update` alone does not let a user add objects.
+ * A PUT or apply that creates must also be allowed to `create` (upstream's withAuthorization on
+ * their create paths): `update` or `patch` alone does not let a user add objects.
  */
 async function authorizeCreate(scope: RequestScope): Promise<void> {
   const { info, ctx } = scope;
@@ -173,7 +173,8 @@ export async function handlePatch(scope: RequestScope): Promise<void> {
     return out;
   };
   const createIfMissing = apply
-    ? (): KObject => {
+    ? async (): Promise<KObject> => {
+        await authorizeCreate(scope);
         const seed: KObject = { metadata: { name } };
         checkTypeMeta(seed, gvk);
         if (scope.info.namespace !== undefined && scope.registry.info.namespaced) seed.metadata = { name, namespace: scope.info.namespace };
