@@ -1,8 +1,13 @@
 /**
  * A PUT to a Role, ClusterRole, RoleBinding or ClusterRoleBinding that does not exist creates it, as
  * upstream's RBAC strategies allow (kubectl replace, client-go Update, RBAC reconcilers). The create
- * goes through what a POST does: the `create` verb, escalation prevention, a fresh object's metadata.
+ * goes through what a POST does: the `create` verb, escalation prevention, a fresh object's metadata;
+ * it is audited as the update it was sent as.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { byId, eventsWhen, logAudit } from '../audit/helpers.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -11,6 +16,8 @@ const API = `/apis/${G}/v1`;
 const NS = 'put-team';
 
 let srv: TestServer;
+let auditDir: string;
+let auditLog: string;
 const as = (user: string, method: string, path: string, body?: unknown): Promise<RawResponse> =>
   raw(srv, method, path, { body, headers: user === 'admin' ? {} : { 'Impersonate-User': user } });
 const created = async (r: Promise<RawResponse>): Promise<RawResponse> => {
@@ -34,7 +41,11 @@ const binding = (name: string, kind: string, roleName: string, user: string): Re
 const PODS_READ = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }];
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  auditDir = mkdtempSync(path.join(os.tmpdir(), 'rbac-create-on-update-'));
+  auditLog = path.join(auditDir, 'audit.log');
+  const policy = path.join(auditDir, 'policy.yaml');
+  writeFileSync(policy, `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: RequestResponse\n  resources: [{group: ${G}}]\n`);
+  srv = await startTestServer({ audit: logAudit(policy, auditLog) });
   await created(as('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
   // pat may create and update roles and rolebindings in the namespace, and read pods there; uma may only update and patch roles.
   const writer = [
@@ -48,6 +59,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await srv?.close();
+  rmSync(auditDir, { recursive: true, force: true });
 });
 
 it('creates each of the four kinds through PUT with the metadata of a create', async () => {
@@ -116,4 +128,20 @@ it('needs the create verb: update or patch alone does not create', async () => {
   // What uma may update, uma updates.
   await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('uma-target', [])));
   expect((await as('uma', 'PUT', `${API}/namespaces/${NS}/roles/uma-target`, { ...role('uma-target', []), metadata: { name: 'uma-target', namespace: NS, labels: { a: 'b' } } })).status).toBe(200);
+});
+
+it('audits a PUT that creates as the update it was sent as, answered 201 with the created object', async () => {
+  const put = await created(as('admin', 'PUT', `${API}/namespaces/${NS}/roles/audited`, role('audited', PODS_READ)));
+  const id = put.headers['audit-id'];
+  const [ev, ...more] = byId(await eventsWhen(auditLog, (evs) => byId(evs, id).length > 0), id);
+  expect(more).toEqual([]);
+  expect(ev).toMatchObject({
+    level: 'RequestResponse',
+    stage: 'ResponseComplete',
+    verb: 'update',
+    objectRef: { resource: 'roles', namespace: NS, name: 'audited', apiGroup: G },
+    responseStatus: { code: 201 },
+    requestObject: { metadata: { name: 'audited', namespace: NS } },
+    responseObject: { metadata: { name: 'audited', uid: put.json.metadata.uid, resourceVersion: put.json.metadata.resourceVersion } },
+  });
 });
