@@ -111,6 +111,17 @@ it('applies escalation prevention to a PUT that creates exactly as to a POST', a
   expect((await as('admin', 'GET', `${API}/namespaces/${NS}/rolebindings/pat-admin`)).status).toBe(404);
 });
 
+it('asks escalate with the URL name, as upstream: a grant for one role name covers a PUT that creates it, not a POST', async () => {
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/roles`, role('escalate-named', [{ apiGroups: [G], resources: ['roles'], resourceNames: ['named'], verbs: ['escalate'] }])));
+  await created(as('admin', 'POST', `${API}/namespaces/${NS}/rolebindings`, binding('pat-escalate-named', 'Role', 'escalate-named', 'pat')));
+  const secrets = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
+  const posted = await as('pat', 'POST', `${API}/namespaces/${NS}/roles`, role('named', secrets));
+  expect([posted.status, posted.json.reason]).toEqual([403, 'Forbidden']);
+  await created(as('pat', 'PUT', `${API}/namespaces/${NS}/roles/named`, role('named', secrets)));
+  const other = await as('pat', 'PUT', `${API}/namespaces/${NS}/roles/other-name`, role('other-name', secrets));
+  expect([other.status, other.json.reason]).toEqual([403, 'Forbidden']);
+});
+
 it('needs the create verb: update or patch alone does not create', async () => {
   const res = await as('uma', 'PUT', `${API}/namespaces/${NS}/roles/empty`, role('empty', []));
   expect([res.status, res.json.message]).toEqual([

@@ -178,6 +178,7 @@ export class Pipeline {
       authorizer: this.opts.authorizer,
       objects: this.registries.reader,
       warnings: [],
+      requestName: info.name,
     };
     if (audit) ctx.auditAnnotation = (key, value) => audit.annotate(key, value);
     const scope: RequestScope = {

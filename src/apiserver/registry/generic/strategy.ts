@@ -18,6 +18,8 @@ export interface RequestContext {
   objects: ObjectReader;
   /** Texts to return as `Warning: 299 - "..."` headers. */
   warnings: string[];
+  /** The object name in the request's URL (upstream's RequestInfo.Name): none on a POST to a collection. */
+  requestName?: string;
   /** Adds an annotation to the request's audit events (upstream's audit.AddAuditAnnotation); absent when nothing is audited. */
   auditAnnotation?: (key: string, value: string) => void;
 }

@@ -147,14 +147,14 @@ const hasAggregationRule = (obj: Role): boolean => (obj.aggregationRule?.cluster
 export async function admitRole(info: ResourceInfo, obj: Role, old: Role | undefined, ctx: RequestContext): Promise<void> {
   if (old && onlyGcFieldsChange(obj, old)) return;
   const s = scopeOf(info, obj);
-  // Upstream asks with the request's name, which a create (POST to the collection) does not have.
+  // Upstream asks with the request's name, which a POST to the collection does not have (a PUT that creates does).
   const escalate = await ctx.authorizer.authorize({
     user: ctx.user,
     verb: 'escalate',
     apiGroup: info.group,
     resource: info.plural,
     namespace: s.namespace || undefined,
-    name: old ? s.name : undefined,
+    name: ctx.requestName,
   });
   if (escalate.allowed) return;
   await confirmNoEscalation(s, rulesOf(obj), ctx);
