@@ -2,39 +2,43 @@
  * How the secure port takes its connections and admits them to TLS, on the main thread's listener and
  * on each TLS front alike (secure-server.ts, front-worker.ts).
  *
- * Accepting: sixteen listening sockets share the port (SO_REUSEPORT; the kernel spreads new
+ * Accepting: ACCEPTORS listening sockets share the port (SO_REUSEPORT; the kernel spreads new
  * connections over them), because libuv accepts one connection per listening socket per event-loop
  * turn (libuv#3696, in Node since libuv 1.45). With one socket, a join storm's connections waited in
- * the kernel's accept queue, in the order they came, past the kubelets' 10 s handshake timeout.
+ * the kernel's accept queue, in the order they came, past the kubelets' 10 s handshake timeout. There
+ * are four times as many sockets as handshakes started per turn, so that the kernel's queue stays
+ * short even when a turn is long: a connection's wait is then ours to see from about when its client
+ * connected, and connections whose clients gave up do not take live ones' turns to be accepted.
  *
  * Admitting: connections are accepted paused (`pauseOnConnect`) into a queue of our own, so the one
- * queue that decides which handshake runs next is ours, not the kernel's first-come one. A connection
- * joins it once its ClientHello has arrived; at most HANDSHAKES_PER_TURN handshakes are started per
- * loop turn, newest connection first; a connection that waited past a client's handshake timeout,
- * or whose client closed it while it waited, is closed unread (its ClientHello is read out of the
- * socket so that its end is seen). So an overloaded loop spends its turns on handshakes whose
- * clients still wait, and finishes the ones it starts, instead of dividing its turns among every
- * connection that came until each finishes too late (the collapse seen in session 11,
- * docs/performance.md).
+ * queue that decides which handshake runs next is ours, not the kernel's. A connection joins it once
+ * its ClientHello has arrived; at most HANDSHAKES_PER_TURN handshakes are started per loop turn,
+ * oldest connection first, among those accepted less than START_SHARE of a client's handshake timeout
+ * ago; one that waited longer, or whose client closed it while it waited, is closed unread (its
+ * ClientHello is read out of the socket so that its end is seen). So an overloaded loop spends its
+ * turns on handshakes that can still finish for their clients, in the order they came (a storm of
+ * reconnections that fits in the clients' timeout is served without one), instead of dividing its
+ * turns among every connection that came until each finishes too late (the collapse seen in session
+ * 11, docs/performance.md); the client of a connection closed unread learns it then, not at its timeout.
  *
  * The queue holds at most the listen backlog's number of connections: past it, the one that waited
  * longest is closed for each new one. A paused socket reads nothing, so one whose client gave up
  * (a connect timeout, then a new dial) kept its descriptor until the queue's own limit; behind a TLS
- * front, whose loop accepts sixteen connections a turn, a 3,000-node join's redials filled the
+ * front, whose loop accepts ACCEPTORS connections a turn, a 3,000-node join's redials filled the
  * process's 20,000 descriptors with such sockets, and the front could then reach neither new clients
- * nor the back (EMFILE; docs/performance.md, session 13). The oldest are the ones newest-first admission
- * would serve last, and the kernel's queue is no longer either.
+ * nor the back (EMFILE; docs/performance.md, session 13). The oldest are the nearest to their
+ * clients' timeout.
  *
  * The cap counts handshakes started per turn, not handshakes in progress: a handshake waiting for
  * its client costs nothing, and a count of them could be held by clients that send a ClientHello and
  * stall (64 such connections every 10 s would lock everyone out). A connection that sends nothing
- * never reaches the queue, and is closed once it has waited as long.
+ * never reaches the queue, and is closed once it has waited a client's whole timeout.
  */
 import { createServer, type AddressInfo, type ListenOptions, type Server as NetServer, type Socket } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 
-/** Listening sockets per listener (the main thread's, or each front's). */
-export const ACCEPTORS = 16;
+/** Listening sockets per listener (the main thread's, or each front's): four per handshake started in a turn. */
+export const ACCEPTORS = 64;
 
 /**
  * Handshakes started per loop turn: a server's first flight (key exchange and signature) costs
@@ -45,6 +49,12 @@ export const HANDSHAKES_PER_TURN = 16;
 
 /** Go's TLSHandshakeTimeout (client-go's, the kubelet's, kubectl's): a client gives up after 10 s. */
 export const HANDSHAKE_WAIT_MS = 10_000;
+
+/**
+ * The share of a client's handshake timeout within which its handshake may start: the rest (2 s of
+ * 10) is left for it to finish, the client's flight and the server's turns to read it included.
+ */
+const START_SHARE = 0.8;
 
 export interface AcceptOptions {
   host: string;
@@ -137,15 +147,16 @@ function handshakeQueue(server: TlsServer, waitMs: number, limit: number) {
     w.socket.destroy();
   };
 
+  const startBy = waitMs * START_SHARE;
   const admit = (): void => {
     scheduled = undefined;
     const now = performance.now();
     let started = 0;
     while (started < HANDSHAKES_PER_TURN && heard.length > 0) {
-      const w = heard.pop()!;
+      const w = heard.shift()!;
       w.release();
       if (w.socket.destroyed) continue;
-      if (now - w.since >= waitMs) {
+      if (now - w.since >= startBy) {
         w.socket.destroy();
         continue;
       }
