@@ -125,6 +125,23 @@ describe('watch', () => {
     expect(old.events[0].object.message).toMatch(new RegExp(`^too old resource version: ${a.metadata.resourceVersion} \\(\\d+\\)$`));
   });
 
+  it("resumes a resource's watch from before the kept history while none of its own events is gone, as a watch cache per resource", async () => {
+    const a = await createCm('quiet');
+    // Other resources' writes, as a fleet's Lease renewals: more than the history keeps.
+    for (let i = 0; i < 25; i++) expect((await raw(s, 'POST', `${NS}/default/secrets`, { body: { metadata: { name: `churn-${i}` } } })).status).toBe(201);
+    const w = await openWatch(s, `${CM}?watch=true&resourceVersion=${a.metadata.resourceVersion}`);
+    expect(w.status).toBe(200);
+    await createCm('after-churn');
+    const events = await w.waitFor(1);
+    w.close();
+    expect(events.map((e) => `${e.type}:${e.object.metadata.name}`)).toEqual(['ADDED:after-churn']);
+
+    // The Secrets' own history did lose events: a watch of them from there is 410.
+    const secrets = await openWatch(s, `${NS}/default/secrets?watch=true&resourceVersion=${a.metadata.resourceVersion}`);
+    await secrets.ended;
+    expect(secrets.events.map((e) => [e.type, e.object.code])).toEqual([['ERROR', 410]]);
+  });
+
   it('sends bookmarks and the initial-events-end bookmark on request', async () => {
     const w = await openWatch(
       s,

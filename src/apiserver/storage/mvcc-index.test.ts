@@ -32,4 +32,40 @@ describe('MvccIndex', () => {
     // The state before the second batch, read after it.
     expect(index.range({ prefix: '/k/', revision: 5 }).items.map((i) => i.key)).toEqual(['/k/a', '/k/c', '/k/m']);
   });
+
+  it("serves a resource's watch from before `compacted` while none of its events is gone, and only then", () => {
+    const index = new MvccIndex(5);
+    const write = (op: Parameters<MvccIndex['prepare']>[0]): void => index.apply(index.prepare(op));
+    const CM = '/registry/core/configmaps/';
+    const LEASES = '/registry/coordination.k8s.io/leases/';
+    write({ kind: 'create', key: `${CM}ns/a`, object: object('a') });
+    for (let i = 0; i < 11; i++) write({ kind: 'create', key: `${LEASES}ns/l${i}`, object: object(`l${i}`) });
+    // Revisions 1..12 written, 8..12 kept: the ConfigMap's create (1) and leases 2..7 are gone.
+    expect(index.compactedRevision()).toBe(7);
+    expect(index.eventsAfter(1, CM)).toEqual([]);
+    expect(index.eventsAfter(1, `${CM}ns/`)).toEqual([]);
+    const compacted = (from: number, prefix: string): unknown => {
+      try {
+        index.eventsAfter(from, prefix);
+        return 'served';
+      } catch (err) {
+        return [(err as { code: string }).code, (err as { revision: number }).revision];
+      }
+    };
+    expect(compacted(0, CM)).toEqual(['Compacted', 1]);
+    expect(compacted(6, LEASES)).toEqual(['Compacted', 7]);
+    expect(index.eventsAfter(7, LEASES).map((e) => e.revision)).toEqual([8, 9, 10, 11, 12]);
+    // Wider than one resource: the history as a whole.
+    expect(compacted(1, '/registry/')).toEqual(['Compacted', 7]);
+    write({ kind: 'update', key: `${CM}ns/a`, object: object('a2') });
+    expect(index.eventsAfter(1, CM).map((e) => [e.type, e.revision])).toEqual([['MODIFIED', 13]]);
+
+    // Restored from a log that begins after 7, nothing is known before it, for any resource.
+    const restored = new MvccIndex(5);
+    const kept = index.eventsAfter(8, '/registry/');
+    restored.restore([], kept, 13);
+    expect(restored.compactedRevision()).toBe(8);
+    expect(() => restored.eventsAfter(1, CM)).toThrow(expect.objectContaining({ code: 'Compacted', revision: 8 }));
+  });
 });
+

@@ -6,6 +6,12 @@
  * `compacted+1 .. revision`. That makes any revision in `compacted .. revision` readable: the state
  * at R is the current state with every event after R undone (each event carries the key's previous
  * value), and a watch from R can be served because all events after R are still there.
+ *
+ * A watch of one resource can start further back: from any revision after the newest event of that
+ * resource the history has let go, as kube-apiserver's watch cache, one per resource, serves it.
+ * One history for every resource would otherwise let the Lease renewals of a large cluster push a
+ * kubelet's Node and pod watches out within a minute, less than the bookmarks' interval, so every
+ * reconnect would end in 410 and a relist.
  */
 import type { KObject } from '../../api/meta.js';
 import { StoreError, type RangeOptions, type RangeResult, type StoreEvent, type StoredObject } from './store.js';
@@ -53,6 +59,10 @@ export class MvccIndex {
   private head = 0;
   private rev = 0;
   private compacted = 0;
+  /** Per resource (`/registry/GROUP/RESOURCE/`), the revision of its newest event the history let go. */
+  private readonly dropped = new Map<string, number>();
+  /** Below this revision nothing is known of any resource's events: the history restored began after it. */
+  private floor = 0;
   /** Latest prepared, unapplied value per key (null: deleted), and how many writes are prepared. */
   private readonly pending = new Map<string, StoredObject | null>();
   private pendingCount = 0;
@@ -155,6 +165,9 @@ export class MvccIndex {
     this.history.push(event);
     this.historyIndex.add(event.key, event.revision);
     if (this.history.length - this.head > this.historyLimit) {
+      const gone = this.history[this.head]!;
+      const resource = resourceOf(gone.key);
+      if (resource !== undefined) this.dropped.set(resource, gone.revision);
       this.head++;
       this.compacted++;
       // Drop the consumed prefix now and then instead of shifting on every write.
@@ -205,6 +218,7 @@ export class MvccIndex {
     for (const event of kept) this.historyIndex.add(event.key, event.revision);
     this.rev = revision;
     this.compacted = first - 1;
+    this.floor = this.compacted;
   }
 
   /**
@@ -226,9 +240,14 @@ export class MvccIndex {
   /**
    * Events after `fromRevision` under `prefix`, oldest first; Compacted when some are gone. Reads
    * only the kept events of the directories under `prefix` (HistoryIndex), not every later event.
+   * Before `compacted`, a prefix within one resource is served while none of its events is gone:
+   * those after `fromRevision` are then all after `compacted`, still kept.
    */
   eventsAfter(fromRevision: number, prefix: string): StoreEvent[] {
-    if (fromRevision < this.compacted) throw this.compactedError(prefix, fromRevision);
+    if (fromRevision < this.compacted) {
+      const oldest = this.oldestWatchable(prefix);
+      if (fromRevision < oldest) throw this.compactedError(prefix, fromRevision, oldest);
+    }
     const out: StoreEvent[] = [];
     for (const revision of this.historyIndex.revisionsAfter(fromRevision, prefix)) {
       const event = this.history[this.head + (revision - this.compacted - 1)]!;
@@ -293,13 +312,14 @@ export class MvccIndex {
     return state;
   }
 
-  private compactedError(key: string, revision: number): StoreError {
-    return new StoreError(
-      'Compacted',
-      key,
-      `revision ${revision} has been compacted; the oldest available is ${this.compacted}`,
-      this.compacted,
-    );
+  /** The oldest revision a watch under `prefix` can start from (`compacted` for a prefix wider than one resource). */
+  private oldestWatchable(prefix: string): number {
+    const resource = resourceOf(prefix);
+    return resource === undefined ? this.compacted : Math.max(this.floor, this.dropped.get(resource) ?? 0);
+  }
+
+  private compactedError(key: string, revision: number, oldest = this.compacted): StoreError {
+    return new StoreError('Compacted', key, `revision ${revision} has been compacted; the oldest available is ${oldest}`, oldest);
   }
 }
 
@@ -327,4 +347,12 @@ function lowerBound(keys: readonly string[], key: string): number {
 /** First index whose key is > `key`. */
 function upperBound(keys: readonly string[], key: string): number {
   return partitionPoint(keys.length, (i) => keys[i]! <= key);
+}
+
+/** `/registry/GROUP/RESOURCE/` of a key or of a prefix at least that long (storageKey's layout); undefined otherwise. */
+function resourceOf(key: string): string | undefined {
+  if (!key.startsWith('/registry/')) return undefined;
+  const group = key.indexOf('/', 10);
+  const resource = group < 0 ? -1 : key.indexOf('/', group + 1);
+  return resource < 0 ? undefined : key.slice(0, resource + 1);
 }
