@@ -1,10 +1,12 @@
 /**
- * `up`'s stop, as a restart exercises it: SIGTERM while writes are under way and a client holds a
- * watch open (so its connection must be ended, not closed by its client): `up` exits 0, its
- * controller released its Lease first, and every write it acknowledged is there after the restart.
+ * `up`'s stop, as a restart exercises it: SIGTERM while writes are under way, a client holds a
+ * watch open and another a request whose body never ends (so a connection outlives the close's
+ * grace and is left for the exit to end): `up` exits 0, its controller released its Lease first,
+ * every write it acknowledged is there after the restart, and audited (batch mode: flushed at the stop).
  */
 import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { kill9, startUpChild } from '../helpers/cli.js';
@@ -13,8 +15,8 @@ import { openWatch, raw, type RawTarget } from '../helpers/http.js';
 const children: ChildProcess[] = [];
 afterAll(() => Promise.all(children.map(kill9)));
 
-async function startUp(dataDir: string): Promise<{ child: ChildProcess; target: RawTarget; output(): string }> {
-  const up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0']);
+async function startUp(dataDir: string, extra: string[] = []): Promise<{ child: ChildProcess; target: RawTarget; output(): string }> {
+  const up = await startUpChild(['--data-dir', dataDir, '--port', '0', '--metrics-bind-address', '127.0.0.1:0', ...extra]);
   children.push(up.child);
   const target = {
     url: up.field('API server'),
@@ -24,16 +26,23 @@ async function startUp(dataDir: string): Promise<{ child: ChildProcess; target: 
   return { child: up.child, target, output: up.output };
 }
 
-it('stops on SIGTERM with writes under way and a watch open: exit 0, Lease released, every acknowledged write kept', async () => {
+it('stops on SIGTERM with writes under way and a watch open: exit 0, Lease released, every acknowledged write kept and audited', async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kube-identity-up-stop-'));
   try {
-    const first = await startUp(dataDir);
+    // Audit events buffered until the stop flushes them: the watch keeps a connection open past the
+    // close's grace, which up leaves for its exit to end, after the flush.
+    const first = await startUp(dataDir, ['--audit-log-mode', 'batch', '--audit-log-batch-max-size', '1000', '--audit-log-batch-max-wait', '10m']);
     const leaseLog = (): boolean =>
       readFileSync(path.join(dataDir, 'kube-identity.log'), 'utf8')
         .split('\n')
         .some((l) => l.includes('"msg":"released lease"'));
     const watch = await openWatch(first.target, '/api/v1/namespaces/default/configmaps?watch=true', {}, 'h2');
     expect(watch.status).toBe(200);
+    const stalled = http2.connect(first.target.url, { ca: readFileSync(path.join(dataDir, 'ca.crt')), cert: readFileSync(path.join(dataDir, 'admin.crt')), key: readFileSync(path.join(dataDir, 'admin.key')) });
+    stalled.on('error', () => undefined);
+    const unfinished = stalled.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json' });
+    unfinished.on('error', () => undefined);
+    unfinished.write('{"metadata":');
     const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
     const writes = Array.from({ length: 40 }, (_, i) =>
       raw(first.target, 'POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } }, protocol: 'h2' }).then(
@@ -50,6 +59,14 @@ it('stops on SIGTERM with writes under way and a watch open: exit 0, Lease relea
     expect(acknowledged.length).toBeGreaterThan(0);
     expect(leaseLog()).toBe(true);
     watch.close();
+    stalled.destroy();
+    const audited = new Set(
+      readFileSync(path.join(dataDir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"stage":"ResponseComplete"') && l.includes('"verb":"create"'))
+        .map((l) => (JSON.parse(l) as { objectRef?: { name?: string } }).objectRef?.name),
+    );
+    for (const name of acknowledged) expect([name, audited.has(name)]).toEqual([name, true]);
 
     const second = await startUp(dataDir);
     const list = await raw(second.target, 'GET', '/api/v1/namespaces/default/configmaps');

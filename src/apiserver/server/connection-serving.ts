@@ -117,6 +117,11 @@ interface SessionWork {
   waiting: [Http2Request, ServerResponse][];
 }
 
+/** How a close ends: `exiting` when the process exits right after it (see ConnectionServing.close). */
+export interface CloseOptions {
+  exiting?: boolean;
+}
+
 export interface ConnectionServing {
   /** The request listener of every server, HTTP/1.1 and HTTP/2 alike. */
   request: (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
@@ -133,8 +138,12 @@ export interface ConnectionServing {
   connection(socket: Socket, protocol: string): void;
   /** Registers a new HTTP/2 session: idle timeout, GOAWAY on close(). */
   session(session: Http2Session): void;
-  /** Lets the requests under way finish (GOAWAY on HTTP/2) and ends every connection a second later; resolves once all are gone. */
-  close(): Promise<void>;
+  /**
+   * Lets the requests under way finish (GOAWAY on HTTP/2) and ends every connection a second later;
+   * resolves once all are gone. `exiting`: the process exits next, so what is still open at the grace
+   * is left for the exit to end, sparing this thread ending thousands one by one (seconds).
+   */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 export function connectionServing(opts: SecureServingOptions, logger: Logger, handle: RequestHandler): ConnectionServing {
@@ -272,7 +281,7 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
         setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
       });
     },
-    close: () =>
+    close: (closeOpts) =>
       new Promise<void>((resolve) => {
         closing = true;
         allClosed = resolve;
@@ -280,6 +289,7 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
         for (const session of sessions) session.close();
         for (const [socket, busy] of http1) if (busy === 0) socket.destroySoon();
         setTimeout(() => {
+          if (closeOpts?.exiting) return resolve();
           // A destroyed session still waits for its socket to flush; the server waits for the socket.
           for (const socket of sockets) socket.destroy();
         }, CLOSE_GRACE_MS).unref();

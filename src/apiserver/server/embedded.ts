@@ -13,6 +13,7 @@ import { kubeadmAutoApproveBindings, type ControllerPolicyScope } from '../autho
 import { createPrivateFile, lockDataDir, securePrivateDir } from './data-dir.js';
 import { adminCertificateExpiry, ensureCredentials, CREDENTIAL_FILES, RETIRED_ADMIN_TOKEN_FILE, writeKubeconfig, type ServerCredentials } from './credentials.js';
 import { objectReader } from '../registry/registries.js';
+import type { CloseOptions } from './connection-serving.js';
 import { startApiServer, type ApiServerOptions } from './server.js';
 import { Auditor, type AuditOptions } from '../audit/auditor.js';
 import type { EtcdStoreOptions } from '../storage/etcd/etcd.js';
@@ -150,7 +151,8 @@ export interface EmbeddedServer {
   encryption?: EncryptionSummary;
   /** Refuses new connections from now on (a shutdown's first step); the open ones are served until close(). */
   stopAccepting(): void;
-  close(): Promise<void>;
+  /** Closes the server (ApiServer.close), then the store; `exiting` leaves connections still open at the grace to the process's exit. */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -168,7 +170,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const unlock = onEtcd ? () => undefined : lockDataDir(dataDir);
   try {
     const server = await startOnDataDir(dataDir, opts, onEtcd);
-    return { ...server, close: () => server.close().finally(unlock) };
+    return { ...server, close: (closeOpts) => server.close(closeOpts).finally(unlock) };
   } catch (err) {
     unlock();
     throw err;
@@ -264,8 +266,8 @@ async function startOnDataDir(dataDir: string, opts: EmbeddedServerOptions, onEt
     kubeletServingCaKeyFile: path.join(dataDir, CREDENTIAL_FILES.kubeletServingCaKeyPem),
     store,
     encryption: encryption?.summary,
-    async close() {
-      await server.close();
+    async close(closeOpts) {
+      await server.close(closeOpts);
       rbacIndex.stop();
       nodeGraph.stop();
       bootstrapTokens.stop();

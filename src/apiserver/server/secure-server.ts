@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as TlsServer, SecureContextOptions, TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../log/logger.js';
-import { answerClientError, CLOSE_GRACE_MS, connectionServing, type ConnectionServing } from './connection-serving.js';
+import { answerClientError, CLOSE_GRACE_MS, type CloseOptions, connectionServing, type ConnectionServing } from './connection-serving.js';
 import { startFronts, type Fronts } from './fronts.js';
 import { acceptForTls, type Accepting } from './secure-accept.js';
 
@@ -54,8 +54,8 @@ export interface SecureServer {
    * on until close(). Only this thread's own listener: TLS fronts stop theirs in close().
    */
   stopAccepting?(): void;
-  /** Stops listening, lets the requests under way finish (GOAWAY on HTTP/2), ends every connection within a second. */
-  close(): Promise<void>;
+  /** Stops listening, lets the requests under way finish (GOAWAY on HTTP/2), ends every connection within a second (ConnectionServing.close). */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 export function createSecureServer(tls: SecureContextOptions, opts: SecureServingOptions, logger: Logger, handle: RequestHandler): SecureServer {
@@ -106,10 +106,13 @@ function ownTlsServer(tls: SecureContextOptions, opts: SecureServingOptions, log
     setSecureContext: (options) => server.setSecureContext(options),
     broken: new Promise<Error>(() => undefined),
     stopAccepting: () => void accepting?.close(),
-    close: async () => {
+    close: async (closeOpts) => {
       // (Stops node:http's timer; the server has no socket of its own to close.)
       server.close();
-      await Promise.all([accepting?.close(), serving.close()]);
+      // An acceptor's close completes once its connections have ended: an exiting process leaves them.
+      const acceptorsClosed = accepting?.close();
+      await serving.close(closeOpts);
+      if (!closeOpts?.exiting) await acceptorsClosed;
     },
   };
 }
@@ -166,8 +169,8 @@ function frontedServer(tls: SecureContextOptions, opts: SecureServingOptions, lo
       fronts?.setSecureContext(options);
     },
     broken,
-    async close() {
-      await Promise.all([serving.close(), fronts?.close(CLOSE_GRACE_MS + 500)]);
+    async close(closeOpts) {
+      await Promise.all([serving.close(closeOpts), fronts?.close(CLOSE_GRACE_MS + 500)]);
       http1.close();
     },
   };

@@ -29,6 +29,7 @@ import type { Admission } from '../registry/generic/admission.js';
 import type { Strategy } from '../registry/generic/strategy.js';
 import { servingTls, type ServingTlsOptions } from '../../pki/serving-cert-files.js';
 import { Pipeline, type PipelineOptions } from './pipeline.js';
+import type { CloseOptions } from './connection-serving.js';
 import { createSecureServer, type SecureServingOptions } from './secure-server.js';
 
 export interface ApiServerOptions extends PipelineOptions, SecureServingOptions {
@@ -69,7 +70,8 @@ export interface RunningApiServer {
   broken: Promise<Error>;
   /** Refuses new connections from now on (a shutdown's first step); the open ones are served until close(). */
   stopAccepting(): void;
-  close(): Promise<void>;
+  /** Stops serving, then the server's own work and the audit backends (flushed); see ConnectionServing.close for `exiting`. */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -181,7 +183,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     port,
     broken: secure.broken,
     stopAccepting: () => secure.stopAccepting?.(),
-    async close() {
+    async close(closeOpts) {
       storageMetrics?.stop();
       registries.close();
       tls.stop();
@@ -190,7 +192,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       controlPlane.stop();
       // Their writes under way finish before close resolves: the caller closes the store next.
       const background = Promise.all([rootCa?.stop(), eventExpiry?.stop()]);
-      await secure.close();
+      await secure.close(closeOpts);
       await background;
       await opts.auditor?.close();
     },
