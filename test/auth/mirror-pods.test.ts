@@ -7,12 +7,9 @@
  * gets the default account (upstream's ServiceAccount admission, which runs before NodeRestriction
  * and so answers first for the account and Secrets).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { issueCertificate } from '../../src/pki/issue.js';
-import { generateKeyPair } from '../../src/pki/keys.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubeletClientCert } from '../helpers/kubelet-cert.js';
 
 const NS = '/api/v1/namespaces/default';
 let server: TestServer;
@@ -23,20 +20,6 @@ const admin = (method: string, p: string, body?: unknown): Promise<RawResponse> 
 const as = (node: string) => (method: string, p: string, body?: unknown): Promise<RawResponse> =>
   raw(server, method, p, { client: nodeCerts[node], body });
 const nodeA = as('node-a');
-
-/** A kubelet's client certificate, issued by the server's client CA. */
-async function kubeletCert(node: string): Promise<{ certPem: string; keyPem: string }> {
-  const key = generateKeyPair();
-  const ca = { certPem: server.caPem, keyPem: readFileSync(path.join(server.dataDir, 'ca.key'), 'utf8') };
-  const certPem = await issueCertificate(ca, {
-    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
-    publicKeyPem: key.publicKeyPem,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-  });
-  return { certPem, keyPem: key.privateKeyPem };
-}
 
 /** A mirror pod as node-a's kubelet writes it, with `spec` merged over a bare container. */
 function mirrorPod(name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Record<string, unknown> {
@@ -58,8 +41,8 @@ const forbidden = (name: string, message: string): [number, string, string] => [
 
 beforeAll(async () => {
   server = await startTestServer();
-  nodeCerts['node-a'] = await kubeletCert('node-a');
-  nodeCerts['node-b'] = await kubeletCert('node-b');
+  nodeCerts['node-a'] = await kubeletClientCert(server, 'node-a');
+  nodeCerts['node-b'] = await kubeletClientCert(server, 'node-b');
   const created = await nodeA('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
   if (created.status !== 201) throw new Error(`setup failed: ${created.status} ${created.text}`);
   nodeUid = String(created.json?.metadata?.uid);

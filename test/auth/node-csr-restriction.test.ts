@@ -5,13 +5,11 @@
  * one mistaken `kubectl certificate approve` can never hand node-a node-b's identity. Other
  * signers, and the same requests from a non-node, are not its concern.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { createCertificateRequestPem } from '../../src/pki/csr.js';
-import { issueCertificate } from '../../src/pki/issue.js';
 import { generateKeyPair } from '../../src/pki/keys.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubeletClientCert } from '../helpers/kubelet-cert.js';
 
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const CLIENT = { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] };
@@ -19,20 +17,6 @@ const SERVING = { signerName: 'kubernetes.io/kubelet-serving', usages: ['digital
 
 let server: TestServer;
 let nodeA: { certPem: string; keyPem: string };
-
-/** A kubelet's client certificate, issued by the server's client CA. */
-async function kubeletCert(node: string): Promise<{ certPem: string; keyPem: string }> {
-  const key = generateKeyPair();
-  const ca = { certPem: server.caPem, keyPem: readFileSync(path.join(server.dataDir, 'ca.key'), 'utf8') };
-  const certPem = await issueCertificate(ca, {
-    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
-    publicKeyPem: key.publicKeyPem,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-  });
-  return { certPem, keyPem: key.privateKeyPem };
-}
 
 /** A CSR object for a real PKCS#10 request with subject CN=`cn`, O=system:nodes. */
 async function csr(name: string, cn: string, signer: { signerName: string; usages: string[] }, ipAddresses?: string[]): Promise<Record<string, unknown>> {
@@ -44,7 +28,7 @@ const outcome = (r: RawResponse): [number, unknown] => [r.status, r.status === 2
 
 beforeAll(async () => {
   server = await startTestServer();
-  nodeA = await kubeletCert('node-a');
+  nodeA = await kubeletClientCert(server, 'node-a');
 }, 60_000);
 afterAll(async () => server?.close());
 

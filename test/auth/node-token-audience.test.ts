@@ -5,12 +5,9 @@
  * (none asked: the API's), unless RBAC grants it `request-serviceaccounts-token-audience` on that
  * audience for that ServiceAccount. Anyone else asks as before.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { issueCertificate } from '../../src/pki/issue.js';
-import { generateKeyPair } from '../../src/pki/keys.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubeletClientCert } from '../helpers/kubelet-cert.js';
 
 const NS = '/api/v1/namespaces/default';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -23,20 +20,6 @@ const ok = async (p: Promise<RawResponse>): Promise<RawResponse> => {
   if (r.status >= 300) throw new Error(`setup failed: ${r.status} ${r.text}`);
   return r;
 };
-
-/** A kubelet's client certificate, issued by the server's client CA. */
-async function kubeletCert(node: string): Promise<{ certPem: string; keyPem: string }> {
-  const key = generateKeyPair();
-  const ca = { certPem: server.caPem, keyPem: readFileSync(path.join(server.dataDir, 'ca.key'), 'utf8') };
-  const certPem = await issueCertificate(ca, {
-    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
-    publicKeyPem: key.publicKeyPem,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-  });
-  return { certPem, keyPem: key.privateKeyPem };
-}
 
 /** `who` asks for account app's token bound to `pod`, for `audiences`: [status, message]. */
 async function token(pod: string, audiences: string[], client?: { certPem: string; keyPem: string }): Promise<[number, unknown]> {
@@ -53,7 +36,7 @@ const refused = (audience: string): [number, string] => [
 
 beforeAll(async () => {
   server = await startTestServer();
-  nodeA = await kubeletCert('node-a');
+  nodeA = await kubeletClientCert(server, 'node-a');
   await ok(raw(server, 'POST', '/api/v1/nodes', { client: nodeA, body: { metadata: { name: 'node-a' } } }));
   await ok(admin('POST', `${NS}/serviceaccounts`, { metadata: { name: 'app' } }));
   const tokenVolume = (audience?: string): unknown => ({ serviceAccountToken: { path: audience ?? 'api', ...(audience ? { audience } : {}) } });

@@ -5,12 +5,9 @@
  * annotation (a pod turned into a mirror pod stops giving its node its Secrets, and a mirror pod
  * turned into a regular one would pass for what NodeRestriction never admitted).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { issueCertificate } from '../../src/pki/issue.js';
-import { generateKeyPair } from '../../src/pki/keys.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { kubeletClientCert } from '../helpers/kubelet-cert.js';
 
 const NS = '/api/v1/namespaces/default';
 const MIRROR = 'kubernetes.io/config.mirror';
@@ -27,23 +24,9 @@ const ok = async (p: Promise<RawResponse>): Promise<RawResponse> => {
   return r;
 };
 
-/** A kubelet's client certificate, issued by the server's client CA. */
-async function kubeletCert(node: string): Promise<{ certPem: string; keyPem: string }> {
-  const key = generateKeyPair();
-  const ca = { certPem: server.caPem, keyPem: readFileSync(path.join(server.dataDir, 'ca.key'), 'utf8') };
-  const certPem = await issueCertificate(ca, {
-    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
-    publicKeyPem: key.publicKeyPem,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-  });
-  return { certPem, keyPem: key.privateKeyPem };
-}
-
 beforeAll(async () => {
   server = await startTestServer();
-  nodeA = await kubeletCert('node-a');
+  nodeA = await kubeletClientCert(server, 'node-a');
   nodeUid = String((await ok(asNode('POST', '/api/v1/nodes', { metadata: { name: 'node-a' } }))).json?.metadata?.uid);
   await ok(admin('POST', `${NS}/secrets`, { metadata: { name: 'app-secret' }, stringData: { k: 'v' } }));
   await ok(
