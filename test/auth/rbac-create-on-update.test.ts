@@ -10,6 +10,7 @@ import path from 'node:path';
 import { byId, eventsWhen, logAudit } from '../audit/helpers.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { rbacObjects } from '../helpers/rbac-objects.js';
 
 const G = 'rbac.authorization.k8s.io';
 const API = `/apis/${G}/v1`;
@@ -25,19 +26,7 @@ const created = async (r: Promise<RawResponse>): Promise<RawResponse> => {
   expect([res.status, res.json?.message]).toEqual([201, undefined]);
   return res;
 };
-const role = (name: string, rules: unknown[], kind = 'Role'): Record<string, unknown> => ({
-  apiVersion: `${G}/v1`,
-  kind,
-  metadata: kind === 'Role' ? { name, namespace: NS } : { name },
-  rules,
-});
-const binding = (name: string, kind: string, roleName: string, user: string): Record<string, unknown> => ({
-  apiVersion: `${G}/v1`,
-  kind: 'RoleBinding',
-  metadata: { name, namespace: NS },
-  roleRef: { apiGroup: G, kind, name: roleName },
-  subjects: [{ kind: 'User', apiGroup: G, name: user }],
-});
+const { role, binding } = rbacObjects(NS);
 const PODS_READ = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }];
 
 beforeAll(async () => {

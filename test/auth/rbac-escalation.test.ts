@@ -6,6 +6,7 @@
 import { compactString, uncoveredRules } from '../../src/apiserver/registry/rbac/escalation.js';
 import { raw, type RawResponse } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { rbacObjects } from '../helpers/rbac-objects.js';
 import type { PolicyRule } from '../../src/api/rbac.js';
 
 const G = 'rbac.authorization.k8s.io';
@@ -53,19 +54,7 @@ describe('RBAC escalation prevention (HTTPS, embedded server)', () => {
     const res = await r;
     expect([res.status, res.json?.message]).toEqual([201, undefined]);
   };
-  const role = (name: string, rules: unknown[], kind = 'Role'): Record<string, unknown> => ({
-    apiVersion: `${G}/v1`,
-    kind,
-    metadata: kind === 'Role' ? { name, namespace: NS } : { name },
-    rules,
-  });
-  const binding = (name: string, kind: string, roleName: string, user: string): Record<string, unknown> => ({
-    apiVersion: `${G}/v1`,
-    kind: 'RoleBinding',
-    metadata: { name, namespace: NS },
-    roleRef: { apiGroup: G, kind, name: roleName },
-    subjects: [{ kind: 'User', apiGroup: G, name: user }],
-  });
+  const { role, binding } = rbacObjects(NS);
   const notHeld = (resource: string, name: string, user: string, rules: string[]): string =>
     `${resource}.${G} "${name}" is forbidden: user "${user}" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n${rules.join('\n')}`;
 
