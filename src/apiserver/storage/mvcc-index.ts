@@ -94,11 +94,10 @@ export class MvccIndex {
   prepare(op: WriteOp): PreparedWrite {
     const queued = this.pendingCount > 0 ? this.pending.get(op.key) : undefined;
     const existing = queued === undefined ? this.current.get(op.key) : (queued ?? undefined);
-    const revision = this.rev + this.pendingCount + 1;
     let write: PreparedWrite;
     if (op.kind === 'create') {
       if (existing) throw new StoreError('KeyExists', op.key, `key ${op.key} already exists`, existing.revision);
-      write = this.build('ADDED', op.key, op.object, op.handOver === true, revision);
+      write = this.build('ADDED', op.key, op.object, op.handOver === true);
     } else {
       if (!existing) throw new StoreError('KeyNotFound', op.key, `key ${op.key} not found`);
       if (op.expectedRevision !== undefined && op.expectedRevision !== existing.revision) {
@@ -112,8 +111,8 @@ export class MvccIndex {
       // A delete's last state is the stored object (frozen, plain JSON) under a new top level and metadata: always safe to adopt.
       write =
         op.kind === 'update'
-          ? this.build('MODIFIED', op.key, op.object, op.handOver === true, revision, existing)
-          : this.build('DELETED', op.key, existing.object, true, revision, existing);
+          ? this.build('MODIFIED', op.key, op.object, op.handOver === true, existing)
+          : this.build('DELETED', op.key, existing.object, true, existing);
     }
     this.pending.set(op.key, write.event.type === 'DELETED' ? null : write.result);
     this.pendingCount++;
@@ -127,12 +126,13 @@ export class MvccIndex {
   }
 
   /**
-   * The write of `source` stamped with `revision`: its text, and the stored object parsed from that
+   * The write of `source` stamped with the next revision (after every prepared write): its text, and the stored object parsed from that
    * text, or `source` itself frozen when it was handed over (`adoptFrozen`). A handed-over object whose
    * top level and metadata are not frozen (a writer's own, not a stored one's) is stamped where it
    * stands: no copy of either.
    */
-  private build(type: StoreEvent['type'], key: string, source: KObject, handOver: boolean, revision: number, prev?: StoredObject): PreparedWrite {
+  private build(type: StoreEvent['type'], key: string, source: KObject, handOver: boolean, prev?: StoredObject): PreparedWrite {
+    const revision = this.rev + this.pendingCount + 1;
     const inPlace = handOver && !Object.isFrozen(source) && !(source.metadata && Object.isFrozen(source.metadata));
     const unstamp = inPlace ? stampInPlace(source, revision) : undefined;
     const stamped = unstamp ? source : stamp(source, revision);
