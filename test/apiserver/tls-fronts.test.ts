@@ -14,8 +14,7 @@ import { connect as tlsConnect } from 'node:tls';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { encodeConnection, readPreamble, SECRET_BYTES } from '../../src/apiserver/server/front-preamble.js';
-import { startFronts } from '../../src/apiserver/server/fronts.js';
-import { ACCEPTORS } from '../../src/apiserver/server/secure-accept.js';
+import { BACK_SOCKETS, startFronts } from '../../src/apiserver/server/fronts.js';
 import { ensureCredentials } from '../../src/apiserver/server/credentials.js';
 import { servingTls } from '../../src/pki/serving-cert-files.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -138,7 +137,7 @@ describe('a server behind TLS fronts', () => {
     const forged = Buffer.concat([randomBytes(SECRET_BYTES), encodeConnection({ chain: [adminDer], remoteAddress: '10.0.0.1', remotePort: 1, protocol: 'http/1.1' })]);
     // The back listens on several sockets: each must refuse it.
     const sockets = readdirSync(socketDir!).filter((name) => name.endsWith('.sock'));
-    expect(sockets).toHaveLength(ACCEPTORS);
+    expect(sockets).toHaveLength(BACK_SOCKETS);
     const answers = await Promise.all(
       sockets.map(async (name) => {
         const socket = connect(path.join(socketDir!, name));
@@ -149,7 +148,7 @@ describe('a server behind TLS fronts', () => {
         return answer;
       }),
     );
-    expect(answers).toEqual(Array(ACCEPTORS).fill(''));
+    expect(answers).toEqual(Array(BACK_SOCKETS).fill(''));
   });
 
   it('hands its connections to the back over every one of its sockets, so the back accepts as many per loop turn', async () => {
@@ -157,7 +156,7 @@ describe('a server behind TLS fronts', () => {
     // took one handed-over connection per turn, and the rest waited with their requests sent.
     const [socketDir] = frontDirs().filter((d) => !dirsBefore.includes(d));
     const port = Number(new URL(s.url).port);
-    const clients = Array.from({ length: 2 * ACCEPTORS }, () => tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: ['http/1.1'] }));
+    const clients = Array.from({ length: 2 * BACK_SOCKETS }, () => tlsConnect({ host: '127.0.0.1', port, ca: s.caPem, ALPNProtocols: ['http/1.1'] }));
     try {
       await Promise.all(clients.map((c) => new Promise((resolve, reject) => c.once('secureConnect', resolve).once('error', reject))));
       // Each connection the back accepted on one of its sockets is listed connected (state 03) with
@@ -172,7 +171,7 @@ describe('a server behind TLS fronts', () => {
         const each = [...counts.values()];
         return { sockets: each.filter((n) => n >= FRONTS).length, connections: each.reduce((a, b) => a + b, 0) };
       };
-      const expected = { sockets: ACCEPTORS, connections: FRONTS * ACCEPTORS + clients.length };
+      const expected = { sockets: BACK_SOCKETS, connections: FRONTS * BACK_SOCKETS + clients.length };
       await until('every back socket in use, every client relayed', () => {
         const now = spread();
         return now.sockets === expected.sockets && now.connections >= expected.connections;

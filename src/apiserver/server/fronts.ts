@@ -11,8 +11,8 @@
  * abstract socket (those have no permissions), and each connection first proves a 32-byte secret
  * that only this process and its threads hold. A connection that does not is closed unread.
  *
- * The back accepts on ACCEPTORS sockets, as the port does (secure-accept.ts), and each front spreads
- * its connections over them: libuv accepts one connection per listening socket per loop turn, so
+ * The back accepts on BACK_SOCKETS sockets, and each front spreads its connections over them (and
+ * keeps a spare one open to each): libuv accepts one connection per listening socket per loop turn, so
  * with one socket the back took one handed-over connection per turn of its busy loop while the
  * front handshook hundreds per second. Those connections, their handshakes done, waited in the
  * kernel's queue of the unix socket with their clients' requests already sent (the requests' wait),
@@ -34,7 +34,6 @@ import { setFrontedPeer } from '../http/connection.js';
 import { backSocket, makeFrontsDir } from './fronts-dir.js';
 import { readPreamble, SECRET_BYTES, type FrontedConnection } from './front-preamble.js';
 import type { FromFrontMessage, FrontWorkerData, ToFrontMessage } from './front-worker.js';
-import { ACCEPTORS } from './secure-accept.js';
 
 export interface FrontsOptions {
   workers: number;
@@ -63,12 +62,18 @@ export interface Fronts {
   close(graceMs: number): Promise<void>;
 }
 
+/**
+ * Fewer than the port's ACCEPTORS (secure-accept.ts): the back's sockets carry finished handshakes
+ * from a few fronts, not a storm's connects, and each front holds a spare connection to every one.
+ */
+export const BACK_SOCKETS = 16;
+
 /** A front connects and writes its preamble at once: a connection silent this long is not one. */
 const PREAMBLE_TIMEOUT_MS = 10_000;
 
 export async function startFronts(o: FrontsOptions): Promise<Fronts> {
   const dir = await makeFrontsDir(o.logger);
-  const backPaths = Array.from({ length: ACCEPTORS }, (_, i) => path.join(dir, backSocket(i)));
+  const backPaths = Array.from({ length: BACK_SOCKETS }, (_, i) => path.join(dir, backSocket(i)));
   const secret = randomBytes(SECRET_BYTES);
   const handOver = (socket: Socket): void => {
     void readPreamble(socket, secret, PREAMBLE_TIMEOUT_MS).then((connection) => {
