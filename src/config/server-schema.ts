@@ -95,7 +95,7 @@ export const APISERVER_CONFIG_SCHEMA = {
     min: 0,
     max: 64,
     description:
-      'Threads that accept secure-port connections and do their TLS handshakes, handing the plaintext to the main thread, which serves every request; 0: the main thread does both. Worth it with cores to spare and many clients connecting at once (docs/performance.md).',
+      'Threads that accept secure-port connections and do their TLS handshakes, handing the plaintext to the main thread, which serves every request; 0: the main thread does both. Worth it with cores to spare and many clients connecting at once (docs/performance-history.md).',
   },
   ...AUDIT_CONFIG_SCHEMA,
   // Anonymous access, as kube-apiserver 1.32 limits it to the public-info endpoints.

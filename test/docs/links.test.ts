@@ -15,6 +15,29 @@ const DOCS = execFileSync('git', ['ls-files', '*.md'], { encoding: 'utf8' })
 /** The text outside fenced code blocks and inline code spans, where markdown links live. */
 const prose = (text: string): string => text.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+const anchorCache = new Map<string, Set<string>>();
+function headingAnchors(file: string): Set<string> {
+  let anchors = anchorCache.get(file);
+  if (anchors) return anchors;
+  anchors = new Set();
+  const seen = new Map<string, number>();
+  const text = readFileSync(file, 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+  for (const [, heading = ''] of text.matchAll(/^#{1,6} (.*)$/gm)) {
+    const slug = heading
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  anchorCache.set(file, anchors);
+  return anchors;
+}
+
 const inRepo = (p: string): boolean => !path.relative(ROOT, p).startsWith('..') && !path.isAbsolute(path.relative(ROOT, p));
 
 it('finds the docs', () => {
@@ -31,6 +54,18 @@ describe.each(DOCS)('%s', (file) => {
       if (/^(https?:|mailto:|#)/.test(target)) continue;
       const resolved = path.resolve(path.dirname(file), decodeURI(target.split('#')[0] ?? ''));
       if (!inRepo(resolved) || !existsSync(resolved)) broken.push(target);
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('links only to headings that exist, in this file or the one it names', () => {
+    const broken: string[] = [];
+    for (const m of prose(text).matchAll(/\]\(([^)\s]*)#([^)\s]+)\)/g)) {
+      const [, target = '', anchor = ''] = m;
+      if (/^(https?:|mailto:)/.test(target)) continue;
+      const file2 = target === '' ? file : path.relative(ROOT, path.resolve(path.dirname(file), decodeURI(target)));
+      if (!file2.endsWith('.md') || !existsSync(file2)) continue;
+      if (!headingAnchors(file2).has(decodeURIComponent(anchor))) broken.push(`${target}#${anchor}`);
     }
     expect(broken).toEqual([]);
   });

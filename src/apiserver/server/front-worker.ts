@@ -10,7 +10,7 @@
  * handshaken connection takes one: the back has accepted it already, so its first request costs the
  * back one loop turn, as on an established connection, not an accept (sixteen per turn) and then a
  * read; nor does it wait here for libuv to report a new connect, a turn of this loop later
- * (docs/performance.md, session 14).
+ * (docs/performance-history.md, session 14).
  */
 import { connect, type Socket } from 'node:net';
 import { createServer, type SecureContextOptions, type TLSSocket } from 'node:tls';

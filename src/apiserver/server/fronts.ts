@@ -2,7 +2,7 @@
  * TLS fronts (--tls-front-workers): worker threads that accept and handshake the secure port's
  * connections, so the store-owning event loop (the back) no longer spends a new connection's 1.7 ms
  * of TLS on its own thread, nor leaves connections waiting in the kernel's accept queue while it
- * serves requests (docs/performance.md, "Connection handling: one event loop or several").
+ * serves requests (docs/performance-history.md, "Connection handling: one event loop or several").
  *
  * The plaintext comes back over a unix socket, not a MessagePort: the back's node:http and node:http2
  * then read a native stream handle (as from TCP), and the kernel applies backpressure both ways. It
@@ -17,7 +17,7 @@
  * front handshook hundreds per second. Those connections, their handshakes done, waited in the
  * kernel's queue of the unix socket with their clients' requests already sent (the requests' wait),
  * and once that queue was full the front's connect failed and it closed them, which the client saw
- * as its streams cancelled (RST_STREAM CANCEL; docs/performance.md, session 13).
+ * as its streams cancelled (RST_STREAM CANCEL; docs/performance-history.md, session 13).
  *
  * A front that ends while the server runs leaves it half-serving: `broken` settles with why, and the
  * program stops (src/cmd), so a supervisor restarts the whole server.

@@ -19,14 +19,14 @@
  * turns on handshakes that can still finish for their clients, in the order they came (a storm of
  * reconnections that fits in the clients' timeout is served without one), instead of dividing its
  * turns among every connection that came until each finishes too late (the collapse seen in session
- * 11, docs/performance.md); the client of a connection closed unread learns it then, not at its timeout.
+ * 11, docs/performance-history.md); the client of a connection closed unread learns it then, not at its timeout.
  *
  * The queue holds at most the listen backlog's number of connections: past it, the one that waited
  * longest is closed for each new one. A paused socket reads nothing, so one whose client gave up
  * (a connect timeout, then a new dial) kept its descriptor until the queue's own limit; behind a TLS
  * front, whose loop accepts ACCEPTORS connections a turn, a 3,000-node join's redials filled the
  * process's 20,000 descriptors with such sockets, and the front could then reach neither new clients
- * nor the back (EMFILE; docs/performance.md, session 13). The oldest are the nearest to their
+ * nor the back (EMFILE; docs/performance-history.md, session 13). The oldest are the nearest to their
  * clients' timeout.
  *
  * The cap counts handshakes started per turn, not handshakes in progress: a handshake waiting for

@@ -4,7 +4,7 @@
  * body chunk on as it arrives, collected for a reply read in full or to a sink (a watch). undici did
  * the same through its handler objects, its wasm parser and several layers per chunk; this client
  * spends a quarter to a third less CPU per request, which the API server, sharing the cores, gets
- * (docs/performance.md, "The controller's HTTP client"). node:http2 saved the client less and cost
+ * (docs/performance-history.md, "The controller's HTTP client"). node:http2 saved the client less and cost
  * the server more per request, so the controller speaks HTTP/1.1 to every server, as client-go does
  * with DISABLE_HTTP2; a watch holds a connection of its own.
  */
