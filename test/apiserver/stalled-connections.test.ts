@@ -4,10 +4,13 @@
  * a TLS handshake that starts and never finishes within ReadHeaderTimeout (32 s, which Go applies to
  * the handshake; node:tls would wait 120 s), and an HTTP/2 connection whose only request stopped
  * halfway through its header block (HEADERS without END_HEADERS, no CONTINUATION) once it has been
- * idle for the idle timeout (90 s), where it used to stay open for as long as the client liked.
+ * idle for the idle timeout (90 s), where it used to stay open for as long as the client liked;
+ * and an HTTP/2 connection the server ended (GOAWAY after an unauthenticated request, idle timeout)
+ * whose client never ends its side, which node:http2 left half-open, holding its descriptor, for ever.
  * (HTTP/1.1's header timeout is http1-timeouts.test.ts's.) The timeouts are shortened here.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ADMIN_USER, staticTokenAuthenticator } from '../helpers/static-auth.js';
@@ -43,6 +46,29 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const SETTINGS = frame(0x4, 0, 0, Buffer.alloc(0));
 /** HEADERS on stream 1 with END_STREAM but not END_HEADERS: `:method GET`, `:scheme https`, `:path /` (HPACK static indexes). */
 const HALF_HEADERS = frame(0x1, 0x1, 1, Buffer.from([0x82, 0x87, 0x84]));
+/** The same request whole (END_STREAM, END_HEADERS), without credentials. */
+const ANONYMOUS_GET = frame(0x1, 0x5, 1, Buffer.from([0x82, 0x87, 0x84]));
+const PING = frame(0x6, 0, 0, Buffer.alloc(8));
+
+/**
+ * Whether the server let go of a connection it ended, whose client keeps its own side open (TCP
+ * half-close): once the server's descriptor is closed, the client's next writes are refused
+ * (ECONNRESET, EPIPE); while the server still holds it, they are read and nothing happens.
+ */
+async function releasedWithin(socket: Socket, ready: Promise<unknown>): Promise<boolean> {
+  socket.on('data', () => undefined);
+  let released = false;
+  socket.on('error', () => (released = true)).once('close', () => (released = true));
+  await ready;
+  await new Promise((resolve) => socket.once('end', resolve));
+  const deadline = Date.now() + WITHIN_MS;
+  while (!released && Date.now() < deadline) {
+    socket.write(PING);
+    await sleep(100);
+  }
+  socket.destroy();
+  return released;
+}
 
 describe.each([0, 1])('with %i TLS front threads', (fronts) => {
   let s: TestServer;
@@ -73,5 +99,16 @@ describe.each([0, 1])('with %i TLS front threads', (fronts) => {
     );
     const ms = await closedWithin(socket, ready);
     expect(ms).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS - 50);
+  }, 15_000);
+
+  it.each([
+    ['after the GOAWAY that follows an unauthenticated request', Buffer.concat([PREFACE, SETTINGS, ANONYMOUS_GET])],
+    ['after the idle timeout', Buffer.concat([PREFACE, SETTINGS])],
+  ])('lets go of an HTTP/2 connection whose client never ends its side, %s', async (_when, sent) => {
+    // The client's TCP side stays open after the server's FIN: allowHalfOpen.
+    const tcp = tcpConnect({ host: '127.0.0.1', port: port(), allowHalfOpen: true });
+    const socket = tlsConnect({ socket: tcp, host: '127.0.0.1', ca: s.caPem, ALPNProtocols: ['h2'] });
+    const ready = new Promise((resolve) => socket.once('secureConnect', () => socket.write(sent, resolve)));
+    expect(await releasedWithin(socket, ready)).toBe(true);
   }, 15_000);
 });

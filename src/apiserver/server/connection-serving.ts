@@ -263,6 +263,13 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
     session(session) {
       sessions.add(session);
       session.once('close', () => sessions.delete(session));
+      // A closed session (GOAWAY after an unauthenticated request, idle timeout, ENHANCE_YOUR_CALM)
+      // ends its socket and node:http2 then waits for the peer to end its side: a peer that never
+      // does held the connection, its descriptor and memory for ever. Go's server closes the
+      // connection outright once its GOAWAY is out; here, a grace after this side ended.
+      session.once('connect', (_session, socket) => {
+        socket.once('finish', () => setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref());
+      });
       if (closing) session.close();
       let streams = 0;
       session.on('stream', (stream) => {
