@@ -6,7 +6,9 @@
  * halfway through its header block (HEADERS without END_HEADERS, no CONTINUATION) once it has been
  * idle for the idle timeout (90 s), where it used to stay open for as long as the client liked;
  * and an HTTP/2 connection the server ended (GOAWAY after an unauthenticated request, idle timeout)
- * whose client never ends its side, which node:http2 left half-open, holding its descriptor, for ever.
+ * whose client never ends its side, which node:http2 left half-open, holding its descriptor, for ever;
+ * and an HTTP/2 connection that never sends its preface, within the header timeout as Go bounds its
+ * wait for the preface (node:http2 waited for the idle timeout).
  * (HTTP/1.1's header timeout is http1-timeouts.test.ts's.) The timeouts are shortened here.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
@@ -110,5 +112,21 @@ describe.each([0, 1])('with %i TLS front threads', (fronts) => {
     const socket = tlsConnect({ socket: tcp, host: '127.0.0.1', ca: s.caPem, ALPNProtocols: ['h2'] });
     const ready = new Promise((resolve) => socket.once('secureConnect', () => socket.write(sent, resolve)));
     expect(await releasedWithin(socket, ready)).toBe(true);
+  }, 15_000);
+});
+
+describe.each([0, 1])('with %i TLS front threads and the default idle timeout', (fronts) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ authenticator: staticTokenAuthenticator(new Map()), serving: { tlsFrontWorkers: fronts, headersTimeoutMs: HEADERS_TIMEOUT_MS } });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  it('closes an HTTP/2 connection that never sends its preface within the header timeout', async () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: Number(new URL(s.url).port), ca: s.caPem, ALPNProtocols: ['h2'] });
+    const ready = new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+    expect(await closedWithin(socket, ready)).toBeGreaterThanOrEqual(0);
   }, 15_000);
 });

@@ -270,6 +270,12 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
       session.once('connect', (_session, socket) => {
         socket.once('finish', () => setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref());
       });
+      // A client sends its SETTINGS right after the preface. One that has sent neither within the
+      // header timeout is cut off, as Go's server bounds its wait for the preface and as an HTTP/1.1
+      // connection without a request is; node:http2 would wait for the idle timeout.
+      const preface = setTimeout(() => session.destroy(), headersTimeoutMs).unref();
+      session.once('remoteSettings', () => clearTimeout(preface));
+      session.once('close', () => clearTimeout(preface));
       if (closing) session.close();
       let streams = 0;
       session.on('stream', (stream) => {
