@@ -141,7 +141,7 @@ export async function handleUpdate(scope: RequestScope): Promise<void> {
     name,
     scope.ctx,
     writeOptions(scope, params),
-    { tryUpdate: pristine, returnsFresh: true, createIfMissing },
+    { tryUpdate: pristine, returnsFresh: true, createIfMissing, uid: body.object.metadata?.uid },
   );
   respondObject(scope, result.created ? 201 : 200, result.object);
 }

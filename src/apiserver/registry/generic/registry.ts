@@ -14,7 +14,7 @@ import type { RequestContext, Strategy } from './strategy.js';
 import { stampManager } from './meta.js';
 import { isRaceError } from '../../storage/store.js';
 import { admitCreate, persistCreate, prepareCreate } from './create.js';
-import { writeUpdate, type UpdateAttempt } from './update.js';
+import { uidHolds, writeUpdate, type UpdateAttempt } from './update.js';
 import { checkDeletePreconditions, deleteOnce, type DeleteResult } from './delete.js';
 import {
   MAX_ATTEMPTS,
@@ -147,6 +147,7 @@ export class GenericRegistry {
       const cachedCopy = cached !== undefined;
       const cur = cached ?? (await this.read(key));
       cached = undefined;
+      if (!uidHolds(this.scope, { key, name, uid: change.uid, cur, cachedCopy })) continue;
       if (!cur) {
         if (change.createIfMissing && !opts.subresource) {
           return { object: await this.create(namespace, await change.createIfMissing(), ctx, opts), created: true };

@@ -86,6 +86,8 @@ export interface UpdateChange {
    */
   returnsFresh?: boolean;
   createIfMissing?: () => KObject | Promise<KObject>;
+  /** The uid a PUT's body names: the stored object must have it, or be missing (upstream's UpdatedObjectInfo.Preconditions). */
+  uid?: string;
 }
 
 /**

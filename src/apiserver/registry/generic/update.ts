@@ -45,6 +45,22 @@ function checkResourceVersion(scope: RegistryScope, meta: ObjectMeta, oldMeta: O
   }
 }
 
+/**
+ * Whether `cur` (undefined: missing) has the uid a PUT's body names, if any. Upstream's storage checks
+ * it before anything else of the update, missing object included: a 409 with its StorageError's text.
+ * A cached copy failing it is read again (false) instead.
+ */
+export function uidHolds(
+  scope: RegistryScope,
+  { key, name, uid, cur, cachedCopy }: { key: string; name: string; uid: string | undefined; cur: StoredObject | undefined; cachedCopy: boolean },
+): boolean {
+  const current = cur?.object.metadata?.uid ?? '';
+  if (!uid || uid === current) return true;
+  if (cachedCopy) return false;
+  const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current}`;
+  throw errors.conflict(scope.target(name), `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${why}`);
+}
+
 /** Fields clients cannot change on update: they are copied from the stored object. */
 function carryServerMeta(meta: ObjectMeta, oldMeta: ObjectMeta): void {
   if (!meta.uid) meta.uid = oldMeta.uid;
