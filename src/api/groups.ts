@@ -1,6 +1,7 @@
 /**
- * The RESOURCES table regrouped the way discovery presents it: group → versions → resources, in the
- * order groups first appear in the table (core first), resources sorted by name as upstream lists them.
+ * The RESOURCES table regrouped the way discovery presents it: group → versions → resources, groups in
+ * kube-apiserver's priority order (core first), versions in the table's order (the preferred first),
+ * resources sorted by name as upstream lists them.
  */
 import { RESOURCES, type ResourceInfo } from './resources.js';
 
@@ -14,6 +15,27 @@ export interface GroupEntry {
   name: string;
   /** Preference order: the first version is the preferred one. */
   versions: GroupVersionResources[];
+}
+
+/**
+ * kube-apiserver's group priorities (its aggregator's APIService groupPriorityMinimum): discovery
+ * lists groups from the highest down, which is also the order clients try a name two groups share.
+ */
+const GROUP_PRIORITY: Readonly<Record<string, number>> = {
+  '': 18000,
+  apps: 17800,
+  'events.k8s.io': 17750,
+  'authentication.k8s.io': 17700,
+  'authorization.k8s.io': 17600,
+  'certificates.k8s.io': 17300,
+  'rbac.authorization.k8s.io': 17000,
+  'coordination.k8s.io': 16500,
+};
+
+function priorityOf(group: string): number {
+  const p = GROUP_PRIORITY[group];
+  if (p === undefined) throw new Error(`no discovery priority for group ${JSON.stringify(group)}`);
+  return p;
 }
 
 function build(): GroupEntry[] {
@@ -32,7 +54,7 @@ function build(): GroupEntry[] {
     v.resources.push(r);
   }
   for (const g of groups) for (const v of g.versions) v.resources.sort((a, b) => a.plural.localeCompare(b.plural));
-  return groups;
+  return groups.sort((a, b) => priorityOf(b.name) - priorityOf(a.name));
 }
 
 /** Every served group, the core group ("") included. */

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
@@ -25,6 +26,14 @@ describe('kubectl 1.32 against the embedded API server: discovery and OpenAPI', 
     expect(stderr).toBe('');
     expect(stdout).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.k8s\.io\/v1\s+false\s+CertificateSigningRequest$/m);
     expect(stdout).toMatch(/^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
+  });
+
+  it('lists groups in kube-apiserver\'s priority order, legacy and aggregated', async () => {
+    const upstream = ['apps', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'certificates.k8s.io', 'rbac.authorization.k8s.io', 'coordination.k8s.io'];
+    const legacy = JSON.parse((await kubectl('get', '--raw', '/apis')).stdout) as { groups: { name: string }[] };
+    expect(legacy.groups.map((g) => g.name)).toEqual(upstream);
+    const aggregated = await raw(srv, 'GET', '/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
+    expect((aggregated.json as { items: { metadata: { name: string } }[] }).items.map((g) => g.metadata.name)).toEqual(upstream);
   });
 
   it('version reports Kubernetes 1.37 with our version as build metadata; kubectl 1.32 warns of the skew, nothing else', async () => {
