@@ -5,7 +5,6 @@
  */
 import { raw } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { storageKey } from '../../src/apiserver/storage/store.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -40,7 +39,7 @@ it('refuses a PUT whose metadata.uid the object does not have, missing or stored
   const uid = '6f1c3a52-0d6e-4a8e-9a9e-1b2c3d4e5f60';
   const refusal = (name: string, stored = ''): string =>
     `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": StorageError: invalid object, Code: 4, ` +
-    `Key: ${storageKey('coordination.k8s.io', 'leases', 'default', name)}, ResourceVersion: 0, ` +
+    `Key: /registry/leases/default/${name}, ResourceVersion: 0, ` +
     `AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${stored}`;
   const missing = await raw(srv, 'PUT', `${LEASES}/with-uid`, { body: lease('with-uid', { uid }) });
   expect([missing.status, missing.json.reason, missing.json.message]).toEqual([409, 'Conflict', refusal('with-uid')]);
@@ -56,7 +55,7 @@ it('refuses a PUT whose metadata.uid the object does not have, missing or stored
   const cm = await raw(srv, 'PUT', '/api/v1/namespaces/default/configmaps/none', { body: { metadata: { name: 'none', uid } } });
   expect([cm.status, cm.json.message]).toEqual([
     409,
-    `Operation cannot be fulfilled on configmaps "none": StorageError: invalid object, Code: 4, Key: ${storageKey('', 'configmaps', 'default', 'none')}, ` +
+    `Operation cannot be fulfilled on configmaps "none": StorageError: invalid object, Code: 4, Key: /registry/configmaps/default/none, ` +
       `ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: `,
   ]);
 });

@@ -53,7 +53,12 @@ it('refuses what upstream refuses: a name other than the URL, a target that is n
   const noTarget = await admin('POST', `${NS}/pods/p2/binding`, { ...(binding('p2', '') as object), target: { kind: 'Service', name: '' } });
   expect([noTarget.status, noTarget.json.reason, noTarget.json.details.causes.map((c: { field: string }) => c.field)]).toEqual([422, 'Invalid', ['target.kind', 'target.name']]);
   const staleUid = await admin('POST', `${NS}/pods/p2/binding`, binding('p2', 'node-a', { uid: 'not-the-uid' }));
-  expect([staleUid.status, staleUid.json.message]).toEqual([409, `Operation cannot be fulfilled on pods "p2": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${String(p2.metadata.uid)}`]);
+  expect([staleUid.status, staleUid.json.message]).toEqual([409, `Operation cannot be fulfilled on pods "p2": StorageError: invalid object, Code: 4, Key: /registry/pods/default/p2, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${String(p2.metadata.uid)}`]);
+  const staleRv = await admin('POST', `${NS}/pods/p2/binding`, binding('p2', 'node-a', { resourceVersion: '1' }));
+  expect([staleRv.status, staleRv.json.message]).toEqual([
+    409,
+    `Operation cannot be fulfilled on pods "p2": StorageError: invalid object, Code: 4, Key: /registry/pods/default/p2, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${String(p2.metadata.resourceVersion)}`,
+  ]);
   expect((await admin('POST', `${NS}/pods/missing/binding`, binding('missing', 'node-a'))).status).toBe(404);
   await pod('gated', { schedulingGates: [{ name: 'wait' }] });
   const gated = await admin('POST', `${NS}/pods/gated/binding`, binding('gated', 'node-a'));

@@ -12,6 +12,7 @@ import { errors, type Target } from '../../http/errors.js';
 import { notSupported, required, type FieldError } from '../../http/field-errors.js';
 import { isRaceError, storageKey, type Store } from '../../storage/store.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
+import { storagePreconditionFailed } from '../generic/preconditions.js';
 import type { RequestContext, VirtualCreate } from '../generic/strategy.js';
 
 const PODS: Target = { group: '', resource: 'pods' };
@@ -53,15 +54,13 @@ function bound(pod: Pod, binding: Binding, nodeName: string, now: Date): Pod {
   return { ...pod, metadata, spec: { ...pod.spec, nodeName }, status: { ...pod.status, conditions: scheduled(pod.status?.conditions ?? [], now) } };
 }
 
-/** The binding's preconditions on the pod: its uid and resourceVersion, when given. */
-function checkPreconditions(pod: Pod, binding: Binding): void {
-  const name = pod.metadata?.name ?? '';
+/** The binding's preconditions on the pod at `key`: its uid and resourceVersion, when given. */
+function checkPreconditions(key: string, pod: Pod, binding: Binding): void {
+  const target = { ...PODS, name: pod.metadata?.name ?? '' };
   const uid = binding.metadata?.uid;
-  if (uid && uid !== pod.metadata?.uid) throw errors.conflict({ ...PODS, name }, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${pod.metadata?.uid ?? ''}`);
+  if (uid && uid !== pod.metadata?.uid) throw storagePreconditionFailed(target, key, 'UID', uid, pod.metadata?.uid);
   const rv = binding.metadata?.resourceVersion;
-  if (rv && rv !== pod.metadata?.resourceVersion) {
-    throw errors.conflict({ ...PODS, name }, `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${pod.metadata?.resourceVersion ?? ''}`);
-  }
+  if (rv && rv !== pod.metadata?.resourceVersion) throw storagePreconditionFailed(target, key, 'ResourceVersion', rv, pod.metadata?.resourceVersion);
 }
 
 /** The Status a create of a binding answers (upstream's handler fills in 201). */
@@ -84,7 +83,7 @@ export function podBinding(store: Store): VirtualCreate<Binding> {
         const cur = await store.get(key);
         if (!cur) throw errors.notFound({ ...PODS, name });
         const pod = cur.object as Pod;
-        checkPreconditions(pod, binding);
+        checkPreconditions(key, pod, binding);
         const next = bound(pod, binding, binding.target.name ?? '', ctx.now);
         if (ctx.dryRun) return SUCCESS;
         try {

@@ -8,6 +8,7 @@ import { invalid } from '../../http/field-errors.js';
 import { validateObjectMetaUpdate } from '../../validation/object-meta.js';
 import type { StoredObject } from '../../storage/store.js';
 import { ownershipChanged } from '../../apply/index.js';
+import { storagePreconditionFailed } from './preconditions.js';
 import { applyNamespace, invalidError, omitEmptyMetadata, stampManager, validateMeta } from './meta.js';
 import { isRaceError } from '../../storage/store.js';
 import { equalExcept } from '../../../lib/json-value.js';
@@ -47,7 +48,7 @@ function checkResourceVersion(scope: RegistryScope, meta: ObjectMeta, oldMeta: O
 
 /**
  * Whether `cur` (undefined: missing) has the uid a PUT's body names, if any. Upstream's storage checks
- * it before anything else of the update, missing object included: a 409 with its StorageError's text.
+ * it before anything else of the update, missing object included.
  * A cached copy failing it is read again (false) instead.
  */
 export function uidHolds(
@@ -57,8 +58,7 @@ export function uidHolds(
   const current = cur?.object.metadata?.uid ?? '';
   if (!uid || uid === current) return true;
   if (cachedCopy) return false;
-  const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current}`;
-  throw errors.conflict(scope.target(name), `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${why}`);
+  throw storagePreconditionFailed(scope.target(name), key, 'UID', uid, current);
 }
 
 /** Fields clients cannot change on update: they are copied from the stored object. */
