@@ -131,10 +131,25 @@ describe('create/update/delete semantics', () => {
   it('checks delete preconditions and answers the deleted ServiceAccount, as its upstream storage returns it', async () => {
     const c = (await raw(s, 'POST', SA, { body: { metadata: { name: 'pre' } } })).json;
     const wrong = await raw(s, 'DELETE', `${SA}/pre`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'nope' } } });
-    expect(wrong.status).toBe(409);
+    expect([wrong.status, wrong.json.details]).toEqual([409, { name: 'pre', kind: 'ServiceAccount' }]);
     expect(wrong.json.message).toBe(
-      `Operation cannot be fulfilled on serviceaccounts "pre": Precondition failed: UID in precondition: nope, UID in object meta: ${c.metadata.uid}`,
+      `Operation cannot be fulfilled on ServiceAccount "pre": the UID in the precondition (nope) does not match the UID in record (${c.metadata.uid}). ` +
+        'The object might have been deleted and then recreated',
     );
+    const stale = await raw(s, 'DELETE', `${SA}/pre`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: '1' } } });
+    expect([stale.status, stale.json.message]).toEqual([
+      409,
+      `Operation cannot be fulfilled on ServiceAccount "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${c.metadata.resourceVersion}). ` +
+        'The object might have been modified',
+    ]);
+    const lease = await raw(s, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', { body: { metadata: { name: 'pre' } } });
+    const leaseWrong = await raw(s, 'DELETE', '/apis/coordination.k8s.io/v1/namespaces/default/leases/pre', { body: { preconditions: { uid: 'nope' } } });
+    expect([leaseWrong.status, leaseWrong.json.message, leaseWrong.json.details]).toEqual([
+      409,
+      `Operation cannot be fulfilled on Lease.coordination.k8s.io "pre": the UID in the precondition (nope) does not match the UID in record (${lease.json.metadata.uid}). ` +
+        'The object might have been deleted and then recreated',
+      { name: 'pre', group: 'coordination.k8s.io', kind: 'Lease' },
+    ]);
     const ok = await raw(s, 'DELETE', `${SA}/pre`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ kind: 'ServiceAccount', apiVersion: 'v1', metadata: { name: 'pre', uid: c.metadata.uid } });

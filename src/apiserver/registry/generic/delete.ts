@@ -24,17 +24,20 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
-/** DeleteOptions.preconditions: 409 with upstream's texts when uid or resourceVersion differ. */
+/**
+ * DeleteOptions.preconditions: 409 when uid or resourceVersion differ, in upstream's BeforeDelete
+ * words, which name the object by its kind (`ServiceAccount "x"`, `Lease.coordination.k8s.io "x"`).
+ */
 export function checkDeletePreconditions(scope: RegistryScope, name: string, meta: ObjectMeta, params: DeleteParams): void {
   const pre = params.preconditions;
+  const target = { group: scope.info.group, resource: scope.info.kind, name };
   if (pre?.uid && pre.uid !== meta.uid) {
-    throw errors.conflict(scope.target(name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`);
+    const why = `the UID in the precondition (${pre.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`;
+    throw errors.conflict(target, why);
   }
   if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
-    throw errors.conflict(
-      scope.target(name),
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
-    );
+    const why = `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion ?? ''}). The object might have been modified`;
+    throw errors.conflict(target, why);
   }
 }
 
