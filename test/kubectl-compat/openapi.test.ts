@@ -39,7 +39,9 @@ describe('OpenAPI v3', () => {
       const doc = docFor(r.group, r.version);
       const gvk = { group: r.group, version: r.version, kind: r.kind };
       const schemas = Object.values(doc.components.schemas);
-      expect(schemas.some((s) => JSON.stringify(s['x-kubernetes-group-version-kind']) === JSON.stringify([gvk]))).toBe(true);
+      const schema = schemas.find((s) => JSON.stringify(s['x-kubernetes-group-version-kind']) === JSON.stringify([gvk]));
+      // What `kubectl explain` prints under DESCRIPTION (`<empty>` without one).
+      expect(schema?.description).toMatch(new RegExp(`^${r.kind} `));
       const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
       const patch = Object.values(doc.paths)
         .map((p) => p.patch)

@@ -123,9 +123,11 @@ export const GROUP_SCHEMAS: Schemas = {
   ...kindAndList(
     'io.k8s.api.coordination.v1.',
     gvk('coordination.k8s.io', 'Lease'),
-    kindSchema(gvk('coordination.k8s.io', 'Lease'), {
-      spec: ref('io.k8s.api.coordination.v1.LeaseSpec', 'spec contains the specification of the Lease.'),
-    }),
+    kindSchema(
+      gvk('coordination.k8s.io', 'Lease'),
+      { spec: ref('io.k8s.api.coordination.v1.LeaseSpec', 'spec contains the specification of the Lease.') },
+      { description: 'Lease defines a lease concept.' },
+    ),
   ),
   'io.k8s.api.coordination.v1.LeaseSpec': obj(
     {
@@ -148,7 +150,7 @@ export const GROUP_SCHEMAS: Schemas = {
         data: ref('io.k8s.apimachinery.pkg.runtime.RawExtension', 'The serialized state.'),
         revision: int64('The revision of the state represented by data.'),
       },
-      { required: ['revision'] },
+      { required: ['revision'], description: 'ControllerRevision implements an immutable snapshot of state data.' },
     ),
   ),
   ...kindAndList(
@@ -172,7 +174,7 @@ export const GROUP_SCHEMAS: Schemas = {
         series: ref('io.k8s.api.events.v1.EventSeries', 'series is data about the Event series this event represents or nil if it\'s a singleton Event.'),
         type: str(),
       },
-      { required: ['eventTime'] },
+      { required: ['eventTime'], description: 'Event is a report of an event somewhere in the cluster.' },
     ),
   ),
   'io.k8s.api.events.v1.EventSeries': obj(
@@ -189,19 +191,41 @@ export const GROUP_SCHEMAS: Schemas = {
     { required: ['kind', 'name'] },
   ),
   [`${RBAC}RoleRef`]: obj({ apiGroup: str(), kind: str(), name: str() }, { required: ['apiGroup', 'kind', 'name'] }),
-  ...kindAndList(RBAC, rbac('Role'), kindSchema(rbac('Role'), { rules: arr(ref(`${RBAC}PolicyRule`)) })),
+  ...kindAndList(
+    RBAC,
+    rbac('Role'),
+    kindSchema(
+      rbac('Role'),
+      { rules: arr(ref(`${RBAC}PolicyRule`)) },
+      { description: 'Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.' },
+    ),
+  ),
   ...kindAndList(
     RBAC,
     rbac('ClusterRole'),
-    kindSchema(rbac('ClusterRole'), {
-      aggregationRule: ref(`${RBAC}AggregationRule`, 'AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.'),
-      rules: arr(ref(`${RBAC}PolicyRule`)),
+    kindSchema(
+      rbac('ClusterRole'),
+      {
+        aggregationRule: ref(`${RBAC}AggregationRule`, 'AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.'),
+        rules: arr(ref(`${RBAC}PolicyRule`)),
+      },
+      { description: 'ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.' },
+    ),
+  ),
+  ...kindAndList(
+    RBAC,
+    rbac('RoleBinding'),
+    kindSchema(rbac('RoleBinding'), bindingProps, {
+      required: ['roleRef'],
+      description: 'RoleBinding references a Role or ClusterRole, but does not contain it, and gives its rules to the subjects in its own namespace.',
     }),
   ),
-  ...kindAndList(RBAC, rbac('RoleBinding'), kindSchema(rbac('RoleBinding'), bindingProps, { required: ['roleRef'] })),
   ...kindAndList(
     RBAC,
     rbac('ClusterRoleBinding'),
-    kindSchema(rbac('ClusterRoleBinding'), bindingProps, { required: ['roleRef'] }),
+    kindSchema(rbac('ClusterRoleBinding'), bindingProps, {
+      required: ['roleRef'],
+      description: 'ClusterRoleBinding references a ClusterRole, but does not contain it, and gives its rules to the subjects cluster-wide.',
+    }),
   ),
 };
