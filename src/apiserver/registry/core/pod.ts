@@ -10,6 +10,7 @@ import type { Strategy, SubresourceStrategy } from '../generic/strategy.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../generic/table.js';
 import { isRecord, list } from '../../../lib/json.js';
 import { setPodDefaults } from './pod-defaults.js';
+import { podQosClass } from './pod-qos.js';
 import { mirrorAnnotationUpdates, validatePodUpdate } from './pod-update.js';
 
 const podInfo = findResource('', 'v1', 'pods');
@@ -73,7 +74,7 @@ export const podStrategy: Strategy<Pod> = {
     // kubelet deletes a mirror pod that differs from its manifest), so it gets no default account.
     const sa = spec.serviceAccountName || spec.serviceAccount || (isMirrorPod(obj) ? '' : 'default');
     obj.spec = sa === '' ? spec : { ...spec, serviceAccountName: sa, serviceAccount: sa };
-    obj.status = { phase: 'Pending' };
+    obj.status = { phase: 'Pending', qosClass: podQosClass(obj) };
   },
   prepareForUpdate(obj, old) {
     obj.status = old.status;
