@@ -161,16 +161,42 @@ export function connectionServing(opts: SecureServingOptions, logger: Logger, ha
   let closing = false;
   let allClosed: (() => void) | undefined;
 
+  /** Pipelined HTTP/1.1 requests waiting for the one their connection is serving. */
+  const pipelined = new WeakMap<Socket, [IncomingMessage, ServerResponse][]>();
+
+  const runHttp1 = (req: IncomingMessage, res: ServerResponse): void => {
+    void handle(req, res).catch((err: unknown) => logger.error({ err }, 'bug: a request handler failed'));
+  };
+
+  /**
+   * One request of a connection at a time, as Go's server reads the next request only once it has
+   * answered the last. node:http hands every pipelined request over at once: a client that sent
+   * thousands and read nothing took every flow-control seat, and, once node:http had paused the
+   * connection, kept them after it left, since a paused socket never sees its peer go.
+   */
   const serveHttp1 = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket;
-    http1.set(socket, (http1.get(socket) ?? 0) + 1);
+    const busy = http1.get(socket) ?? 0;
+    http1.set(socket, busy + 1);
     if (closing) closeConnectionAfter(req, res);
     res.once('close', () => {
       const left = (http1.get(socket) ?? 1) - 1;
       if (http1.has(socket)) http1.set(socket, left);
       if (closing && left === 0) socket.destroySoon();
+      const next = socket.destroyed ? undefined : pipelined.get(socket)?.shift();
+      if (next) runHttp1(...next);
     });
-    void handle(req, res).catch((err: unknown) => logger.error({ err }, 'bug: a request handler failed'));
+    if (busy === 0) return runHttp1(req, res);
+    let waiting = pipelined.get(socket);
+    if (!waiting) pipelined.set(socket, (waiting = []));
+    // As many as an HTTP/2 connection may have waiting (see serveHttp2); past that, the client is cut off.
+    if (waiting.length >= 4 * maxStreams) {
+      logger.info({ remoteAddress: socket.remoteAddress }, 'closing an HTTP/1.1 connection that pipelined too many requests');
+      pipelined.delete(socket);
+      socket.destroy();
+      return;
+    }
+    waiting.push([req, res]);
   };
 
   const run = (state: SessionWork, req: Http2Request, res: ServerResponse): void => {
