@@ -61,8 +61,10 @@ async function releasedWithin({ socket, ready }: { socket: Socket; ready: Promis
   socket.on('data', () => undefined);
   let released = false;
   socket.on('error', () => (released = true)).once('close', () => (released = true));
+  // Listened for at once: the answer may come before the request's write is reported done.
+  const ended = new Promise((resolve) => socket.once('end', resolve));
   await ready;
-  await new Promise((resolve) => socket.once('end', resolve));
+  await ended;
   const deadline = Date.now() + WITHIN_MS;
   while (!released && Date.now() < deadline) {
     socket.write(PING);
