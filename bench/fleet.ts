@@ -28,6 +28,7 @@
  */
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
@@ -131,9 +132,16 @@ export interface PhaseResult {
    * /proc/pressure/cpu "some"): how contended the shared machine was, beside the load average.
    */
   cpuPressurePercent: number;
-  /** Restart only: from the stop of `up` until the new one answered; of which the old one's stop (SIGTERM to exit). */
+  /**
+   * Restart only: from the stop of `up` until the new one answered (its banner: the controller too); of
+   * which the old one's stop (SIGTERM to exit); and until the new one's port took a connection (what
+   * the nodes wait for).
+   */
   downtimeSeconds?: number;
   stopSeconds?: number;
+  listeningSeconds?: number;
+  /** Restart only: the simulator's CPU from the stop until the new up listened (its dials refused meanwhile), in ms. */
+  generatorDownCpuMs?: number;
   /** Restart only: the new up's CPU from its spawn to its banner, all threads and its main thread alone (the load moves these less than the seconds). */
   startCpuMs?: number;
   startMainThreadCpuMs?: number;
@@ -194,6 +202,39 @@ async function startUp(dataDir: string, port: number, cpuProfDir?: string): Prom
     throw err;
   }
   return { proc, url: `https://127.0.0.1:${port}` };
+}
+
+/**
+ * When (performance.now()) `port` first took a TCP connection, polled every 50 ms from now on, and
+ * `sample()` then; `stop` resolves with both (taken at the stop if it never did). The connection is
+ * closed at once, before any TLS: the new up closes it unread.
+ */
+function listeningAgain(port: number, sample: () => number): { stop(): Promise<{ at: number; sampled: number }> } {
+  let seen: { at: number; sampled: number } | undefined;
+  let stopped = false;
+  const poll = (): Promise<void> =>
+    new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        seen ??= { at: performance.now(), sampled: sample() };
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', () => resolve());
+    });
+  const polling = (async () => {
+    while (seen === undefined && !stopped) {
+      await poll();
+      if (seen === undefined) await sleep(50);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await polling;
+      return seen ?? { at: performance.now(), sampled: sample() };
+    },
+  };
 }
 
 /** Microseconds some task waited for a CPU since boot (PSI); 0 where the kernel does not report it. */
@@ -355,9 +396,12 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
     const controllerUsedBeforeStop = up.proc.threadCpuMs('controller') - controllerStart;
     const stoppedAt = performance.now();
+    const genCpuAtStop = fleet.cpuMs();
     await up.proc.stop(stopGraceMs);
     const stopSeconds = round((performance.now() - stoppedAt) / 1000, 1);
     let startError: string | undefined;
+    const pool = fleet;
+    const listened = listeningAgain(port, () => pool.cpuMs());
     try {
       up = await startUp(dataDir, port, p.upCpuProfDir);
     } catch (err) {
@@ -366,6 +410,9 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     }
     fleet.measureFrom(Date.now());
     const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
+    const listening = await listened.stop();
+    const listeningSeconds = round((listening.at - stoppedAt) / 1000, 1);
+    const generatorDownCpuMs = round(listening.sampled - genCpuAtStop, 0);
     const startCpuMs = round(up.proc.cpuMs(), 0);
     const startMainThreadCpuMs = round(up.proc.mainThreadCpuMs(), 0);
     cpuStart = up.proc.cpuMs() - usedBeforeStop;
@@ -373,7 +420,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
     await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
     const restarted = phases.restart;
-    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds, startCpuMs, startMainThreadCpuMs });
+    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds, listeningSeconds, generatorDownCpuMs, startCpuMs, startMainThreadCpuMs });
     if (restarted && startError) restarted.firstError = startError;
   } finally {
     clearInterval(sampler);
@@ -439,7 +486,7 @@ export function formatFleetTable(r: FleetResult): string {
     if (!x) return [];
     return [
       [
-        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'}, start CPU main/all ${x.startMainThreadCpuMs ?? '?'}/${x.startCpuMs ?? '?'} ms, renewed after p99/max ${x.renewedAfterStopS?.p99 ?? '?'}/${x.renewedAfterStopS?.max ?? '?'} s)`}${x.reached ? '' : ' (not reached)'}`,
+        `${ph}${x.downtimeSeconds === undefined ? '' : ` (down ${x.downtimeSeconds} s, stop ${x.stopSeconds ?? '?'}, listening ${x.listeningSeconds ?? '?'} (simulator CPU meanwhile ${x.generatorDownCpuMs ?? '?'} ms), start CPU main/all ${x.startMainThreadCpuMs ?? '?'}/${x.startCpuMs ?? '?'} ms, renewed after p99/max ${x.renewedAfterStopS?.p99 ?? '?'}/${x.renewedAfterStopS?.max ?? '?'} s)`}${x.reached ? '' : ' (not reached)'}`,
         String(x.seconds),
         String(x.requests),
         String(x.mutatingMs.p99),
