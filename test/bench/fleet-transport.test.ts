@@ -35,7 +35,7 @@ async function makePki(): Promise<Pki> {
  * certificate asked for, answering every request with who asked and on which protocol, a watch
  * path that streams until the client goes away, a path never answered. It counts TLS connections and h2 sessions.
  */
-async function startServer(pki: Pki, h2: boolean) {
+async function startServer(pki: Pki, h2: boolean, port = 0) {
   const seen = { connections: 0, sessions: [] as http2.ServerHttp2Session[], requests: [] as string[] };
   const options = { ca: pki.caPem, ...pki.server, requestCert: true, rejectUnauthorized: false };
   // node:http2's compatibility API mirrors node:http's for what this handler uses.
@@ -63,7 +63,7 @@ async function startServer(pki: Pki, h2: boolean) {
   const server = h2 ? http2.createSecureServer({ ...options, allowHTTP1: true }, handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void) : https.createServer(options, handler);
   server.on('secureConnection', () => seen.connections++);
   if (h2) server.on('session', (s: http2.ServerHttp2Session) => seen.sessions.push(s));
-  server.listen(0, '127.0.0.1');
+  server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const close = async (): Promise<void> => {
@@ -111,6 +111,29 @@ describe('the fleet simulator transport', () => {
     } finally {
       t.close(true);
       await server.close();
+    }
+  });
+
+  it('over h2: a dial nobody answers fails with the connect error, shared by the requests that waited on it; the next dial connects', async () => {
+    const gone = await startServer(pki, true);
+    const port = Number(new URL(gone.url).port);
+    await gone.close();
+    let connects = 0;
+    const t = openTransport({ url: gone.url, caPem: pki.caPem, protocol: 'h2' }, pki.client, () => connects++);
+    try {
+      const refused = await Promise.allSettled([1, 2, 3].map((i) => t.request('GET', `/objects/${i}`, {})));
+      expect(refused.map((r) => r.status === 'rejected' && (r.reason as NodeJS.ErrnoException).code)).toEqual(['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED']);
+      expect(connects).toBe(1);
+      const server = await startServer(pki, true, port);
+      try {
+        const reply = await t.request('GET', '/objects/4', {});
+        expect([reply.status, JSON.parse(reply.text).cn]).toEqual([200, 'system:node:n1']);
+        expect([connects, server.seen.connections]).toEqual([2, 1]);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      t.close(true);
     }
   });
 
