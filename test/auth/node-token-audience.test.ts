@@ -42,7 +42,8 @@ beforeAll(async () => {
   const tokenVolume = (audience?: string): unknown => ({ serviceAccountToken: { path: audience ?? 'api', ...(audience ? { audience } : {}) } });
   const pod = (name: string, sources: unknown[]): unknown => ({
     metadata: { name },
-    spec: { nodeName: 'node-a', serviceAccountName: 'app', volumes: sources.length ? [{ name: 't', projected: { sources } }] : [], containers: [{ name: 'c', image: 'x' }] },
+    // No admission-added token volume either: `no-token` projects no token at all.
+    spec: { nodeName: 'node-a', serviceAccountName: 'app', automountServiceAccountToken: false, volumes: sources.length ? [{ name: 't', projected: { sources } }] : [], containers: [{ name: 'c', image: 'x' }] },
   });
   await ok(admin('POST', `${NS}/pods`, pod('vault-app', [tokenVolume(), tokenVolume('vault')])));
   await ok(admin('POST', `${NS}/pods`, pod('no-token', [])));

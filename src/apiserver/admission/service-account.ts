@@ -1,30 +1,55 @@
 /**
- * ServiceAccount admission (plugin/pkg/admission/serviceaccount upstream, on by default). A new pod
- * runs as a ServiceAccount that exists: naming a missing one is a 403. Its mirror-pod rule: whoever
- * creates a mirror pod, it may name no ServiceAccount and no Secret and project no ServiceAccount
- * token, since its kubelet runs it from a static manifest with no API credentials to give it. The
- * plugin's mutation of other pods (the default account) is the pod strategy's `prepareForCreate`
- * here, which leaves mirror pods as written, as upstream's does; this server mounts no token volume
- * and has no mountable-secrets enforcement to apply.
+ * ServiceAccount admission (plugin/pkg/admission/serviceaccount upstream, on by default), its
+ * mutating phase: a new pod runs as a ServiceAccount that exists (naming a missing one is a 403),
+ * gets a projected volume with that account's token, the cluster CA and its namespace mounted in
+ * every init and app container (unless the pod, else the account, turns automounting off, or the
+ * container mounts that path itself), and the account's image pull secrets when it names none.
+ * Ephemeral containers cannot be set on create, so they get no mount. A mirror pod is left as its
+ * kubelet wrote it (the kubelet deletes a mirror pod that differs from its manifest), and may name
+ * no ServiceAccount and no Secret and project no token: its kubelet has no API credentials to give
+ * it. The default account name is set by the pod strategy's `prepareForCreate`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KObject } from '../../api/meta.js';
-import { isMirrorPod, type Pod } from '../../api/pods.js';
+import { isMirrorPod, type Pod, type PodSpec, type Volume } from '../../api/pods.js';
 import { findResource, type ResourceOf } from '../../api/resources.js';
-import { errors } from '../http/errors.js';
 import { podReferences, projectedSources } from '../authorization/node/pod-references.js';
-import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
+import type { AdmissionAttributes } from '../registry/generic/admission.js';
+import { generateName } from '../validation/names.js';
 import type { AdmissionPlugin } from './chain.js';
+import { podForbidden, writesPod } from './pods.js';
 
-const podsInfo = findResource('', 'v1', 'pods');
+interface ServiceAccount extends KObject {
+  automountServiceAccountToken?: boolean;
+  imagePullSecrets?: { name?: string }[];
+}
+
 const serviceAccountsInfo = findResource('', 'v1', 'serviceaccounts');
-if (!podsInfo || !serviceAccountsInfo) throw new Error('pods or serviceaccounts missing from RESOURCES');
-const PODS: ResourceOf<Pod> = podsInfo;
-const SERVICE_ACCOUNTS: ResourceOf<KObject> = serviceAccountsInfo;
+if (!serviceAccountsInfo) throw new Error('serviceaccounts missing from RESOURCES');
+const SERVICE_ACCOUNTS: ResourceOf<ServiceAccount> = serviceAccountsInfo;
 
 /** The account the serviceaccounts controller makes in every namespace, and upstream's tries at finding it. */
 const DEFAULT_ACCOUNT = 'default';
 const DEFAULT_ACCOUNT_ATTEMPTS = 10;
+
+/** Where upstream mounts the token volume (DefaultAPITokenMountPath), and the volume's name prefix. */
+const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
+
+/**
+ * The token volume's source (TokenVolumeSource), defaulted as stored: it is added after defaulting.
+ * 3607 s is upstream's WarnOnlyBoundTokenExpirationSeconds, which marks tokens a kubelet refreshes.
+ */
+function tokenVolumeSource(): Record<string, unknown> {
+  return {
+    defaultMode: 0o644,
+    sources: [
+      { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+    ],
+  };
+}
 
 /** Why upstream refuses `pod` as a mirror pod, or undefined. */
 function mirrorPodRefusal(pod: Pod): string | undefined {
@@ -35,33 +60,62 @@ function mirrorPodRefusal(pod: Pod): string | undefined {
 }
 
 /**
- * Refuses a pod whose ServiceAccount is missing. The `default` one is looked for again a few times,
- * 100-200 ms apart as upstream, in case the controller has not made it yet in a new namespace (or
- * another server made the namespace). Answers at once when the store can tell it has the account.
+ * The pod's ServiceAccount, or a 403 when it is missing. The `default` one is looked for again a
+ * few times, 100-200 ms apart as upstream, in case the controller has not made it yet in a new
+ * namespace (or another server made the namespace). Answers at once when the store can tell it.
  */
-function requireServiceAccount(a: AdmissionAttributes<Pod>): Promise<void> | undefined {
+function serviceAccountOf(a: AdmissionAttributes<Pod>, name: string): ServiceAccount | Promise<ServiceAccount> {
   const namespace = a.namespace ?? '';
-  const name = a.object.spec?.serviceAccountName ?? DEFAULT_ACCOUNT;
-  if (a.ctx.objects.readNow?.(SERVICE_ACCOUNTS, namespace, name)) return undefined;
+  const now = a.ctx.objects.readNow?.(SERVICE_ACCOUNTS, namespace, name);
+  if (now) return now;
   const attempts = name === DEFAULT_ACCOUNT ? DEFAULT_ACCOUNT_ATTEMPTS : 1;
   const interval = 100 + Math.floor(Math.random() * 100);
-  const attempt = async (i: number): Promise<void> => {
+  const attempt = async (i: number): Promise<ServiceAccount> => {
     if (i > 0) await sleep(interval);
-    if (await a.ctx.objects.get(SERVICE_ACCOUNTS, namespace, name)) return;
+    const found = await a.ctx.objects.get(SERVICE_ACCOUNTS, namespace, name);
+    if (found) return found;
     if (i + 1 < attempts) return attempt(i + 1);
-    const missing = `serviceaccount ${JSON.stringify(name)} not found`;
-    throw errors.admissionForbidden({ group: '', resource: 'pods', name: a.name }, `error looking up service account ${namespace}/${name}: ${missing}`);
+    throw podForbidden(a, `error looking up service account ${namespace}/${name}: serviceaccount ${JSON.stringify(name)} not found`);
   };
   return attempt(0);
 }
 
+/** mountServiceAccountToken: an existing `kube-api-access-` volume is reused; a container mounting the path keeps its own. */
+function mountToken(spec: PodSpec): void {
+  const existing = spec.volumes?.find((v) => v.name?.startsWith(TOKEN_VOLUME_PREFIX));
+  const name = existing?.name || generateName(TOKEN_VOLUME_PREFIX);
+  let needed = false;
+  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    if (c.volumeMounts?.some((m) => m.mountPath === TOKEN_MOUNT_PATH)) continue;
+    c.volumeMounts = [...(c.volumeMounts ?? []), { name, readOnly: true, mountPath: TOKEN_MOUNT_PATH }];
+    needed = true;
+  }
+  if (!existing && needed) spec.volumes = [...(spec.volumes ?? []), { name, projected: tokenVolumeSource() } as Volume];
+}
+
+function applyServiceAccount(pod: Pod, sa: ServiceAccount): void {
+  const spec = (pod.spec ??= {});
+  // The pod's choice wins over the account's; both unset means mount (upstream's shouldAutomount).
+  if (spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true) mountToken(spec);
+  const pullSecrets = sa.imagePullSecrets ?? [];
+  if ((spec.imagePullSecrets ?? []).length === 0 && pullSecrets.length > 0) {
+    spec.imagePullSecrets = pullSecrets.map((s) => ({ name: s.name ?? '' }));
+  }
+}
+
 export const serviceAccountAdmission: AdmissionPlugin = {
   name: 'ServiceAccount',
-  validate(a) {
-    if (a.operation !== 'CREATE' || a.subresource !== '' || !writesObjectsOf(a, PODS)) return undefined;
-    if (!isMirrorPod(a.object)) return requireServiceAccount(a);
-    const refusal = mirrorPodRefusal(a.object);
-    if (refusal !== undefined) throw errors.admissionForbidden({ group: '', resource: 'pods', name: a.name }, refusal);
+  admit(a) {
+    if (a.operation !== 'CREATE' || !writesPod(a)) return undefined;
+    const pod = a.object;
+    if (isMirrorPod(pod)) {
+      const refusal = mirrorPodRefusal(pod);
+      if (refusal !== undefined) throw podForbidden(a, refusal);
+      return undefined;
+    }
+    const sa = serviceAccountOf(a, pod.spec?.serviceAccountName || DEFAULT_ACCOUNT);
+    if (sa instanceof Promise) return sa.then((found) => applyServiceAccount(pod, found));
+    applyServiceAccount(pod, sa);
     return undefined;
   },
 };

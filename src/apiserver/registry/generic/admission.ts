@@ -34,9 +34,11 @@ export function writesObjectsOf<T extends KObject>(a: AdmissionAttributes, resou
 }
 
 /**
- * The validating phase of admission (upstream's ValidationInterface). Refuses by throwing (or
- * rejecting); returns a promise only when a plugin has to wait, so most writes cost no turn for it.
+ * Admission's two phases. `admit` (upstream's MutationInterface) may change `a.object` and runs
+ * before validation; `validate` (ValidationInterface) runs after it. Both refuse by throwing (or
+ * rejecting) and return a promise only when a plugin has to wait, so most writes cost no turn for it.
  */
 export interface Admission {
+  admit(a: AdmissionAttributes): Promise<void> | undefined;
   validate(a: AdmissionAttributes): Promise<void> | undefined;
 }

@@ -9,6 +9,7 @@ import { generateName } from '../../validation/names.js';
 import { invalidError, applyNamespace, omitEmptyMetadata, validateMeta } from './meta.js';
 import { isStoreError } from '../../storage/store.js';
 import { timestampSeconds } from '../../../lib/rfc3339.js';
+import type { AdmissionAttributes } from './admission.js';
 import type { RequestContext } from './strategy.js';
 import { MAX_ATTEMPTS, type RegistryScope } from './types.js';
 
@@ -49,24 +50,30 @@ export function prepareCreate(
 }
 
 /**
- * Validation (422 with every field error at once), then NamespaceLifecycle and the kind's admission,
- * each after the one before it. Throws what it can tell at once, and returns a promise only when a
- * step has to wait: each turn of the event loop a create waits through costs it.
+ * Admission and validation in upstream's order: NamespaceLifecycle, the mutating plugins, validation
+ * (422 with every field error at once), the kind's own admission, then the validating plugins, each
+ * after the one before it. Throws what it can tell at once, and returns a promise only when a step
+ * has to wait: each turn of the event loop a create waits through costs it.
  */
 export function admitCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> | undefined {
   const { meta } = pending;
-  const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(pending.obj, ctx) ?? [])];
-  if (errs.length > 0) throw invalidError(scope, meta.name ?? '', errs);
   const { checkNamespace } = scope.env;
   const waiting = scope.info.namespaced && meta.namespace && checkNamespace ? checkNamespace(meta.namespace, scope.target(meta.name)) : undefined;
-  return waiting ? waiting.then(() => admitKind(scope, pending, ctx)) : admitKind(scope, pending, ctx);
+  const mutate = (): Promise<void> | undefined => scope.env.admission?.admit(attributes(scope, pending, ctx));
+  const mutating = waiting ? waiting.then(mutate) : mutate();
+  return mutating ? mutating.then(() => validateCreate(scope, pending, ctx)) : validateCreate(scope, pending, ctx);
 }
 
-/** The kind's own admission, then the server's chain. */
-function admitKind(scope: RegistryScope, { obj, meta }: PendingCreate, ctx: RequestContext): Promise<void> | undefined {
-  const { admission } = scope.env;
-  const chain = (): Promise<void> | undefined =>
-    admission?.validate({ operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx });
+function attributes(scope: RegistryScope, { obj, meta }: PendingCreate, ctx: RequestContext): AdmissionAttributes {
+  return { operation: 'CREATE', info: scope.info, subresource: '', namespace: meta.namespace, name: meta.name ?? '', object: obj, oldObject: undefined, ctx };
+}
+
+/** Validation, the kind's own admission, then the server's validating chain. */
+function validateCreate(scope: RegistryScope, pending: PendingCreate, ctx: RequestContext): Promise<void> | undefined {
+  const { obj, meta } = pending;
+  const errs = [...validateMeta(scope, meta), ...(scope.strategy.validate?.(obj, ctx) ?? [])];
+  if (errs.length > 0) throw invalidError(scope, meta.name ?? '', errs);
+  const chain = (): Promise<void> | undefined => scope.env.admission?.validate(attributes(scope, pending, ctx));
   return scope.strategy.admit ? scope.strategy.admit(obj, undefined, ctx).then(chain) : chain();
 }
 

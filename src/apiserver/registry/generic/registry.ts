@@ -75,7 +75,9 @@ export class GenericRegistry {
    * subresource such as serviceaccounts/token): its plugins see the request body as the object.
    */
   async admitVirtualCreate(namespace: string | undefined, name: string, subresource: string, object: KObject, ctx: RequestContext): Promise<void> {
-    await this.env.admission?.validate({ operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx });
+    const attributes = { operation: 'CREATE', info: this.info, subresource, namespace, name, object, oldObject: undefined, ctx } as const;
+    await this.env.admission?.admit(attributes);
+    await this.env.admission?.validate(attributes);
   }
 
   /** The key's current state, without a turn of the event loop when the store can tell it at once. */
@@ -111,10 +113,9 @@ export class GenericRegistry {
   create(namespace: string | undefined, input: KObject, ctx: RequestContext, opts: WriteOptions): Promise<KObject> {
     try {
       const pending = prepareCreate(this.scope, opts.handOver ? input : cloneObject(input), namespace, ctx);
-      const persist = (): Promise<KObject> => {
-        stampManager(this.scope, pending.obj, undefined, ctx, opts);
-        return persistCreate(this.scope, pending, ctx, opts.dryRun);
-      };
+      // Before mutating admission, as upstream's field manager: what admission adds is nobody's.
+      stampManager(this.scope, pending.obj, undefined, ctx, opts);
+      const persist = (): Promise<KObject> => persistCreate(this.scope, pending, ctx, opts.dryRun);
       const admitting = admitCreate(this.scope, pending, ctx);
       return admitting ? admitting.then(persist) : persist();
     } catch (err) {

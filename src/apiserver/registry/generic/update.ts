@@ -13,6 +13,7 @@ import { applyNamespace, invalidError, omitEmptyMetadata, stampManager, validate
 import { isRaceError } from '../../storage/store.js';
 import { equalExcept } from '../../../lib/json-value.js';
 import type { RequestContext, SubresourceStrategy } from './strategy.js';
+import type { AdmissionAttributes } from './admission.js';
 import { MODIFIED_MESSAGE, type RegistryScope, type WriteOptions } from './types.js';
 
 /** One try at writing `next` over the stored `cur`; retried as a whole when the race is lost. */
@@ -85,11 +86,12 @@ function prepareUpdate(scope: RegistryScope, attempt: UpdateAttempt): void {
   else scope.strategy.prepareForUpdate?.(next, old, ctx);
 }
 
-/** Validation (422 with every field error at once), then the kind's or subresource's admission. */
+/** The mutating plugins, validation (422 with every field error at once), then the kind's or subresource's admission. */
 async function admitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: ObjectMeta): Promise<void> {
   const { next, ctx } = attempt;
   const old = attempt.cur.object;
   const sub = subresourceOf(scope, attempt.opts);
+  await scope.env.admission?.admit(updateAttributes(scope, attempt));
   const errs = [
     ...validateMeta(scope, meta),
     ...validateObjectMetaUpdate(meta, old.metadata ?? {}),
@@ -102,10 +104,14 @@ async function admitUpdate(scope: RegistryScope, attempt: UpdateAttempt, meta: O
 }
 
 async function admitAcrossKinds(scope: RegistryScope, attempt: UpdateAttempt): Promise<void> {
+  await scope.env.admission?.validate(updateAttributes(scope, attempt));
+}
+
+function updateAttributes(scope: RegistryScope, attempt: UpdateAttempt): AdmissionAttributes {
   const { next, ctx, namespace, opts } = attempt;
   const old = attempt.cur.object;
   const subresource = opts.subresource ?? '';
-  await scope.env.admission?.validate({ operation: 'UPDATE', info: scope.info, subresource, namespace, name: old.metadata?.name ?? '', object: next, oldObject: old, ctx });
+  return { operation: 'UPDATE', info: scope.info, subresource, namespace, name: old.metadata?.name ?? '', object: next, oldObject: old, ctx };
 }
 
 /**
