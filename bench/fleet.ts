@@ -28,17 +28,16 @@
  */
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CREDENTIAL_FILES } from '../src/apiserver/server/credentials.js';
-import { projectScript, spawnNode, waitUntil, type NodeProcess } from './lib/child.js';
 import { acceptQueueLength } from './lib/accept-queue.js';
 import { bareConnectionCpuMs } from './lib/bare-connections.js';
 import { freePort } from './lib/free-port.js';
 import { HttpClient } from './lib/http-client.js';
 import { createBootstrapToken } from './lib/kubelet-csr.js';
 import { FleetPool, defaultWorkers, type NodeCounts } from './lib/fleet-pool.js';
+import { cpuStallUs, listeningAgain, startUp } from './lib/fleet-up.js';
 import { negotiatedProtocol, type Protocol } from './lib/fleet-transport.js';
 import { formatTable, machine, mb, round, type Machine } from './lib/report.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
@@ -184,68 +183,6 @@ const DEFAULTS: Omit<FleetParams, 'workers'> = { nodes: 100, joinSpreadMs: 10_00
 /** The node's address: 10.0.0.1 upward, one per node (the serving policy refuses an IP another Node has). */
 const ipOf = (i: number): string => `10.${((i + 1) >> 16) & 255}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`;
 
-interface Up {
-  proc: NodeProcess;
-  url: string;
-}
-
-async function startUp(dataDir: string, port: number, cpuProfDir?: string): Promise<Up> {
-  let out = '';
-  const proc = spawnNode(projectScript('src/cmd/main'), ['up', '--data-dir', dataDir, '--port', String(port), '--metrics-bind-address', '127.0.0.1:0', '--storage', 'sqlite', '--log-level', 'warn'], {
-    onStdout: (line) => (out += `${line}\n`),
-    ...(cpuProfDir ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] } : {}),
-  });
-  try {
-    await waitUntil('kube-identity up', () => (out.includes('Press Ctrl-C to stop.') ? true : undefined), 120_000, proc);
-  } catch (err) {
-    await proc.stop(10_000);
-    throw err;
-  }
-  return { proc, url: `https://127.0.0.1:${port}` };
-}
-
-/**
- * When (performance.now()) `port` first took a TCP connection, polled every 50 ms from now on, and
- * `sample()` then; `stop` resolves with both (taken at the stop if it never did). The connection is
- * closed at once, before any TLS: the new up closes it unread.
- */
-function listeningAgain(port: number, sample: () => number): { stop(): Promise<{ at: number; sampled: number }> } {
-  let seen: { at: number; sampled: number } | undefined;
-  let stopped = false;
-  const poll = (): Promise<void> =>
-    new Promise((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => {
-        seen ??= { at: performance.now(), sampled: sample() };
-        socket.destroy();
-        resolve();
-      });
-      socket.once('error', () => resolve());
-    });
-  const polling = (async () => {
-    while (seen === undefined && !stopped) {
-      await poll();
-      if (seen === undefined) await sleep(50);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await polling;
-      return seen ?? { at: performance.now(), sampled: sample() };
-    },
-  };
-}
-
-/** Microseconds some task waited for a CPU since boot (PSI); 0 where the kernel does not report it. */
-function cpuStallUs(): number {
-  try {
-    return Number(/^some .*total=(\d+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The run's parameters with defaults filled in, the scenario it stops after, and how long up gets to exit. */
@@ -361,6 +298,41 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     return undefined;
   };
 
+  /** The restart scenario: up stopped and started again on its data directory and port, until every watch is back. */
+  const restartUp = async (pool: FleetPool): Promise<void> => {
+    pool.markRestart();
+    // The phase's CPU spans two processes: what the stopped one used, then the new one's.
+    const usedBeforeStop = up.proc.cpuMs() - cpuStart;
+    const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
+    const controllerUsedBeforeStop = up.proc.threadCpuMs('controller') - controllerStart;
+    const stoppedAt = performance.now();
+    const genCpuAtStop = pool.cpuMs();
+    await up.proc.stop(stopGraceMs);
+    const stopSeconds = round((performance.now() - stoppedAt) / 1000, 1);
+    let startError: string | undefined;
+    const listened = listeningAgain(port, () => pool.cpuMs());
+    try {
+      up = await startUp(dataDir, port, p.upCpuProfDir);
+    } catch (err) {
+      // Reported as the scenario's outcome: the figures of the other scenarios are kept.
+      startError = `up did not start again: ${String(err).slice(0, 300)}`;
+    }
+    pool.measureFrom(Date.now());
+    const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
+    const listening = await listened.stop();
+    const listeningSeconds = round((listening.at - stoppedAt) / 1000, 1);
+    const generatorDownCpuMs = round(listening.sampled - genCpuAtStop, 0);
+    const startCpuMs = round(up.proc.cpuMs(), 0);
+    const startMainThreadCpuMs = round(up.proc.mainThreadCpuMs(), 0);
+    cpuStart = up.proc.cpuMs() - usedBeforeStop;
+    mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
+    controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
+    await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
+    const restarted = phases.restart;
+    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds, listeningSeconds, generatorDownCpuMs, startCpuMs, startMainThreadCpuMs });
+    if (restarted && startError) restarted.firstError = startError;
+  };
+
   let joinStormSeconds: number | null = null;
   try {
     fleet = await FleetPool.start(p.workers, target, Array.from({ length: p.nodes }, (_, i) => ({ name: `fleet-node-${i}`, ip: ipOf(i) })));
@@ -390,38 +362,7 @@ export async function runFleetBench(params: Partial<FleetParams> = {}, log: (lin
     }
 
     if (!p.restart) return summarizeFleet(p, protocol, phases, joinStormSeconds, bareMs);
-    fleet.markRestart();
-    // The phase's CPU spans two processes: what the stopped one used, then the new one's.
-    const usedBeforeStop = up.proc.cpuMs() - cpuStart;
-    const mainUsedBeforeStop = up.proc.mainThreadCpuMs() - mainStart;
-    const controllerUsedBeforeStop = up.proc.threadCpuMs('controller') - controllerStart;
-    const stoppedAt = performance.now();
-    const genCpuAtStop = fleet.cpuMs();
-    await up.proc.stop(stopGraceMs);
-    const stopSeconds = round((performance.now() - stoppedAt) / 1000, 1);
-    let startError: string | undefined;
-    const pool = fleet;
-    const listened = listeningAgain(port, () => pool.cpuMs());
-    try {
-      up = await startUp(dataDir, port, p.upCpuProfDir);
-    } catch (err) {
-      // Reported as the scenario's outcome: the figures of the other scenarios are kept.
-      startError = `up did not start again: ${String(err).slice(0, 300)}`;
-    }
-    fleet.measureFrom(Date.now());
-    const downtimeSeconds = round((performance.now() - stoppedAt) / 1000, 1);
-    const listening = await listened.stop();
-    const listeningSeconds = round((listening.at - stoppedAt) / 1000, 1);
-    const generatorDownCpuMs = round(listening.sampled - genCpuAtStop, 0);
-    const startCpuMs = round(up.proc.cpuMs(), 0);
-    const startMainThreadCpuMs = round(up.proc.mainThreadCpuMs(), 0);
-    cpuStart = up.proc.cpuMs() - usedBeforeStop;
-    mainStart = up.proc.mainThreadCpuMs() - mainUsedBeforeStop;
-    controllerStart = up.proc.threadCpuMs('controller') - controllerUsedBeforeStop;
-    await endPhase('restart', startError === undefined && (await everyNode((c) => c.rewatched === p.nodes)) !== undefined);
-    const restarted = phases.restart;
-    if (restarted) Object.assign(restarted, { downtimeSeconds, stopSeconds, listeningSeconds, generatorDownCpuMs, startCpuMs, startMainThreadCpuMs });
-    if (restarted && startError) restarted.firstError = startError;
+    await restartUp(fleet);
   } finally {
     clearInterval(sampler);
     await fleet?.stop();
