@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import type { KObject, WatchEventType } from '../../api/meta.js';
 import { parseFrozen } from '../storage/frozen.js';
 import { partialObject } from '../handlers/table.js';
-import { encodeLine, eventLine, listJson, partialListJson, partialObjectJson, type EventRepresentation } from './json-responses.js';
+import { encodeLine, eventLine, listJson, listValue, partialListJson, partialObjectJson, type EventRepresentation } from './json-responses.js';
 
 /** A stored object as the stores hand it out: parsed from its JSON text, deep-frozen, the text remembered. */
 const stored = (name: string, rv: string, extra: Record<string, unknown> = {}): KObject =>
@@ -37,12 +37,31 @@ const wire = (obj: KObject, r: EventRepresentation): object => (r.kind === 'obje
 describe('JSON responses from stored objects', () => {
   const items = [stored('a', '5'), stored('b', '6'), { kind: 'ConfigMap', metadata: { name: 'draft', labels: undefined } }];
 
-  it('a list is exactly JSON.stringify of it, with and without paging metadata', () => {
+  it('a list is exactly JSON.stringify of its listValue, with and without paging metadata', () => {
     for (const metadata of [{ resourceVersion: '9' }, { resourceVersion: '9', continue: 'abc', remainingItemCount: 3 }, { resourceVersion: '9', continue: undefined }]) {
       const list = { apiVersion: 'v1', kind: 'ConfigMapList', metadata, items };
-      expect(listJson(list)).toBe(JSON.stringify(list));
+      expect(listJson(list)).toBe(JSON.stringify(listValue(list)));
       expect(listJson({ ...list, items: [] })).toBe(JSON.stringify({ ...list, items: [] }));
     }
+  });
+
+  it("a list's items carry no kind or apiVersion, wherever their text has them", () => {
+    const typed = [
+      stored('first', '1'),
+      parseFrozen(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'client-order' } })),
+      parseFrozen(JSON.stringify({ metadata: { name: 'last', ownerReferences: [{ kind: 'Pod', apiVersion: 'v1' }] }, apiVersion: 'v1', kind: 'ConfigMap' })),
+      parseFrozen(JSON.stringify({ metadata: { name: 'between' }, kind: 'ConfigMap', data: {}, apiVersion: 'v1' })),
+      parseFrozen(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap' })),
+      parseFrozen(JSON.stringify({ metadata: { name: 'added' }, data: { kind: 'x', apiVersion: 'y' }, apiVersion: 'v1', kind: 'ConfigMap' })),
+      parseFrozen(JSON.stringify({ metadata: { name: 'nested', x: { apiVersion: 'v1', kind: 'ConfigMap' } } })),
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'draft' } },
+    ];
+    const list = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9' }, items: typed };
+    const decoded = JSON.parse(listJson(list)) as { items: Record<string, unknown>[] };
+    expect(decoded.items.map((i) => Object.keys(i))).toEqual([['metadata', 'data'], ['metadata'], ['metadata'], ['metadata', 'data'], [], ['metadata', 'data'], ['metadata'], ['metadata']]);
+    expect(decoded.items[2]).toEqual({ metadata: { name: 'last', ownerReferences: [{ kind: 'Pod', apiVersion: 'v1' }] } });
+    expect(listJson(list)).toBe(JSON.stringify(listValue(list)));
+    expect(listJson(list)).toBe(listJson(list));
   });
 
   it('a list of stored objects encodes none of them again', () => {

@@ -2,6 +2,7 @@
 import type { KObject, Status } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/resources.js';
 import { isNotFound } from '../../lib/api-errors.js';
+import { listValue } from '../codec/json-responses.js';
 import { errors } from '../http/errors.js';
 import { type FieldError, invalid, notSupported } from '../http/field-errors.js';
 import { readBody } from '../http/http-io.js';
@@ -132,10 +133,14 @@ export async function handleDeleteCollection(scope: RequestScope): Promise<void>
       if (!isNotFound(e)) throw e;
     }
   }
-  respondValue(scope, 200, {
-    kind: scope.registry.info.listKind,
-    apiVersion: apiVersionOf(scope.registry.info),
-    metadata: { resourceVersion: String(scope.registry.store.currentRevision()) },
-    items: deleted,
-  });
+  respondValue(
+    scope,
+    200,
+    listValue({
+      kind: scope.registry.info.listKind,
+      apiVersion: apiVersionOf(scope.registry.info),
+      metadata: { resourceVersion: String(scope.registry.store.currentRevision()) },
+      items: deleted,
+    }),
+  );
 }

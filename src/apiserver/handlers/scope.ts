@@ -13,7 +13,7 @@ import type { RequestInfo } from '../http/request-info.js';
 import type { RequestAudit } from '../audit/request.js';
 import { queryPretty } from '../http/query-params.js';
 import { partialObject, tableOf, parseIncludeObject } from './table.js';
-import { listJson, partialListJson, partialObjectJson } from '../codec/json-responses.js';
+import { listJson, listValue, partialListJson, partialObjectJson } from '../codec/json-responses.js';
 
 export interface RequestScope {
   req: IncomingMessage;
@@ -91,7 +91,7 @@ export function respondList(scope: RequestScope, list: KList): void {
       items: list.items.map((o) => partialObject(o, out.metaVersion)),
     });
     sendCompact(scope, 200, out, partialList, () => partialListJson(list, out.metaVersion));
-  } else sendCompact(scope, 200, out, () => list, () => listJson(list));
+  } else sendCompact(scope, 200, out, () => listValue(list), () => listJson(list));
 }
 
 /** Any non-object body (Status, List of deleted items) in JSON or YAML. */
