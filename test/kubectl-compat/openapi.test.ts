@@ -25,12 +25,36 @@ const docFor = (group: string, version: string): Doc => {
 };
 
 describe('OpenAPI v3', () => {
-  it('indexes every served group-version with a hash that changes with the document', () => {
+  it('indexes every served group-version and discovery endpoint, in path order, with a hash that changes with the document', () => {
     const gvs = new Set(RESOURCES.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`)));
-    expect(Object.keys(index.paths).sort()).toEqual([...gvs].sort());
+    const groups = new Set(RESOURCES.filter((r) => r.group !== '').map((r) => `apis/${r.group}`));
+    const want = [...gvs, ...groups, 'api', 'apis', 'version'].sort();
+    expect(Object.keys(index.paths)).toEqual(want);
     const hashes = Object.values(index.paths).map((p) => /\?hash=([0-9A-F]{128})$/.exec(p.serverRelativeURL)?.[1]);
     expect(hashes.every((h) => h !== undefined)).toBe(true);
     expect(new Set(hashes).size).toBe(hashes.length);
+  });
+
+  it.each([
+    ['api', '/api/', 'getCoreAPIVersions', 'core', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions', '/api'],
+    ['apis', '/apis/', 'getAPIVersions', 'apis', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList', '/apis'],
+    ['apis/rbac.authorization.k8s.io', '/apis/rbac.authorization.k8s.io/', 'getRbacAuthorizationAPIGroup', 'rbacAuthorization', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup', '/apis/rbac.authorization.k8s.io'],
+    ['apis/apps', '/apis/apps/', 'getAppsAPIGroup', 'apps', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup', '/apis/apps'],
+    ['version', '/version/', 'getCodeVersion', 'version', 'io.k8s.apimachinery.pkg.version.Info', '/version'],
+  ])('%s: a document with the GET of %s and the schema of what it answers', (key, path, operationId, tag, schema, served) => {
+    const entry = index.paths[key];
+    expect(entry?.serverRelativeURL).toMatch(new RegExp(`^/openapi/v3/${key}\\?hash=[0-9A-F]{128}$`));
+    const doc = fetchJson(entry?.serverRelativeURL ?? '') as Doc & { paths: Record<string, { get: Record<string, unknown> }> };
+    expect(Object.keys(doc.paths)).toEqual([path]);
+    expect(doc.paths[path]?.get).toMatchObject({ operationId, tags: [tag], responses: { '200': { content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } } } });
+    // Every field the endpoint answers is in its schema, and every schema the document references is in it.
+    const properties = Object.keys((doc.components.schemas[schema]?.properties ?? {}) as object);
+    expect(properties).toEqual(expect.arrayContaining(Object.keys(fetchJson(served) as object)));
+    for (const m of JSON.stringify(doc).matchAll(/#\/components\/schemas\/([^"]+)/g)) expect(doc.components.schemas[m[1] ?? '']).toBeDefined();
+  });
+
+  it('has no document for a group it does not serve', () => {
+    expect(serveDiscovery({ path: '/openapi/v3/apis/batch', accept: 'application/json' })?.status).toBe(404);
   });
 
   it.each(RESOURCES.map((r) => [`${r.group || 'core'}/${r.kind}`, r] as const))(

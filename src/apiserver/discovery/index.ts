@@ -78,9 +78,8 @@ function openApiV2(): DiscoveryResponse {
 function openApi(path: string, ifNoneMatch?: string): DiscoveryResponse | undefined {
   if (path === '/openapi/v2') return openApiV2();
   if (path === '/openapi/v3') return json(openApiV3Index());
-  const m = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path);
-  if (!m) return undefined;
-  const doc = m[1] ? openApiV3Document('', m[1]) : openApiV3Document(m[2] ?? '', m[3] ?? '');
+  if (!path.startsWith('/openapi/v3/')) return undefined;
+  const doc = openApiV3Document(path.slice('/openapi/v3/'.length));
   if (!doc) return notFound();
   return withEtag({ status: 200, headers: { 'Content-Type': JSON_TYPE }, body: doc.body }, ifNoneMatch);
 }

@@ -1,12 +1,13 @@
 /**
- * OpenAPI v3 as kube-apiserver publishes it: an index of group-version documents addressed with a
- * content hash (kubectl caches documents by that hash), and one document per served group-version.
+ * OpenAPI v3 as kube-apiserver publishes it: an index of documents addressed with a content hash
+ * (kubectl caches documents by that hash), one per served group-version and one per discovery endpoint.
  * Also the schema lookups the server uses for strict field validation.
  */
 import { createHash } from 'node:crypto';
 import { GROUPS, findGroupVersion, type GroupVersionResources } from '../../api/groups.js';
 import { KUBE_GIT_VERSION } from '../../api/kube-level.js';
 import { type GVK, META } from './builder.js';
+import { discoveryDoc, discoveryDocPaths } from './discovery-docs.js';
 import { pathsFor } from './paths.js';
 import { ALL_SCHEMAS, reachable, schemaNameFor } from './schemas.js';
 
@@ -30,44 +31,44 @@ function kindsOf(gv: GroupVersionResources): GVK[] {
   ]);
 }
 
+function finish(paths: unknown, schemas: Record<string, unknown>): OpenApiDocument {
+  const doc = { openapi: '3.0.0', info: { title: 'Kubernetes', version: KUBE_GIT_VERSION }, paths, components: { schemas } };
+  const body = JSON.stringify(doc);
+  return { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() };
+}
+
 function build(gv: GroupVersionResources): OpenApiDocument {
   const roots = kindsOf(gv)
     .map(schemaNameFor)
     .filter((n): n is string => n !== undefined);
   const names = [...reachable([...roots, `${META}Status`, `${META}DeleteOptions`, `${META}Patch`, `${META}WatchEvent`])].sort();
-  const doc = {
-    openapi: '3.0.0',
-    info: { title: 'Kubernetes', version: KUBE_GIT_VERSION },
-    paths: pathsFor(gv),
-    components: { schemas: Object.fromEntries(names.map((n) => [n, ALL_SCHEMAS[n]])) },
-  };
-  const body = JSON.stringify(doc);
-  return { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() };
+  return finish(pathsFor(gv), Object.fromEntries(names.map((n) => [n, ALL_SCHEMAS[n]])));
 }
 
 const DOCS = new Map<string, OpenApiDocument>();
 
-/** The document of a served group-version, built once; undefined for anything else. */
-export function openApiV3Document(group: string, version: string): OpenApiDocument | undefined {
-  const key = gvPath(group, version);
-  const cached = DOCS.get(key);
+/**
+ * The document at `/openapi/v3/<path>`, built once: a served group-version's (`api/v1`,
+ * `apis/<group>/<version>`) or a discovery endpoint's (discovery-docs.ts); undefined for anything else.
+ */
+export function openApiV3Document(path: string): OpenApiDocument | undefined {
+  const cached = DOCS.get(path);
   if (cached) return cached;
-  const gv = findGroupVersion(group, version);
-  if (!gv) return undefined;
-  const doc = build(gv);
-  DOCS.set(key, doc);
+  const m = /^(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
+  const gv = m ? findGroupVersion(m[2] ?? '', m[1] ?? m[3] ?? '') : undefined;
+  const discovery = gv ? undefined : discoveryDoc(path);
+  const doc = gv ? build(gv) : discovery && finish(discovery.paths, discovery.schemas);
+  if (doc) DOCS.set(path, doc);
   return doc;
 }
 
-/** `GET /openapi/v3`: every served group-version with its hashed URL. */
+/** `GET /openapi/v3`: every document with its hashed URL, in path order as kube-apiserver's (a Go map). */
 export function openApiV3Index(): { paths: Record<string, { serverRelativeURL: string }> } {
+  const gvPaths = GROUPS.flatMap((g) => g.versions.map((v) => gvPath(g.name, v.version)));
   const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const g of GROUPS) {
-    for (const v of g.versions) {
-      const p = gvPath(g.name, v.version);
-      const doc = openApiV3Document(g.name, v.version);
-      if (doc) paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${doc.hash}` };
-    }
+  for (const p of [...gvPaths, ...discoveryDocPaths()].sort()) {
+    const doc = openApiV3Document(p);
+    if (doc) paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${doc.hash}` };
   }
   return { paths };
 }
