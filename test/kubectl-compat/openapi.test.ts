@@ -28,7 +28,7 @@ describe('OpenAPI v3', () => {
   it('indexes every served group-version and discovery endpoint, in path order, with a hash that changes with the document', () => {
     const gvs = new Set(RESOURCES.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`)));
     const groups = new Set(RESOURCES.filter((r) => r.group !== '').map((r) => `apis/${r.group}`));
-    const want = [...gvs, ...groups, 'api', 'apis', 'version'].sort();
+    const want = [...gvs, ...groups, '.well-known/openid-configuration', 'api', 'apis', 'openid/v1/jwks', 'version'].sort();
     expect(Object.keys(index.paths)).toEqual(want);
     const hashes = Object.values(index.paths).map((p) => /\?hash=([0-9A-F]{128})$/.exec(p.serverRelativeURL)?.[1]);
     expect(hashes.every((h) => h !== undefined)).toBe(true);
@@ -51,6 +51,15 @@ describe('OpenAPI v3', () => {
     const properties = Object.keys((doc.components.schemas[schema]?.properties ?? {}) as object);
     expect(properties).toEqual(expect.arrayContaining(Object.keys(fetchJson(served) as object)));
     for (const m of JSON.stringify(doc).matchAll(/#\/components\/schemas\/([^"]+)/g)) expect(doc.components.schemas[m[1] ?? '']).toBeDefined();
+  });
+
+  it.each([
+    ['.well-known/openid-configuration', '/.well-known/openid-configuration/', 'getServiceAccountIssuerOpenIDConfiguration', 'WellKnown', 'application/json'],
+    ['openid/v1/jwks', '/openid/v1/jwks/', 'getServiceAccountIssuerOpenIDKeyset', 'openid', 'application/jwk-set+json'],
+  ])("%s: the issuer's document, a string to OpenAPI", (key, path, operationId, tag, contentType) => {
+    const doc = fetchJson(index.paths[key]?.serverRelativeURL ?? '') as Doc & { paths: Record<string, { get: Record<string, unknown> }> };
+    expect(doc.paths[path]?.get).toMatchObject({ operationId, tags: [tag], responses: { '200': { content: { [contentType]: { schema: { type: 'string' } } } } } });
+    expect(doc.components.schemas).toEqual({});
   });
 
   it('has no document for a group it does not serve', () => {

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI v3 documents kube-apiserver publishes beside its group-versions' (`/openapi/v3/api`,
- * `apis`, `apis/<group>` and `version`): each describes one discovery or version endpoint, GET only,
- * with the schemas of what it answers.
+ * `apis`, `apis/<group>`, `version` and the service-account issuer's two): each describes one
+ * discovery, version or issuer endpoint, GET only, with the schemas of what it answers (the issuer's
+ * documents are strings to it).
  */
 import { findGroup, GROUPS } from '../../api/groups.js';
 import { arr, META, obj, ref, type Schema, type Schemas, str } from './builder.js';
@@ -59,7 +60,9 @@ interface Endpoint {
   tag: string;
   description: string;
   operationId: string;
-  returns: string;
+  /** The schema of the answer; none: a string. */
+  returns?: string;
+  contentType?: string;
 }
 
 function endpointDoc(e: Endpoint): { paths: Schema; schemas: Schemas } {
@@ -67,9 +70,12 @@ function endpointDoc(e: Endpoint): { paths: Schema; schemas: Schemas } {
     tags: [e.tag],
     description: e.description,
     operationId: e.operationId,
-    responses: { '200': { description: 'OK', content: { 'application/json': { schema: ref(e.returns) } } }, '401': { description: 'Unauthorized' } },
+    responses: {
+      '200': { description: 'OK', content: { [e.contentType ?? 'application/json']: { schema: e.returns ? ref(e.returns) : str() } } },
+      '401': { description: 'Unauthorized' },
+    },
   };
-  const names = [...closure(e.returns)].sort();
+  const names = e.returns ? [...closure(e.returns)].sort() : [];
   return { paths: { [e.path]: { get } }, schemas: Object.fromEntries(names.map((n) => [n, SCHEMAS[n] as Schema])) };
 }
 
@@ -86,6 +92,14 @@ function groupStem(group: string): string {
 function endpointAt(path: string): Endpoint | undefined {
   if (path === 'api') return { path: '/api/', tag: 'core', description: 'get available API versions', operationId: 'getCoreAPIVersions', returns: `${META}APIVersions` };
   if (path === 'apis') return { path: '/apis/', tag: 'apis', description: 'get available API versions', operationId: 'getAPIVersions', returns: `${META}APIGroupList` };
+  if (path === '.well-known/openid-configuration') {
+    const description = "get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'";
+    return { path: '/.well-known/openid-configuration/', tag: 'WellKnown', description, operationId: 'getServiceAccountIssuerOpenIDConfiguration' };
+  }
+  if (path === 'openid/v1/jwks') {
+    const description = 'get service account issuer OpenID JSON Web Key Set (contains public token verification keys)';
+    return { path: '/openid/v1/jwks/', tag: 'openid', description, operationId: 'getServiceAccountIssuerOpenIDKeyset', contentType: 'application/jwk-set+json' };
+  }
   if (path === 'version') {
     return { path: '/version/', tag: 'version', description: 'get the version information for this server', operationId: 'getCodeVersion', returns: VERSION_INFO };
   }
@@ -96,9 +110,10 @@ function endpointAt(path: string): Endpoint | undefined {
   return { path: `/apis/${group}/`, tag: stem, description: 'get information of a group', operationId, returns: `${META}APIGroup` };
 }
 
-/** The paths of these documents in the index: `api`, `apis`, one per named group, and `version`. */
+/** The paths of these documents in the index: `api`, `apis`, one per named group, `version` and the issuer's. */
 export function discoveryDocPaths(): string[] {
-  return ['api', 'apis', ...GROUPS.filter((g) => g.name !== '').map((g) => `apis/${g.name}`), 'version'];
+  const groups = GROUPS.filter((g) => g.name !== '').map((g) => `apis/${g.name}`);
+  return ['.well-known/openid-configuration', 'api', 'apis', ...groups, 'openid/v1/jwks', 'version'];
 }
 
 /** The `paths` and component schemas of the document at `/openapi/v3/<path>`, or undefined. */
