@@ -15,6 +15,7 @@ import { isMirrorPod, type Pod } from '../../api/pods.js';
 import { findResource, type ResourceInfo, type ResourceOf } from '../../api/resources.js';
 import { record, records, text } from '../../lib/json.js';
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
+import { PODS } from './pods.js';
 
 const VERB_REQUEST_SIGNER = 'request-podcertificate-signer';
 
@@ -24,7 +25,6 @@ function resource(group: string, plural: string): ResourceInfo {
   return found;
 }
 const NODES: ResourceOf<Node> = resource('', 'nodes');
-const PODS: ResourceOf<Pod> = resource('', 'pods');
 const SERVICE_ACCOUNTS = resource('', 'serviceaccounts');
 const PCRS: ResourceOf<PodCertificateRequestWire> = resource('certificates.k8s.io', 'podcertificaterequests');
 

@@ -22,12 +22,11 @@ import { podReferences, projectedSources } from '../authorization/node/pod-refer
 import { type AdmissionAttributes, writesObjectsOf } from '../registry/generic/admission.js';
 import type { AdmissionPlugin } from './chain.js';
 import { admitPodCertificateRequest } from './node-restriction-pcr.js';
+import { PODS } from './pods.js';
 
 const nodesInfo = findResource('', 'v1', 'nodes');
-const podsInfo = findResource('', 'v1', 'pods');
-if (!nodesInfo || !podsInfo) throw new Error('nodes or pods missing from RESOURCES');
+if (!nodesInfo) throw new Error('nodes missing from RESOURCES');
 const NODES: ResourceOf<Node> = nodesInfo;
-const PODS: ResourceOf<Pod> = podsInfo;
 
 type NodeSpec = NonNullable<Node['spec']>;
 
